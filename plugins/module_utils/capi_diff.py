@@ -10,6 +10,17 @@ with ``[i]`` for list indexes; keys that contain dots are written as ``["cluster
 _MISSING = object()
 
 
+def _json_kind(value):
+    """The JSON type of a value; subclasses (Ansible's tagged str/int) count as their base type."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
 def _child_path(path, key):
     if isinstance(key, int):
         return "%s[%d]" % (path, key)
@@ -31,7 +42,7 @@ def _walk(before, after, path, changes, limit):
         return
     if before is _MISSING and after is _MISSING:
         return
-    if type(before) is type(after) and before == after:
+    if _json_kind(before) == _json_kind(after) and before == after:
         return
     changes.append({
         "path": path or ".",

@@ -35,6 +35,11 @@ class ConversionError(CapiTranslationError):
     """An object that cannot be converted between CAPI API versions; the message says why and what to do."""
 
 
+def is_integer(value):
+    """True for JSON integers, including int subclasses (Ansible 2.19 tags values it templated); never for bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def copy_json(value):
     """Independent copy of JSON-like data (much faster than copy.deepcopy for API objects)."""
     value_type = type(value)
@@ -114,7 +119,7 @@ def _drop_zero_at(node, keys, index):
         _drop_zero_at(node[key], keys, index + 1)
         return
     value = node[key]
-    if value == "" or value == {} or value == [] or (type(value) is int and value == 0):
+    if value == "" or value == {} or value == [] or (is_integer(value) and value == 0):
         del node[key]
 
 

@@ -12,6 +12,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     MISSING,
     duration_to_seconds,
     get_in,
+    is_integer,
     move,
     pop_in,
     prune_empty,
@@ -77,14 +78,14 @@ def duration_up(ctx, where):
 
 def duration_down(ctx, where):
     def to_duration(value):
-        if type(value) is not int:
+        if not is_integer(value):
             raise ctx.error(where, "expected whole seconds (integer), got %r" % (value,), "fix the field in the v1beta2 object")
         return seconds_to_duration(value)
     return to_duration
 
 
 def checked_bool(ctx, value, where):
-    if value is not MISSING and type(value) is not bool:
+    if value is not MISSING and not isinstance(value, bool):
         raise ctx.error(where, "expected true or false, got %r" % (value,), "fix the field in the source object")
     return value
 

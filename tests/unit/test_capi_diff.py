@@ -56,3 +56,16 @@ def test_inputs_are_not_mutated():
     snapshot = (copy.deepcopy(before), copy.deepcopy(after))
     diff_objects(before, after)
     assert (before, after) == snapshot
+
+
+def test_subclasses_of_json_types_compare_by_value():
+    class TaggedStr(str):
+        """Stands for Ansible 2.19's tagged strings, which templating returns."""
+
+    class TaggedInt(int):
+        pass
+
+    before = {"apiVersion": "cluster.x-k8s.io/v1beta2", "spec": {"replicas": 3}}
+    after = {"apiVersion": TaggedStr("cluster.x-k8s.io/v1beta2"), "spec": {"replicas": TaggedInt(3)}}
+    assert diff_objects(before, after) == []
+    assert [c["path"] for c in diff_objects(before, {"apiVersion": TaggedStr("v1"), "spec": {"replicas": 3.5}})] == ["apiVersion", "spec.replicas"]
