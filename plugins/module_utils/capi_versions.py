@@ -23,7 +23,6 @@ Known, upstream-by-design losses are listed in docs of ``convert_object``.
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
     DEFAULT_GROUP_MAP,
-    CapiTranslationError,
     GroupMap,
     describe_object,
 )
@@ -68,7 +67,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
 )
 
 __all__ = [
-    "CapiTranslationError",
     "CONTRACT_LABELS",
     "CONVERSION_DATA_ANNOTATION",
     "CONVERTIBLE_KINDS",
@@ -240,5 +238,3 @@ def convert_object(obj, target_version, ref_versions=None, crds=None, group_map=
     if isinstance(kind, str) and kind.endswith("List") and "items" in obj:
         return _convert_list(obj, target_version, ref_versions, crds, group_map)
     return _convert_single(obj, target_version, ref_versions, crds, group_map)
-
-

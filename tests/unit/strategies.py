@@ -24,7 +24,8 @@ PLAIN_TEXT = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=
 
 # Go time.Duration.String() of whole seconds (what a Go client serialises; upstream fuzzes whole seconds).
 GO_DURATIONS = st.integers(min_value=0, max_value=10 * 24 * 3600).map(seconds_to_duration)
-DATE_TIMES = st.datetimes(min_value=datetime.datetime(2020, 1, 1), max_value=datetime.datetime(2030, 12, 31)).map(lambda moment: moment.replace(microsecond=0).isoformat() + "Z")
+DATE_TIMES = st.datetimes(min_value=datetime.datetime(2020, 1, 1), max_value=datetime.datetime(2030, 12, 31)).map(
+    lambda moment: moment.replace(microsecond=0).isoformat() + "Z")
 JSON_VALUES = st.recursive(
     st.one_of(st.booleans(), st.integers(-5, 5), PLAIN_TEXT),
     lambda children: st.one_of(st.lists(children, max_size=2), st.dictionaries(DNS_LABEL, children, max_size=2)),

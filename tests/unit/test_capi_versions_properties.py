@@ -69,8 +69,8 @@ V1BETA1_OVERRIDES = {
     "*Timeout": GO_DURATIONS,
     "*[].timeout": GO_DURATIONS,
 }
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                                       HealthCheck.filter_too_much])
+SETTINGS = settings(max_examples=25, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 
 
 def _with_namespace(value, namespace):
