@@ -24,6 +24,7 @@ Known, upstream-by-design losses are listed in docs of ``convert_object``.
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
     DEFAULT_GROUP_MAP,
     GroupMap,
+    copy_json,
     describe_object,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_cluster import (
@@ -41,7 +42,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     V1BETA2,
     ConversionContext,
     ConversionError,
-    copy_json,
     drop_zero_values,
     duration_to_seconds,
     kube_version_key,

@@ -40,19 +40,6 @@ def is_integer(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def copy_json(value):
-    """Independent copy of JSON-like data (much faster than copy.deepcopy for API objects)."""
-    value_type = type(value)
-    if value_type is dict:
-        return {key: copy_json(item) for key, item in value.items()}
-    if value_type is list:
-        return [copy_json(item) for item in value]
-    if hasattr(value, "items") and not isinstance(value, (str, bytes)):
-        return {key: copy_json(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [copy_json(item) for item in value]
-    return value
-
 
 # ---------------------------------------------------------------------------------------------
 # Path helpers on nested dicts

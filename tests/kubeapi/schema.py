@@ -35,6 +35,7 @@ import re
 
 from .fielderrors import (FORMAT_NAMES, err_duplicate, err_invalid, err_not_supported, err_required,
                           err_too_long, err_too_many, err_type, format_ok, go_float, go_quote, go_value)
+from .goregex import to_python_regex
 from .typeinfo import TypeInfo
 
 OBJECT_META_FIELDS = frozenset((
@@ -68,8 +69,8 @@ def _regex(pattern):
     compiled = _PATTERNS.get(pattern)
     if compiled is None:
         try:
-            compiled = re.compile(pattern)
-        except re.error:
+            compiled = re.compile(to_python_regex(pattern))
+        except (re.error, ValueError):
             compiled = re.compile(re.escape(pattern))  # the server rejects such CRDs; never crash here
         _PATTERNS[pattern] = compiled
     return compiled

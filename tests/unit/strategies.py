@@ -14,6 +14,7 @@ import fnmatch
 from hypothesis import strategies as st
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_common import seconds_to_duration
+from tests.kubeapi.goregex import to_python_regex
 
 MAX_ITEMS = 2
 MAX_STRING = 12
@@ -51,7 +52,7 @@ def _string(schema):
     min_length = schema.get("minLength", 0)
     max_length = schema.get("maxLength", 253)
     if "pattern" in schema:
-        base = st.from_regex(schema["pattern"], fullmatch=True)
+        base = st.from_regex(to_python_regex(schema["pattern"]), fullmatch=True)
         return base.filter(lambda value: min_length <= len(value) <= min(max_length, 63))
     return st.text(
         alphabet="abcdefghijklmnopqrstuvwxyz0123456789-",
