@@ -9,6 +9,8 @@ COLLECTION_LINK := .collections/ansible_collections/hypershift/private_capi
 SANITY_ROOT := .build/sanity/ansible_collections/hypershift/private_capi
 ANSIBLE_TEST_PIP := 24_2
 PYTEST_ARGS ?=
+# Two workers on CI's two cores; loadfile keeps each module's local API server on one worker.
+PYTEST_PARALLEL ?= -n 2 --dist loadfile
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
@@ -49,13 +51,13 @@ build: venv
 
 # make test = lint, sanity, then pytest (unit + integration + molecule); pytest's summary is the last line.
 test: lint sanity
-	$(BIN)/python -m pytest tests/unit tests/integration -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/unit tests/integration -p no:cacheprovider $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 unit: venv
-	$(BIN)/python -m pytest tests/unit -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/unit -p no:cacheprovider $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 integration: venv
-	$(BIN)/python -m pytest tests/integration -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/integration -p no:cacheprovider $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 bench: venv
 	$(BIN)/python -m benchmarks
