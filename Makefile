@@ -40,7 +40,7 @@ sanity: venv
 	@git ls-files -co --exclude-standard -z | xargs -0 -I{} cp --parents {} $(SANITY_ROOT)/
 	@# dependencies (kubernetes.core) must sit beside the collection under test for the import and doc tests
 	@mkdir -p .build/sanity/ansible_collections/kubernetes
-	@cp -r "$$($(BIN)/python -c 'import os, ansible_collections.kubernetes.core as c; print(os.path.dirname(c.__file__))')" \
+	@cp -r "$$($(BIN)/python -c 'import ansible_collections.kubernetes.core as c; print(list(c.__path__)[0])')" \
 	  .build/sanity/ansible_collections/kubernetes/core
 	cd $(SANITY_ROOT) && git init -q && git add -A && \
 	  $(CURDIR)/$(BIN)/ansible-test sanity --requirements --python $$($(CURDIR)/$(BIN)/python -c 'import sys;print("%d.%d" % sys.version_info[:2])') --color no
