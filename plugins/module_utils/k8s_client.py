@@ -1,0 +1,206 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The collection's client layer over kubernetes.core's module_utils.
+
+Modules build an AnsibleK8SModule with ``auth_argspec()`` merged into their own spec, then
+``ApiClient.from_module(module)``: kubernetes.core's get_api_client does authentication (kubeconfig,
+context, host/api_key, certificates, proxies, impersonation, K8S_AUTH_* environment) and sets the
+server-side dry run in check mode. Requests go to explicit REST paths (no per-kind discovery), every
+write carries ``dryRun=All`` in check mode, and every API failure becomes one ApiError (a
+kubernetes.core CoreException) carrying the API's own message and the object it concerned.
+"""
+
+import copy
+import json
+
+from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+
+try:
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.dynamic.exceptions import DynamicApiError
+except ImportError:  # reported by AnsibleK8SModule's requirement check
+    get_api_client = None
+    ApiException = DynamicApiError = Exception
+
+DRY_RUN_ALL = "All"
+FIELD_MANAGER = "hypershift.private_capi"
+
+
+def auth_argspec():
+    """kubernetes.core's authentication options (a deep copy each call, safe to extend)."""
+    return copy.deepcopy(AUTH_ARG_SPEC)
+
+
+class ApiError(CoreException):
+    """An API request that failed: HTTP status, the API's reason and message, and what was asked."""
+
+    def __init__(self, status, reason, message, what):
+        self.status = status
+        self.reason = reason
+        self.api_message = message
+        self.what = what
+        super(ApiError, self).__init__("%s failed: %s (HTTP %s %s)" % (what, message, status, reason))
+
+    @property
+    def is_conflict(self):
+        return self.status == 409
+
+    @property
+    def is_not_found(self):
+        return self.status == 404
+
+    def result(self):
+        return {"status": self.status, "reason": self.reason, "api_message": self.api_message}
+
+
+def _status_from_exception(exc):
+    """(status, reason, message) of a kubernetes ApiException, preferring the Status object's fields."""
+    status = getattr(exc, "status", None)
+    reason = getattr(exc, "reason", None) or ""
+    body = getattr(exc, "body", None)
+    message = None
+    if body:
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            message = text.strip()
+        else:
+            if isinstance(decoded, dict):
+                message = decoded.get("message")
+                reason = decoded.get("reason") or reason
+    return status, reason, message or str(reason or exc)
+
+
+def api_path(group, version, plural, namespace=None, name=None, subresource=None):
+    """The REST path of a collection or object: core group when group is '' or None."""
+    parts = ["/api/%s" % version if not group else "/apis/%s/%s" % (group, version)]
+    if namespace:
+        parts.append("namespaces/%s" % namespace)
+    parts.append(plural)
+    if name:
+        parts.append(name)
+    if subresource:
+        parts.append(subresource)
+    return "/".join(parts)
+
+
+def describe(kind, name=None, namespace=None):
+    """'Kind namespace/name' for messages."""
+    if name is None:
+        return kind if namespace is None else "%s in namespace %s" % (kind, namespace)
+    return "%s %s/%s" % (kind, namespace, name) if namespace else "%s %s" % (kind, name)
+
+
+class ApiClient(object):
+    """Thin REST client: JSON in, dicts out, ApiError on failure, dryRun=All on writes in check mode."""
+
+    def __init__(self, k8s_client, dry_run=False):
+        self._k8s_client = k8s_client
+        self.dry_run = dry_run
+
+    @classmethod
+    def from_module(cls, module):
+        """Authenticate like every kubernetes.core module (module params, then K8S_AUTH_* variables)."""
+        k8s_client = get_api_client(module=module)
+        return cls(k8s_client, dry_run=bool(module.check_mode))
+
+    def request(self, method, path, what, body=None, query=None, content_type=None):
+        params = dict(query or {})
+        if content_type:
+            params["content_type"] = content_type
+        try:
+            response = self._k8s_client.client.request(method, path, body=body, serialize=False, **params)
+        except (ApiException, DynamicApiError) as exc:
+            status, reason, message = _status_from_exception(exc)
+            raise ApiError(status, reason, message, what)
+        data = response.data
+        if not data:
+            return {}
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ApiError(getattr(response, "status", None), "InvalidResponse",
+                           "the server answered with non-JSON: %r" % text[:200], what)
+
+    def _write_query(self, query=None):
+        params = dict(query or {})
+        params["field_manager"] = FIELD_MANAGER
+        if self.dry_run:
+            params["dry_run"] = DRY_RUN_ALL
+        return params
+
+    def get(self, path, what):
+        return self.request("GET", path, what)
+
+    def get_or_none(self, path, what):
+        """The object, or None when it does not exist (404)."""
+        try:
+            return self.get(path, what)
+        except ApiError as exc:
+            if exc.is_not_found:
+                return None
+            raise
+
+    def list(self, path, what, label_selector=None, field_selector=None, limit=None):
+        """All items of a collection (follows `continue`), each with apiVersion/kind filled in."""
+        items = []
+        continue_token = None
+        while True:
+            query = {}
+            if label_selector:
+                query["label_selector"] = label_selector
+            if field_selector:
+                query["field_selector"] = field_selector
+            if limit:
+                query["limit"] = limit
+            if continue_token:
+                query["_continue"] = continue_token
+            page = self.request("GET", path, what, query=query)
+            item_kind = (page.get("kind") or "")[: -len("List")] if (page.get("kind") or "").endswith("List") else None
+            for item in page.get("items") or ():
+                item.setdefault("apiVersion", page.get("apiVersion"))
+                if item_kind:
+                    item.setdefault("kind", item_kind)
+                items.append(item)
+            continue_token = (page.get("metadata") or {}).get("continue")
+            if not continue_token or limit and len(items) >= limit:
+                return items
+
+    def create(self, path, body, what):
+        return self.request("POST", path, what, body=body, query=self._write_query())
+
+    def replace(self, path, body, what):
+        """PUT; the body's metadata.resourceVersion makes it conflict-checked (409 when stale)."""
+        return self.request("PUT", path, what, body=body, query=self._write_query())
+
+    def delete(self, path, what, propagation_policy=None):
+        query = {"dry_run": DRY_RUN_ALL} if self.dry_run else {}
+        body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        return self.request("DELETE", path, what, body=body, query=query)
+
+    def preferred_version(self, group, what):
+        """The preferred served version of an API group, or None when the group is not served."""
+        try:
+            api_group = self.get("/apis/%s" % group, what)
+        except ApiError as exc:
+            if exc.is_not_found:
+                return None
+            raise
+        preferred = (api_group.get("preferredVersion") or {}).get("version")
+        if preferred:
+            return preferred
+        versions = api_group.get("versions") or ()
+        return versions[0].get("version") if versions else None
+
+
+def fail_from_error(module, error, **result):
+    """fail_json with the error's message and, for API errors, status/reason beside it."""
+    extra = error.result() if isinstance(error, ApiError) else {}
+    extra.update(result)
+    module.fail_json(msg=str(error), **extra)

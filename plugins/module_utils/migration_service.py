@@ -1,0 +1,289 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Runner and API work of hypershift.private_capi.migration_state (state machine: migration_states.py).
+
+Every move is one PUT of the HostedCluster carrying the resourceVersion it was judged on. A 409
+Conflict means someone else wrote in between: the object is read again and the move judged again
+(so of two runs racing for the lock, the loser re-reads, sees the winner's lease, and fails clearly).
+"""
+
+import datetime
+import os
+import random
+import socket
+import time
+import uuid
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+    ApiClient,
+    ApiError,
+    api_path,
+    describe,
+    fail_from_error,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states as states
+
+HOSTEDCLUSTER_GROUP = "hypershift.openshift.io"
+HOSTEDCLUSTER_VERSION = "v1beta1"
+HOSTEDCLUSTER_API_VERSION = "%s/%s" % (HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION)
+CONFLICT_RETRIES = 8
+EVENT_COMPONENT = "hypershift.private_capi.migration_state"
+CORE_CAPI_GROUP = "cluster.x-k8s.io"
+# The kinds whose presence tells which group an HCP namespace really uses (None-platform clusters have none).
+CAPI_EVIDENCE_PLURALS = ("clusters", "machinedeployments", "machinesets", "machines")
+
+
+class MigrationStateError(Exception):
+    """A refused move or an unusable request; the message names the HostedCluster and what to do."""
+
+
+def default_holder():
+    """An id unique to this run of the module: host, process id and a random suffix."""
+    return "%s:%d:%s" % (socket.gethostname(), os.getpid(), uuid.uuid4().hex[:8])
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def hostedcluster_path(namespace=None, name=None):
+    return api_path(HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION, "hostedclusters", namespace, name)
+
+
+class MigrationStateService(object):
+    def __init__(self, client, params):
+        self.client = client
+        self.params = params
+        self.holder = params.get("holder") or default_holder()
+        self.lease_seconds = params["lease_seconds"]
+        self.warnings = []
+        self._group_versions = {}
+
+    # --- reads -------------------------------------------------------------------------------------
+    def read(self, namespace, name):
+        hostedcluster = self.client.get_or_none(hostedcluster_path(namespace, name),
+                                                "get %s" % describe("HostedCluster", name, namespace))
+        if hostedcluster is None:
+            raise MigrationStateError(
+                "HostedCluster %s/%s not found (GET %s); check name and namespace" % (namespace, name, hostedcluster_path(namespace, name))
+            )
+        return hostedcluster
+
+    def list(self, namespace, query_states):
+        selector = states.label_selector_for(query_states)
+        items = self.client.list(hostedcluster_path(namespace), "list %s" % describe("HostedCluster", namespace=namespace),
+                                 label_selector=selector)
+        if query_states:
+            items = [item for item in items if states.state_of(item) in query_states]
+        return items, selector
+
+    # --- writes ------------------------------------------------------------------------------------
+    def write(self, plan):
+        """PUT the planned object (resourceVersion-guarded); ApiError 409 when it went stale."""
+        metadata = plan.hostedcluster["metadata"]
+        return self.client.replace(hostedcluster_path(metadata["namespace"], metadata["name"]), plan.updated_object(),
+                                   "update %s" % describe("HostedCluster", metadata["name"], metadata["namespace"]))
+
+    def emit_event(self, written, plan, now):
+        """A core/v1 Event on the HostedCluster; a failure here is a warning (the move is already written)."""
+        event_type, reason, message = plan.event
+        metadata = written["metadata"]
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "%s.%x" % (metadata["name"], int(now.timestamp() * 1e9)), "namespace": metadata["namespace"]},
+            "involvedObject": {
+                "apiVersion": HOSTEDCLUSTER_API_VERSION,
+                "kind": "HostedCluster",
+                "name": metadata["name"],
+                "namespace": metadata["namespace"],
+                "uid": metadata.get("uid"),
+                "resourceVersion": metadata.get("resourceVersion"),
+            },
+            "reason": reason,
+            "message": message[:1024],
+            "type": event_type,
+            "source": {"component": EVENT_COMPONENT, "host": socket.gethostname()},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "reportingComponent": EVENT_COMPONENT,
+            "reportingInstance": self.holder[:128],
+        }
+        try:
+            created = self.client.create(api_path("", "v1", "events", metadata["namespace"]), event,
+                                         "create Event for %s" % describe("HostedCluster", metadata["name"], metadata["namespace"]))
+        except ApiError as exc:
+            self.warnings.append("the move was written but its Event was not: %s" % exc)
+            return None
+        return (created.get("metadata") or {}).get("name") or event["metadata"]["name"]
+
+    def apply_guarded(self, namespace, name, make_plan):
+        """Read, plan, write; on 409 re-read and re-plan (bounded). Returns (plan, written, conflicts)."""
+        conflicts = 0
+        for _attempt in range(CONFLICT_RETRIES):
+            hostedcluster = self.read(namespace, name)
+            try:
+                plan = make_plan(hostedcluster, utc_now())
+            except MigrationStateError as exc:
+                if conflicts:
+                    raise MigrationStateError("%s (judged again after %d conflicting write(s): another writer got in first)"
+                                              % (exc, conflicts))
+                raise
+            if not plan.write:
+                return plan, hostedcluster, conflicts
+            try:
+                written = self.write(plan)
+            except ApiError as exc:
+                if exc.is_conflict:
+                    conflicts += 1
+                    # jittered backoff: operators update HostedCluster status often; do not retry in lockstep
+                    time.sleep(random.uniform(0, min(0.5, 0.02 * 2 ** conflicts)))
+                    continue
+                raise
+            return plan, written, conflicts
+        raise MigrationStateError(
+            "HostedCluster %s/%s kept changing while we wrote it (%d conflicts in a row); nothing was written, re-run"
+            % (namespace, name, conflicts)
+        )
+
+    # --- operations --------------------------------------------------------------------------------
+    def move(self):
+        params = self.params
+        namespace, name = params["namespace"], params["name"]
+
+        def make_plan(hostedcluster, now):
+            try:
+                return states.plan_move(hostedcluster, params["state"], self.holder, now, lease_seconds=self.lease_seconds,
+                                        takeover=params["takeover"], force=params["force"], reason=params.get("reason"))
+            except states.MoveRefused as exc:
+                raise MigrationStateError(str(exc))
+
+        plan, written, conflicts = self.apply_guarded(namespace, name, make_plan)
+        now = utc_now()
+        event = self.emit_event(written, plan, now) if plan.write and plan.event else None
+        before = plan.hostedcluster.get("metadata") or {}
+        return {
+            "diff": {
+                "before_header": describe("HostedCluster", name, namespace),
+                "after_header": describe("HostedCluster", name, namespace),
+                "before": {"annotations": before.get("annotations") or {}, "labels": before.get("labels") or {}},
+                "after": {"annotations": plan.annotations, "labels": plan.labels} if plan.write else
+                {"annotations": before.get("annotations") or {}, "labels": before.get("labels") or {}},
+            },
+            "changed": plan.changed,
+            "from_state": plan.from_state,
+            "state": plan.to_state,
+            "holder": self.holder,
+            "renewed": plan.renewed,
+            "took_over": plan.took_over,
+            "conflicts": conflicts,
+            "event": event,
+            "message": plan.message,
+            "hostedcluster": states.report(written, now, self.lease_seconds),
+        }
+
+    def count_capi_objects(self, namespace, group):
+        """How many evidence-kind objects of `group` the namespace holds (0 when the group is not served)."""
+        if group not in self._group_versions:
+            self._group_versions[group] = self.client.preferred_version(group, "discover API group %s" % group)
+        version = self._group_versions[group]
+        if version is None:
+            return 0
+        total = 0
+        for plural in CAPI_EVIDENCE_PLURALS:
+            try:
+                total += len(self.client.list(api_path(group, version, plural, namespace),
+                                              "list %s.%s in namespace %s" % (plural, group, namespace)))
+            except ApiError as exc:
+                if not exc.is_not_found:
+                    raise
+        return total
+
+    def repair(self, hostedcluster):
+        metadata = hostedcluster["metadata"]
+        namespace, name = metadata["namespace"], metadata["name"]
+        hcp_namespace = states.hcp_namespace(namespace, name)
+        private_group = GroupMap().to_private(CORE_CAPI_GROUP)
+        standard_count = self.count_capi_objects(hcp_namespace, CORE_CAPI_GROUP)
+        private_count = self.count_capi_objects(hcp_namespace, private_group)
+
+        def make_plan(current, now):
+            if states.state_of(current) != states.INVALID:
+                return states.MovePlan(current, states.state_of(current), states.state_of(current),
+                                       {}, {}, changed=False, write=False, message="no longer invalid")
+            try:
+                return states.plan_repair(current, standard_count, private_count, self.holder, now, hcp_namespace)
+            except states.MoveRefused as exc:
+                raise MigrationStateError(str(exc))
+
+        plan, written, _conflicts = self.apply_guarded(namespace, name, make_plan)
+        event = self.emit_event(written, plan, utc_now()) if plan.write and plan.event else None
+        return {"name": name, "namespace": namespace, "from_state": plan.from_state, "state": plan.to_state,
+                "changed": plan.changed, "event": event, "message": plan.message,
+                "standard_objects": standard_count, "private_objects": private_count}
+
+    def query(self):
+        params = self.params
+        now = utc_now()
+        query_states = params.get("query_states") or []
+        if params.get("name"):
+            items = [self.read(params["namespace"], params["name"])]
+            selector = None
+        else:
+            items, selector = self.list(params.get("namespace"), query_states)
+        reports = [states.report(item, now, self.lease_seconds) for item in items]
+        result = {"changed": False, "holder": self.holder, "label_selector": selector, "hostedclusters": reports,
+                  "counts": {}, "invalid": [], "repaired": []}
+        for entry in reports:
+            result["counts"][entry["state"]] = result["counts"].get(entry["state"], 0) + 1
+            if entry["state"] == states.INVALID:
+                result["invalid"].append("%s/%s" % (entry["namespace"], entry["name"]))
+        if params["repair"]:
+            failures = []
+            for item in items:
+                if states.state_of(item) != states.INVALID:
+                    continue
+                try:
+                    repaired = self.repair(item)
+                except MigrationStateError as exc:
+                    failures.append(str(exc))
+                    continue
+                result["repaired"].append(repaired)
+                result["changed"] = result["changed"] or repaired["changed"]
+            if failures:
+                result["repair_failures"] = failures
+        elif result["invalid"]:
+            self.warnings.append(
+                "invalid state (scope legacy together with private-capi-types, or contradictory markers) on %s; "
+                "re-run with repair: true to fix it from the HCP namespace's CAPI objects" % ", ".join(result["invalid"])
+            )
+        return result
+
+
+def run_module(module):
+    params = module.params
+    try:
+        if params["state"] != "query":
+            if params["repair"]:
+                raise MigrationStateError("repair: true works with state: query only (it fixes invalid HostedClusters it finds)")
+            if params.get("query_states"):
+                raise MigrationStateError("query_states works with state: query only")
+        if params.get("name") and not params.get("namespace"):
+            raise MigrationStateError("name %r needs namespace (HostedClusters are namespaced)" % params["name"])
+        if params["lease_seconds"] < 1:
+            raise MigrationStateError("lease_seconds must be at least 1, got %d" % params["lease_seconds"])
+        service = MigrationStateService(ApiClient.from_module(module), params)
+        result = service.query() if params["state"] == "query" else service.move()
+        for warning in service.warnings:
+            module.warn(warning)
+        diff = result.pop("diff", None)
+        if module._diff and diff is not None:
+            result["diff"] = diff
+        if result.get("repair_failures"):
+            module.fail_json(msg="could not repair: %s" % " | ".join(result["repair_failures"]), **result)
+        module.exit_json(**result)
+    except (MigrationStateError, ApiError) as error:
+        fail_from_error(module, error)

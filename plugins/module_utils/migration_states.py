@@ -1,0 +1,415 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The HostedCluster private-CAPI migration state machine (pure Python: no I/O, no clock, no Ansible).
+
+Annotations on the HostedCluster are the source of truth (hypershift/NOTES.md section 4); the label
+``hypershift.openshift.io/capi-migration-state`` mirrors them so a fleet can be selected in one LIST.
+Callers pass the current object and the time; ``plan_move``/``plan_repair`` return a MovePlan (the new
+annotations and labels, the history entry and the Event to emit) or raise MoveRefused. Nothing here
+mutates its inputs.
+"""
+
+import copy
+import datetime
+import json
+
+NEW = "new"
+LEGACY = "legacy"
+IN_PROGRESS = "in-progress"
+MIGRATED = "migrated"
+FAILED = "failed"
+INVALID = "invalid"
+STATES = (NEW, LEGACY, IN_PROGRESS, MIGRATED, FAILED, INVALID)
+REQUESTABLE_STATES = (LEGACY, IN_PROGRESS, MIGRATED, FAILED)
+LABELLED_STATES = REQUESTABLE_STATES  # "new" and "invalid" carry no mirror label value
+
+# The only moves there are; everything else is refused (DESIGN.md, "The state machine").
+LEGAL_MOVES = {
+    NEW: (LEGACY,),
+    LEGACY: (IN_PROGRESS,),
+    IN_PROGRESS: (MIGRATED, FAILED),
+    FAILED: (LEGACY,),
+    MIGRATED: (),
+    INVALID: (),
+}
+
+SCOPE_ANNOTATION = "hypershift.openshift.io/scope"
+SCOPE_LEGACY = "legacy"
+IN_PROGRESS_ANNOTATION = "hypershift.openshift.io/migration-in-progress"
+PRIVATE_TYPES_ANNOTATION = "hypershift.openshift.io/private-capi-types"
+FAILED_ANNOTATION = "hypershift.openshift.io/migration-failed"
+TRUE = "true"
+STATE_LABEL = "hypershift.openshift.io/capi-migration-state"
+LEASE_HOLDER_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-holder"
+LEASE_ACQUIRE_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-acquire-time"
+LEASE_RENEW_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-renew-time"
+LEASE_DURATION_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-duration-seconds"
+LEASE_ANNOTATIONS = (
+    LEASE_HOLDER_ANNOTATION,
+    LEASE_ACQUIRE_TIME_ANNOTATION,
+    LEASE_RENEW_TIME_ANNOTATION,
+    LEASE_DURATION_ANNOTATION,
+)
+HISTORY_ANNOTATION = "hypershift.openshift.io/capi-migration-history"
+HISTORY_LIMIT = 20
+MARKER_ANNOTATIONS = (SCOPE_ANNOTATION, IN_PROGRESS_ANNOTATION, PRIVATE_TYPES_ANNOTATION, FAILED_ANNOTATION)
+DEFAULT_LEASE_SECONDS = 900
+
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+EVENT_REASONS = {
+    (NEW, LEGACY): ("Normal", "CAPIMigrationMarkedLegacy"),
+    (LEGACY, IN_PROGRESS): ("Normal", "CAPIMigrationStarted"),
+    (IN_PROGRESS, IN_PROGRESS): ("Warning", "CAPIMigrationLeaseTakenOver"),
+    (IN_PROGRESS, MIGRATED): ("Normal", "CAPIMigrationCompleted"),
+    (IN_PROGRESS, FAILED): ("Warning", "CAPIMigrationFailed"),
+    (FAILED, LEGACY): ("Normal", "CAPIMigrationRemediated"),
+    (INVALID, LEGACY): ("Warning", "CAPIMigrationStateRepaired"),
+    (INVALID, MIGRATED): ("Warning", "CAPIMigrationStateRepaired"),
+}
+
+
+class MoveRefused(Exception):
+    """A requested move that the state machine does not allow; the message says why and what to do."""
+
+
+def format_time(moment):
+    """RFC 3339 UTC with microseconds (like a Lease's MicroTime)."""
+    return moment.astimezone(datetime.timezone.utc).strftime(_TIME_FORMAT)
+
+
+def parse_time(text):
+    """A timezone-aware datetime from an RFC 3339 UTC string, or None when missing or malformed."""
+    if not isinstance(text, str):
+        return None
+    for pattern in (_TIME_FORMAT, "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            return datetime.datetime.strptime(text, pattern).replace(tzinfo=datetime.timezone.utc)
+        except ValueError:
+            continue
+    return None
+
+
+def _metadata(hostedcluster):
+    return hostedcluster.get("metadata") or {}
+
+
+def _annotations(hostedcluster):
+    return dict(_metadata(hostedcluster).get("annotations") or {})
+
+
+def _labels(hostedcluster):
+    return dict(_metadata(hostedcluster).get("labels") or {})
+
+
+def describe(hostedcluster):
+    metadata = _metadata(hostedcluster)
+    return "HostedCluster %s/%s" % (metadata.get("namespace"), metadata.get("name"))
+
+
+def markers(annotations):
+    """The four state markers as booleans/strings, from an annotations mapping."""
+    return {
+        "scope_legacy": annotations.get(SCOPE_ANNOTATION) == SCOPE_LEGACY,
+        "in_progress": annotations.get(IN_PROGRESS_ANNOTATION) == TRUE,
+        "private_capi_types": annotations.get(PRIVATE_TYPES_ANNOTATION) == TRUE,
+        "failed_reason": annotations.get(FAILED_ANNOTATION) or None,
+    }
+
+
+def state_of_annotations(annotations):
+    """One of STATES. Any contradictory combination of markers is 'invalid'."""
+    found = markers(annotations)
+    if found["private_capi_types"]:
+        if found["scope_legacy"] or found["in_progress"] or found["failed_reason"]:
+            return INVALID
+        return MIGRATED
+    if found["scope_legacy"]:
+        if found["in_progress"] and found["failed_reason"]:
+            return INVALID
+        if found["in_progress"]:
+            return IN_PROGRESS
+        return FAILED if found["failed_reason"] else LEGACY
+    if found["in_progress"] or found["failed_reason"]:
+        return INVALID
+    return NEW
+
+
+def state_of(hostedcluster):
+    return state_of_annotations(_annotations(hostedcluster))
+
+
+def lease_of(annotations):
+    """The in-progress lease recorded in annotations, or None when there is no holder."""
+    holder = annotations.get(LEASE_HOLDER_ANNOTATION)
+    if not holder:
+        return None
+    try:
+        duration = int(annotations.get(LEASE_DURATION_ANNOTATION))
+    except (TypeError, ValueError):
+        duration = None
+    return {
+        "holder": holder,
+        "acquire_time": annotations.get(LEASE_ACQUIRE_TIME_ANNOTATION),
+        "renew_time": annotations.get(LEASE_RENEW_TIME_ANNOTATION),
+        "duration_seconds": duration if duration is not None and duration > 0 else None,
+    }
+
+
+def judge_lease(lease, now, default_seconds):
+    """Age, duration and expiry of a lease; a lease without a readable renew time counts as expired."""
+    duration = lease["duration_seconds"] or default_seconds
+    renewed = parse_time(lease["renew_time"]) or parse_time(lease["acquire_time"])
+    if renewed is None:
+        return {"age_seconds": None, "duration_seconds": duration, "expired": True, "expires_in_seconds": 0}
+    age = (now - renewed).total_seconds()
+    return {
+        "age_seconds": round(age, 3),
+        "duration_seconds": duration,
+        "expired": age >= duration,
+        "expires_in_seconds": round(max(0.0, duration - age), 3),
+    }
+
+
+def read_history(annotations):
+    """The history list (malformed content reads as empty: it is a record, not a control input)."""
+    try:
+        history = json.loads(annotations.get(HISTORY_ANNOTATION) or "[]")
+    except ValueError:
+        return []
+    return [entry for entry in history if isinstance(entry, dict)] if isinstance(history, list) else []
+
+
+def _with_history(annotations, entry):
+    history = read_history(annotations) + [entry]
+    return json.dumps(history[-HISTORY_LIMIT:], sort_keys=True, separators=(",", ":"))
+
+
+class MovePlan(object):
+    """What one guarded write must do.
+
+    write: whether to PUT at all; changed: whether the state (or the lease holder) changes;
+    annotations/labels: the complete new maps; event: (type, reason, message) or None.
+    """
+
+    def __init__(self, hostedcluster, from_state, to_state, annotations, labels, changed, write,
+                 event=None, renewed=False, took_over=False, message=""):
+        self.hostedcluster = hostedcluster
+        self.from_state = from_state
+        self.to_state = to_state
+        self.annotations = annotations
+        self.labels = labels
+        self.changed = changed
+        self.write = write
+        self.event = event
+        self.renewed = renewed
+        self.took_over = took_over
+        self.message = message
+
+    def updated_object(self):
+        """A copy of the HostedCluster with the planned metadata (resourceVersion kept for the guard)."""
+        updated = copy.deepcopy(self.hostedcluster)
+        metadata = updated.setdefault("metadata", {})
+        metadata["annotations"] = dict(self.annotations)
+        metadata["labels"] = dict(self.labels)
+        return updated
+
+
+def _refuse(hostedcluster, current, requested, why, what_to_do):
+    legal = LEGAL_MOVES.get(current, ())
+    raise MoveRefused(
+        "%s: cannot move from %s to %s: %s. Legal moves from %s: %s. %s"
+        % (describe(hostedcluster), current, requested, why, current, ", ".join(legal) or "none", what_to_do)
+    )
+
+
+def _lease_annotations(annotations, holder, acquire_time, now, lease_seconds):
+    annotations[LEASE_HOLDER_ANNOTATION] = holder
+    annotations[LEASE_ACQUIRE_TIME_ANNOTATION] = acquire_time
+    annotations[LEASE_RENEW_TIME_ANNOTATION] = format_time(now)
+    annotations[LEASE_DURATION_ANNOTATION] = str(lease_seconds)
+
+
+def _drop(annotations, keys):
+    for key in keys:
+        annotations.pop(key, None)
+
+
+def _check_lease(hostedcluster, annotations, requested, holder, now, lease_seconds, takeover):
+    """None when holder may act on the lock; 'takeover' when it takes it over; else MoveRefused."""
+    lease = lease_of(annotations)
+    if lease is None or lease["holder"] == holder:
+        return None
+    judged = judge_lease(lease, now, lease_seconds)
+    if judged["expired"] or takeover:
+        return "takeover"
+    age = "%.0fs" % judged["age_seconds"] if judged["age_seconds"] is not None else "unknown"
+    raise MoveRefused(
+        "%s: the migration lock is held by %r (acquired %s, renewed %s ago, expires in %.0fs); requested %s by %r. "
+        "Wait for that run, or if it died re-run with takeover: true (or after the lease expires) to resume it"
+        % (describe(hostedcluster), lease["holder"], lease["acquire_time"], age, judged["expires_in_seconds"],
+           requested, holder)
+    )
+
+
+def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE_SECONDS, takeover=False,
+              force=False, reason=None):
+    """Plan moving hostedcluster to `requested` on behalf of `holder` at time `now` (aware datetime)."""
+    if requested not in REQUESTABLE_STATES:
+        raise MoveRefused("requested state %r is not one of %s" % (requested, ", ".join(REQUESTABLE_STATES)))
+    if not holder:
+        raise MoveRefused("holder must be a non-empty string naming this run")
+    annotations = _annotations(hostedcluster)
+    labels = _labels(hostedcluster)
+    current = state_of_annotations(annotations)
+    if current == INVALID:
+        _refuse(hostedcluster, current, requested,
+                "its annotations contradict each other (%s)" % json.dumps(markers(annotations), sort_keys=True),
+                "Repair it first with state: query, repair: true (judged from the HCP namespace's CAPI objects).")
+    if requested == FAILED and not reason:
+        raise MoveRefused("%s: moving to failed needs a reason (the reason option); it is written to %s"
+                          % (describe(hostedcluster), FAILED_ANNOTATION))
+    at = format_time(now)
+    took_over = False
+    if requested == current:
+        return _plan_same_state(hostedcluster, current, annotations, labels, holder, now, lease_seconds, takeover)
+    if requested not in LEGAL_MOVES[current]:
+        _refuse(hostedcluster, current, requested, "that move is not in the state machine",
+                "Nothing was written.")
+    if current == IN_PROGRESS:
+        took_over = _check_lease(hostedcluster, annotations, requested, holder, now, lease_seconds, takeover) == "takeover"
+    if current == FAILED and not force:
+        _refuse(hostedcluster, current, requested,
+                "leaving failed (reason: %s) needs explicit remediation" % annotations.get(FAILED_ANNOTATION),
+                "Remediate the cause, then re-run with force: true.")
+    if requested == LEGACY:
+        annotations[SCOPE_ANNOTATION] = SCOPE_LEGACY
+        _drop(annotations, (FAILED_ANNOTATION, IN_PROGRESS_ANNOTATION) + LEASE_ANNOTATIONS)
+    elif requested == IN_PROGRESS:
+        annotations[IN_PROGRESS_ANNOTATION] = TRUE
+        _lease_annotations(annotations, holder, at, now, lease_seconds)
+    elif requested == MIGRATED:
+        annotations[PRIVATE_TYPES_ANNOTATION] = TRUE
+        _drop(annotations, (SCOPE_ANNOTATION, IN_PROGRESS_ANNOTATION, FAILED_ANNOTATION) + LEASE_ANNOTATIONS)
+    else:
+        annotations[FAILED_ANNOTATION] = reason
+        _drop(annotations, (IN_PROGRESS_ANNOTATION,) + LEASE_ANNOTATIONS)
+    entry = {"from": current, "to": requested, "at": at, "by": holder}
+    if reason:
+        entry["reason"] = reason
+    if took_over:
+        entry["takeover"] = True
+    annotations[HISTORY_ANNOTATION] = _with_history(annotations, entry)
+    labels[STATE_LABEL] = requested
+    event_type, event_reason = EVENT_REASONS[(current, requested)]
+    message = "CAPI migration state %s -> %s by %s%s" % (current, requested, holder, ": %s" % reason if reason else "")
+    return MovePlan(hostedcluster, current, requested, annotations, labels, changed=True, write=True,
+                    event=(event_type, event_reason, message), took_over=took_over, message=message)
+
+
+def _plan_same_state(hostedcluster, current, annotations, labels, holder, now, lease_seconds, takeover):
+    """Re-asking the current state: a no-op, a lease renewal or takeover, or a mirror-label repair."""
+    label_in_sync = labels.get(STATE_LABEL) == current
+    if current == IN_PROGRESS:
+        lease = lease_of(annotations)
+        if lease is not None and lease["holder"] == holder:
+            _lease_annotations(annotations, holder, lease["acquire_time"] or format_time(now), now, lease_seconds)
+            labels[STATE_LABEL] = current
+            return MovePlan(hostedcluster, current, current, annotations, labels, changed=not label_in_sync,
+                            write=True, renewed=True, message="lease renewed by %s" % holder)
+        _check_lease(hostedcluster, annotations, current, holder, now, lease_seconds, takeover)
+        previous = lease["holder"] if lease else None
+        _lease_annotations(annotations, holder, format_time(now), now, lease_seconds)
+        entry = {"from": current, "to": current, "at": format_time(now), "by": holder, "takeover": True}
+        if previous:
+            entry["previous_holder"] = previous
+        annotations[HISTORY_ANNOTATION] = _with_history(annotations, entry)
+        labels[STATE_LABEL] = current
+        message = "CAPI migration lock taken over by %s from %s" % (holder, previous or "nobody (no lease recorded)")
+        event_type, event_reason = EVENT_REASONS[(IN_PROGRESS, IN_PROGRESS)]
+        return MovePlan(hostedcluster, current, current, annotations, labels, changed=True, write=True,
+                        event=(event_type, event_reason, message), took_over=True, message=message)
+    if current in LABELLED_STATES and not label_in_sync:
+        labels[STATE_LABEL] = current
+        return MovePlan(hostedcluster, current, current, annotations, labels, changed=True, write=True,
+                        message="mirror label %s set to %s (annotations already said %s)" % (STATE_LABEL, current, current))
+    return MovePlan(hostedcluster, current, current, annotations, labels, changed=False, write=False,
+                    message="already %s" % current)
+
+
+def repair_target(standard_count, private_count):
+    """The state an invalid HostedCluster really is in, from its HCP namespace's CAPI object counts."""
+    if standard_count and not private_count:
+        return LEGACY
+    if private_count and not standard_count:
+        return MIGRATED
+    return None
+
+
+def plan_repair(hostedcluster, standard_count, private_count, holder, now, hcp_namespace):
+    """Plan the repair of an invalid HostedCluster; MoveRefused when the objects cannot tell."""
+    annotations = _annotations(hostedcluster)
+    labels = _labels(hostedcluster)
+    current = state_of_annotations(annotations)
+    if current != INVALID:
+        raise MoveRefused("%s is %s, not invalid; nothing to repair" % (describe(hostedcluster), current))
+    target = repair_target(standard_count, private_count)
+    if target is None:
+        raise MoveRefused(
+            "%s: invalid state (%s) and its HCP namespace %s holds %d standard-group and %d private-group CAPI "
+            "objects, so the real state cannot be judged. Inspect the namespace and fix the annotations by hand"
+            % (describe(hostedcluster), json.dumps(markers(annotations), sort_keys=True), hcp_namespace,
+               standard_count, private_count)
+        )
+    removed = {key: annotations[key] for key in MARKER_ANNOTATIONS + LEASE_ANNOTATIONS if key in annotations}
+    _drop(annotations, MARKER_ANNOTATIONS + LEASE_ANNOTATIONS)
+    if target == LEGACY:
+        annotations[SCOPE_ANNOTATION] = SCOPE_LEGACY
+    else:
+        annotations[PRIVATE_TYPES_ANNOTATION] = TRUE
+    reason = "repaired from objects in %s: %d standard-group, %d private-group" % (hcp_namespace, standard_count, private_count)
+    entry = {"from": INVALID, "to": target, "at": format_time(now), "by": holder, "reason": reason, "removed": removed}
+    annotations[HISTORY_ANNOTATION] = _with_history(annotations, entry)
+    labels[STATE_LABEL] = target
+    event_type, event_reason = EVENT_REASONS[(INVALID, target)]
+    message = "CAPI migration state invalid -> %s by %s: %s" % (target, holder, reason)
+    return MovePlan(hostedcluster, INVALID, target, annotations, labels, changed=True, write=True,
+                    event=(event_type, event_reason, message), message=message)
+
+
+def report(hostedcluster, now, default_lease_seconds=DEFAULT_LEASE_SECONDS):
+    """The query view of one HostedCluster (state, markers, mirror label, lease with its age, history)."""
+    metadata = _metadata(hostedcluster)
+    annotations = _annotations(hostedcluster)
+    state = state_of_annotations(annotations)
+    label = _labels(hostedcluster).get(STATE_LABEL)
+    lease = lease_of(annotations)
+    if lease is not None:
+        lease.update(judge_lease(lease, now, default_lease_seconds))
+    return {
+        "name": metadata.get("name"),
+        "namespace": metadata.get("namespace"),
+        "state": state,
+        "label": label,
+        "label_in_sync": label == state if state in LABELLED_STATES else label is None,
+        "markers": markers(annotations),
+        "failed_reason": annotations.get(FAILED_ANNOTATION) or None,
+        "lease": lease,
+        "history": read_history(annotations),
+        "resource_version": metadata.get("resourceVersion"),
+    }
+
+
+def label_selector_for(states):
+    """One label selector for a fleet LIST, or None when some wanted state has no label (list all)."""
+    if not states:
+        return None
+    wanted = sorted(set(states))
+    if any(state not in LABELLED_STATES for state in wanted):
+        return None
+    return "%s in (%s)" % (STATE_LABEL, ",".join(wanted))
+
+
+def hcp_namespace(namespace, name):
+    """The HCP namespace HyperShift gives a HostedCluster (manifests.HostedControlPlaneNamespace)."""
+    return "%s-%s" % (namespace, name.replace(".", "-"))

@@ -1,0 +1,334 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: migration_state
+short_description: Read and move a HostedCluster through the private-CAPI migration states
+version_added: 0.1.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - Reads and changes the migration state of a HyperShift C(HostedCluster) (C(hypershift.openshift.io/v1beta1)).
+    Annotations on the HostedCluster are the source of truth; the label
+    C(hypershift.openshift.io/capi-migration-state) (V(legacy), V(in-progress), V(migrated), V(failed)) mirrors
+    them so a fleet can be selected with one label selector.
+  - States and their annotations - C(new) has none of them; V(legacy) has C(hypershift.openshift.io/scope=legacy);
+    V(in-progress) adds C(hypershift.openshift.io/migration-in-progress=true) and the lease; V(migrated) has
+    C(hypershift.openshift.io/private-capi-types=true) and no scope; V(failed) has
+    C(hypershift.openshift.io/migration-failed=<reason>) with scope legacy; C(invalid) is any contradictory
+    combination, chiefly scope legacy together with C(private-capi-types).
+  - "Legal moves - new -> legacy; legacy -> in-progress; in-progress -> migrated; in-progress -> failed;
+    failed -> legacy (with O(force=true), after remediation). Any other move fails with the current state,
+    the requested one and the legal moves from here, and writes nothing. Asking for the current state is
+    C(changed=false)."
+  - Each move is one write of the HostedCluster guarded by the resourceVersion it was judged on. When another
+    writer got in first (HTTP 409), the module reads the object again and judges the move again, a bounded number
+    of times. So of two runs taking the lock at once exactly one wins; the other fails naming the winner.
+  - The in-progress lock is a lease kept in the annotations C(hypershift.openshift.io/capi-migration-lease-holder),
+    C(...-lease-acquire-time), C(...-lease-renew-time) and C(...-lease-duration-seconds). Asking for V(in-progress)
+    again with the same O(holder) renews it (C(changed=false), RV(renewed=true)). A different holder fails, naming
+    the holder and the lease's age, unless the lease has expired or O(takeover=true) is given. B(That is how a run
+    that died is resumed) - run the same playbook again after the lease expires, or at once with O(takeover=true)
+    when you know the other run is dead. Moving on from V(in-progress) (to V(migrated) or V(failed)) is judged the
+    same way, so only the holder can finish a migration it holds.
+  - Each move appends who and when to the annotation C(hypershift.openshift.io/capi-migration-history) (a JSON list
+    of the last 20 moves) and emits a core/v1 Event on the HostedCluster.
+  - O(state=query) reports one HostedCluster (O(name) and O(namespace)), all in O(namespace), or all in the cluster,
+    with one GET or one LIST (filtered by the mirror label when O(query_states) allows). It detects the invalid
+    state and, only with O(repair=true), repairs it from the group the CAPI objects in the HCP namespace
+    (C(<namespace>-<name>)) really use - V(legacy) when they are all in C(cluster.x-k8s.io), V(migrated) when all are
+    in C(cluster.hypershift.openshift.io), otherwise it fails and leaves the annotations to a human.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  name:
+    description:
+      - Name of the HostedCluster. Required unless O(state=query).
+    type: str
+  namespace:
+    description:
+      - Namespace of the HostedCluster (usually C(clusters)). Required with O(name).
+      - With O(state=query) and no O(name), limits the query to this namespace.
+    type: str
+  state:
+    description:
+      - The state to move to, or V(query) to read states without changing them (apart from O(repair)).
+    type: str
+    choices: [legacy, in-progress, migrated, failed, query]
+    default: query
+  reason:
+    description:
+      - Why the migration failed; required with O(state=failed), written to C(hypershift.openshift.io/migration-failed).
+      - With other moves, recorded in the history and the Event.
+    type: str
+  force:
+    description:
+      - Confirms the remediation move failed -> legacy. Has no other effect.
+    type: bool
+    default: false
+  holder:
+    description:
+      - Who holds the in-progress lease. Defaults to an id unique to this module run
+        (C(<host>:<pid>:<random>)), returned as RV(holder).
+      - To renew the lease or finish the migration in later tasks, pass the same value (for example
+        C({{ lock.holder }}) from the task that took the lock).
+    type: str
+  lease_seconds:
+    description:
+      - How long the lease this run takes or renews lasts without renewal, in seconds; recorded on the HostedCluster.
+      - Expiry of another holder's lease is judged by the duration that holder recorded (this value when none is).
+    type: int
+    default: 900
+  takeover:
+    description:
+      - Take the in-progress lease from another holder even though it has not expired (to resume a run that died).
+    type: bool
+    default: false
+  query_states:
+    description:
+      - With O(state=query) and no O(name), report only HostedClusters in these states. The LIST uses a label
+        selector on the mirror label unless C(new) or C(invalid) is asked for (those have no label value).
+    type: list
+    elements: str
+    choices: [new, legacy, in-progress, migrated, failed, invalid]
+  repair:
+    description:
+      - With O(state=query), repair every invalid HostedCluster found (see the description).
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: Writes (the HostedCluster and its Event) are sent with the server-side dry run C(dryRun=All).
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: full
+    details: Shows the HostedCluster's annotations and labels before and after a move.
+notes:
+  - The RBAC the module needs - C(get), C(list) and C(update) on C(hostedclusters.hypershift.openshift.io),
+    C(create) on C(events) in the HostedCluster namespaces, and for O(repair) C(list) on C(clusters),
+    C(machinedeployments), C(machinesets) and C(machines) of C(cluster.x-k8s.io) and
+    C(cluster.hypershift.openshift.io) in the HCP namespaces.
+seealso:
+  - module: hypershift.private_capi.private_crd_render
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Mark an existing HostedCluster legacy (before the new operator is installed)
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: legacy
+
+- name: Take the migration lock
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: in-progress
+    lease_seconds: 1800
+  register: lock
+
+- name: Renew it during a long step
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: in-progress
+    holder: "{{ lock.holder }}"
+
+- name: Finish
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: migrated
+    holder: "{{ lock.holder }}"
+
+- name: Record a failure (after rolling back)
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: failed
+    reason: "verify: Machine count 2 != 3"
+    holder: "{{ lock.holder }}"
+
+- name: Back to legacy once remediated
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: legacy
+    force: true
+
+- name: Resume a run that died (its lease has not expired yet)
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: in-progress
+    takeover: true
+
+- name: Which HostedClusters still need migrating (one LIST with a label selector)
+  hypershift.private_capi.migration_state:
+    state: query
+    query_states: [legacy, failed]
+  register: fleet
+
+- name: Find and repair invalid states everywhere
+  hypershift.private_capi.migration_state:
+    state: query
+    repair: true
+"""
+
+RETURN = r"""
+state:
+  description: The state after the module ran (moves only).
+  returned: when O(state) is not V(query)
+  type: str
+  sample: in-progress
+from_state:
+  description: The state found before the move.
+  returned: when O(state) is not V(query)
+  type: str
+  sample: legacy
+holder:
+  description: The lease holder this run acted as (the O(holder) option or the generated default).
+  returned: always
+  type: str
+  sample: "controller-0:41234:9f1c2a7b"
+renewed:
+  description: Whether the run renewed its own lease.
+  returned: when O(state) is not V(query)
+  type: bool
+took_over:
+  description: Whether the run took the lease over from another holder.
+  returned: when O(state) is not V(query)
+  type: bool
+conflicts:
+  description: How many times the guarded write met a newer resourceVersion and was judged again.
+  returned: when O(state) is not V(query)
+  type: int
+  sample: 0
+event:
+  description: Name of the Event emitted for the move, or null when nothing moved.
+  returned: when O(state) is not V(query)
+  type: str
+message:
+  description: What the move did.
+  returned: when O(state) is not V(query)
+  type: str
+  sample: CAPI migration state legacy -> in-progress by controller-0:41234:9f1c2a7b
+hostedcluster:
+  description: The HostedCluster's state after the move, in the same form as the items of RV(hostedclusters).
+  returned: when O(state) is not V(query)
+  type: dict
+hostedclusters:
+  description: One entry per HostedCluster queried.
+  returned: O(state=query)
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Name.
+      type: str
+    namespace:
+      description: Namespace.
+      type: str
+    state:
+      description: State judged from the annotations (V(new), V(legacy), V(in-progress), V(migrated), V(failed), V(invalid)).
+      type: str
+    label:
+      description: Value of the mirror label, or null.
+      type: str
+    label_in_sync:
+      description: Whether the mirror label agrees with the annotations.
+      type: bool
+    markers:
+      description: The four state annotations as read (C(scope_legacy), C(in_progress), C(private_capi_types), C(failed_reason)).
+      type: dict
+    failed_reason:
+      description: The failure reason, or null.
+      type: str
+    lease:
+      description: The lease (holder, acquire_time, renew_time, duration_seconds, age_seconds, expired, expires_in_seconds) or null.
+      type: dict
+    history:
+      description: The recorded moves, oldest first (from, to, at, by, and reason/takeover when set).
+      type: list
+      elements: dict
+    resource_version:
+      description: The resourceVersion read.
+      type: str
+counts:
+  description: Number of HostedClusters per state.
+  returned: O(state=query)
+  type: dict
+  sample: {legacy: 12, migrated: 30, failed: 1}
+invalid:
+  description: C(namespace/name) of every HostedCluster found in an invalid state.
+  returned: O(state=query)
+  type: list
+  elements: str
+repaired:
+  description: The repairs made with O(repair=true) (name, namespace, from_state, state, standard_objects, private_objects, event).
+  returned: O(state=query)
+  type: list
+  elements: dict
+label_selector:
+  description: The label selector the fleet LIST used, or null.
+  returned: O(state=query)
+  type: str
+  sample: hypershift.openshift.io/capi-migration-state in (failed,legacy)
+"""
+
+import copy
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.migration_service import run_module
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]
+QUERYABLE_STATES = ["new", "legacy", "in-progress", "migrated", "failed", "invalid"]
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        name=dict(type="str"),
+        namespace=dict(type="str"),
+        state=dict(type="str", choices=MOVE_STATES + ["query"], default="query"),
+        reason=dict(type="str"),
+        force=dict(type="bool", default=False),
+        holder=dict(type="str"),
+        lease_seconds=dict(type="int", default=900),
+        takeover=dict(type="bool", default=False),
+        query_states=dict(type="list", elements="str", choices=QUERYABLE_STATES),
+        repair=dict(type="bool", default=False),
+    )
+    return copy.deepcopy(spec)
+
+
+def main():
+    module = AnsibleK8SModule(
+        argument_spec=argspec(),
+        supports_check_mode=True,
+        required_if=[
+            ("state", "legacy", ("name", "namespace")),
+            ("state", "in-progress", ("name", "namespace")),
+            ("state", "migrated", ("name", "namespace")),
+            ("state", "failed", ("name", "namespace", "reason")),
+        ],
+    )
+    run_module(module)
+
+
+if __name__ == "__main__":
+    main()
