@@ -11,7 +11,6 @@ import time
 
 import yaml
 
-import benchmarks  # noqa: F401  (puts the collection on sys.path)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import convert_object
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -47,8 +46,8 @@ def machine_list():
             "initialization": {"bootstrapDataSecretCreated": True, "infrastructureProvisioned": True},
             "conditions": [{"type": name, "status": "True", "reason": name, "message": "",
                             "lastTransitionTime": "2026-01-01T00:00:00Z"} for name in ("Available", "Ready", "UpToDate")],
-            "deprecated": {"v1beta1": {"conditions": [{"type": "Ready", "status": "True",
-                                                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
+            "deprecated": {"v1beta1": {"conditions": [
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
         }
         items.append(item)
     return {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineList", "metadata": {}, "items": items}
@@ -71,7 +70,7 @@ def main():
     back, up_rate, up_time = _rate(lambda obj: convert_object(obj, "v1beta2"), spoke_list)
     assert back == hub_list, "round trip must be the identity"
     single = hub_list["items"][1]
-    _result, single_rate, _single_time = _rate(lambda obj: [convert_object(obj, "v1beta1", crds=crds) for _ in range(MACHINES)], single)
+    _result, single_rate, _single_time = _rate(lambda obj: [convert_object(obj, "v1beta1", crds=crds) for _copy in range(MACHINES)], single)
     print("MachineList of %d Machines (best of %d rounds)" % (MACHINES, ROUNDS))
     print("  v1beta2 -> v1beta1: %8.0f objects/s  (%.2f ms per list)" % (down_rate, down_time * 1000))
     print("  v1beta1 -> v1beta2: %8.0f objects/s  (%.2f ms per list)" % (up_rate, up_time * 1000))
