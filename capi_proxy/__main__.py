@@ -1,0 +1,69 @@
+"""Command line: `python -m capi_proxy [proxy options]` or `python -m capi_proxy shim [shim options]`."""
+import argparse
+import asyncio
+import sys
+
+from capi_proxy.cli import address, extra_group, metrics_app, positive, serve
+from capi_proxy.core import GroupMap
+from capi_proxy.kubeconfig import KubeconfigError, Upstream
+from capi_proxy.logs import LEVELS, JsonLogger
+from capi_proxy.metrics import ProxyMetrics
+
+
+def proxy_parser():
+    parser = argparse.ArgumentParser(prog="python -m capi_proxy", description=(
+        "Translating Kubernetes API proxy: clients speak cluster.x-k8s.io, the API server holds "
+        "cluster.hypershift.openshift.io. `python -m capi_proxy shim --help` for the conversion webhook."))
+    parser.add_argument("--kubeconfig", required=True, help="kubeconfig of the upstream API server (its CA verifies TLS)")
+    parser.add_argument("--listen", type=address, default=("127.0.0.1", 8080),
+                        help="HOST:PORT to serve plain HTTP on (default 127.0.0.1:8080; loopback unless named)")
+    parser.add_argument("--metrics-listen", type=address, help="HOST:PORT for Prometheus /metrics (off when absent)")
+    parser.add_argument("--show-private", action="store_true", help="also show and serve the private groups as they are")
+    parser.add_argument("--use-own-credentials", action="store_true", help=(
+        "send the kubeconfig's credentials on requests that carry no Authorization header (the pod's service "
+        "account, as in the enhancement); without it such requests go upstream anonymous"))
+    parser.add_argument("--max-body-bytes", type=positive(int), default=3 * 1024 * 1024, help="request body limit")
+    parser.add_argument("--max-event-bytes", type=positive(int), default=16 * 1024 * 1024, help="one watch event's limit")
+    parser.add_argument("--upstream-timeout", type=positive(float), default=60.0,
+                        help="seconds to wait for the API server (non-watch requests; watch headers)")
+    parser.add_argument("--discovery-ttl", type=positive(float), default=30.0, help="seconds the served-versions index is kept")
+    parser.add_argument("--extra-group", type=extra_group, action="append", default=[],
+                        help="STANDARD=PRIVATE group pair outside the *.cluster.x-k8s.io pattern (repeatable)")
+    parser.add_argument("--log-level", choices=sorted(LEVELS), default="info")
+    return parser
+
+
+def run_proxy(argv):
+    from capi_proxy.proxy import Options, Proxy  # pylint: disable=import-outside-toplevel
+    args = proxy_parser().parse_args(argv)
+    logger = JsonLogger(args.log_level)
+    try:
+        upstream = Upstream(args.kubeconfig)
+        group_map = GroupMap(dict(args.extra_group))
+    except (KubeconfigError, ValueError) as exc:
+        logger.error("cannot start", error=str(exc))
+        return 2
+    metrics = ProxyMetrics()
+    options = Options(show_private=args.show_private, use_own_credentials=args.use_own_credentials,
+                      max_body_bytes=args.max_body_bytes, upstream_timeout=args.upstream_timeout,
+                      max_event_bytes=args.max_event_bytes, discovery_ttl=args.discovery_ttl, group_map=group_map)
+    proxy = Proxy(upstream, options, logger, metrics)
+    apps = [(proxy.application(), args.listen, None)]
+    if args.metrics_listen:
+        apps.append((metrics_app(metrics.registry, proxy.readyz), args.metrics_listen, None))
+    logger.info("starting", upstream=upstream.server, show_private=args.show_private,
+                use_own_credentials=args.use_own_credentials)
+    asyncio.run(serve(apps, logger, "capi-proxy"))
+    return 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "shim":
+        from capi_proxy.shim import run_shim  # pylint: disable=import-outside-toplevel
+        return run_shim(argv[1:])
+    return run_proxy(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

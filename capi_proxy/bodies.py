@@ -1,0 +1,143 @@
+"""Request and response bodies: decode, translate group positions with the core, encode. Pure.
+
+Every rewrite goes through capi_groups.translate_object (or translate_api_version/translate_group
+for a lone JSON-patch value); this module only finds *where* a body holds an object.
+"""
+import json
+
+import yaml
+
+from capi_proxy.core import (
+    DEFAULT_GROUP_MAP,
+    PRIVATE_SUFFIX,
+    STANDARD_SUFFIX,
+    TO_PRIVATE,
+    CapiTranslationError,
+    translate_object,
+)
+from capi_proxy.errors import ProxyError
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+YAML_TYPES = frozenset((APPLY_PATCH, "application/yaml", "application/apply-patch+yaml+json"))
+JSON_TYPES = frozenset(("application/json", JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH))
+_PLACEHOLDER_API_VERSION = "v1"  # untranslatable: lets partial objects (patches) pass the core's apiVersion check
+
+try:
+    _YAML_LOADER = yaml.CSafeLoader
+except AttributeError:  # PyYAML built without libyaml
+    _YAML_LOADER = yaml.SafeLoader
+
+
+def media_type(content_type):
+    """'application/json' from 'application/json; charset=utf-8' (lowercase, no parameters)."""
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def markers(group_map, direction):
+    """Byte strings one of which every body needing translation in direction contains."""
+    if direction == TO_PRIVATE:
+        groups = [STANDARD_SUFFIX] + list(group_map.extra_groups)
+    else:
+        groups = [PRIVATE_SUFFIX] + list(group_map.extra_groups.values())
+    return tuple(group.encode() for group in groups)
+
+
+def contains_any(raw, needles):
+    return any(needle in raw for needle in needles)
+
+
+def is_translatable_type(content_type):
+    kind = media_type(content_type)
+    return kind in JSON_TYPES or kind in YAML_TYPES
+
+
+def decode(raw, content_type, what):
+    """The JSON (or YAML, for apply patches) document in raw; ProxyError 400 names what failed."""
+    kind = media_type(content_type)
+    try:
+        if kind in YAML_TYPES:
+            return yaml.load(raw, Loader=_YAML_LOADER)  # nosec B506 - SafeLoader/CSafeLoader only
+        return json.loads(raw)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ProxyError(400, "%s is not valid %s (%s); send a well-formed body"
+                              % (what, "YAML" if kind in YAML_TYPES else "JSON", str(exc)[:300]))
+
+
+def encode(document):
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _translate_partial(document, direction, group_map):
+    """translate_object for objects that may lack apiVersion (patch bodies, JSON-patch shells)."""
+    if "apiVersion" in document or ("type" in document and isinstance(document.get("object"), dict)):
+        return translate_object(document, direction, group_map)
+    shell = dict(document)
+    shell["apiVersion"] = _PLACEHOLDER_API_VERSION
+    translated = translate_object(shell, direction, group_map)
+    del translated["apiVersion"]
+    return translated
+
+
+def _unescape_pointer(segment):
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
+def _translate_patch_value(pointer, value, direction, group_map):
+    """A JSON-patch value translated as if it sat at pointer inside an object."""
+    segments = [_unescape_pointer(segment) for segment in pointer.split("/")[1:]] if pointer else []
+    if isinstance(value, str) and segments:
+        if segments[-1] == "apiVersion":
+            return group_map.translate_api_version(value, direction)
+        if segments[-1] == "apiGroup":
+            return group_map.translate_group(value, direction)
+    if not segments:
+        return _translate_partial(value, direction, group_map) if isinstance(value, dict) else value
+    shell = value
+    for segment in reversed(segments):
+        shell = [shell] if (segment == "-" or segment.isdigit()) else {segment: shell}
+    if not isinstance(shell, dict):
+        return value  # a top-level array cannot be an object
+    node = _translate_partial(shell, direction, group_map)
+    for segment in segments:
+        node = node[0] if isinstance(node, list) else node[segment]
+    return node
+
+
+def translate_json_patch(operations, direction, group_map=None):
+    """RFC 6902 operations with every value translated at its path (paths themselves never hold groups)."""
+    group_map = group_map or DEFAULT_GROUP_MAP
+    if not isinstance(operations, list):
+        raise ProxyError(400, "a JSON patch must be a JSON array of operations, found %s" % type(operations).__name__)
+    translated = []
+    for index, operation in enumerate(operations):
+        if not isinstance(operation, dict):
+            raise ProxyError(400, "JSON patch operation %d must be an object, found %s" % (index, type(operation).__name__))
+        operation = dict(operation)
+        if "value" in operation and isinstance(operation.get("path"), str):
+            operation["value"] = _translate_patch_value(operation["path"], operation["value"], direction, group_map)
+        translated.append(operation)
+    return translated
+
+
+def translate_document(document, content_type, direction, group_map=None):
+    """A translated copy of a decoded body: an object, a partial object (patch) or a JSON patch."""
+    group_map = group_map or DEFAULT_GROUP_MAP
+    try:
+        if media_type(content_type) == JSON_PATCH:
+            return translate_json_patch(document, direction, group_map)
+        if isinstance(document, dict):
+            return _translate_partial(document, direction, group_map)
+    except CapiTranslationError as exc:
+        raise ProxyError(400, "cannot translate the body: %s" % exc)
+    return document
+
+
+def translate_response(document, direction, group_map=None):
+    """Response documents: objects, lists, Status, Table, WatchEvent; anything else is returned as is."""
+    if isinstance(document, dict) and (isinstance(document.get("apiVersion"), str) or
+                                       ("type" in document and isinstance(document.get("object"), dict))):
+        return translate_object(document, direction, group_map or DEFAULT_GROUP_MAP)
+    return document

@@ -1,0 +1,28 @@
+"""The collection's translation core, imported once under short names (no logic of its own here)."""
+# pylint: disable=unused-import
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (  # noqa: F401
+    DEFAULT_GROUP_MAP,
+    PRIVATE_SUFFIX,
+    STANDARD_SUFFIX,
+    TO_PRIVATE,
+    TO_STANDARD,
+    CapiTranslationError,
+    GroupMap,
+    translate_api_version,
+    translate_crd_name,
+    translate_object,
+    translate_path,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import (  # noqa: F401
+    CONVERTIBLE_KINDS,
+    SUPPORTED_VERSIONS,
+    ConversionError,
+    convert_object,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crd_render import (  # noqa: F401
+    DEFAULT_CATEGORY,
+    DEFAULT_SHORT_NAME_PREFIX,
+    STANDARD_CATEGORY,
+)
+
+CORE_STANDARD_GROUP = STANDARD_SUFFIX

@@ -1,0 +1,55 @@
+"""Structured JSON logs on stderr, one line per event, with a request id; credentials never appear."""
+import json
+import re
+import sys
+import time
+
+LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
+# Defence in depth: nothing should ever pass a credential here, but scrub anything that looks like one.
+_SECRET_PATTERNS = (
+    re.compile(r"(?i)(bearer\s+)[^\s\"',]+"),
+    re.compile(r"(?i)((?:access_)?token=)[^&\s\"']+"),
+    re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+)
+
+
+def scrub(text):
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda match: (match.group(1) if match.groups() else "") + "<redacted>", text)
+    return text
+
+
+class JsonLogger(object):
+    def __init__(self, level="info", stream=None, component="capi-proxy"):
+        if level not in LEVELS:
+            raise ValueError("log level must be one of %s, got %r" % (", ".join(LEVELS), level))
+        self.threshold = LEVELS[level]
+        self.stream = stream or sys.stderr
+        self.component = component
+
+    def enabled(self, level):
+        return LEVELS[level] >= self.threshold
+
+    def log(self, level, message, **fields):
+        if LEVELS[level] < self.threshold:
+            return
+        record = {"ts": "%.3f" % time.time(), "level": level, "component": self.component, "msg": message}
+        record.update(fields)
+        line = scrub(json.dumps(record, default=str, ensure_ascii=False))
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed stderr must not take requests down
+
+    def debug(self, message, **fields):
+        self.log("debug", message, **fields)
+
+    def info(self, message, **fields):
+        self.log("info", message, **fields)
+
+    def warning(self, message, **fields):
+        self.log("warning", message, **fields)
+
+    def error(self, message, **fields):
+        self.log("error", message, **fields)

@@ -1,0 +1,543 @@
+"""The translating API proxy: aiohttp server, one handler, streaming watches.
+
+Per request: check the path (pathing), decide what it addresses, translate the path and the body to
+the private groups (bodies, adaptation), forward with the client's own Authorization, translate the
+answer back (bodies, discovery, adaptation) and stream watches event by event (watch). The
+translation itself is the collection's core (capi_groups / capi_versions) only.
+"""
+import asyncio
+import collections
+import json
+import re
+import time
+import uuid
+
+import aiohttp
+from aiohttp import web
+from multidict import CIMultiDict
+
+from capi_proxy import bodies, discovery, openapi, watch
+from capi_proxy.adaptation import apply_patch, convert_document
+from capi_proxy.core import (
+    DEFAULT_GROUP_MAP,
+    TO_PRIVATE,
+    TO_STANDARD,
+    CapiTranslationError,
+    translate_object,
+    translate_path,
+)
+from capi_proxy.errors import ProxyError, status_bytes
+from capi_proxy.pathing import check_path, parse_target, replace_segment
+from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds, load_index
+
+_HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+                         "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding", "authorization"))
+_RESPONSE_DROP = frozenset(("connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding",
+                            "date", "server"))
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))
+_CONVERTED_SUBRESOURCES = (None, "status")
+_MAX_PATCH_ATTEMPTS = 5
+# Every watcher of a resource receives the same event bytes: translate each distinct line once.
+_EVENT_CACHE_ENTRIES = 512
+_EVENT_CACHE_MAX_LINE = 256 * 1024
+
+
+class Options(object):
+    """Command-line settings of the proxy (see __main__)."""
+
+    def __init__(self, show_private=False, use_own_credentials=False, max_body_bytes=3 * 1024 * 1024,
+                 upstream_timeout=60.0, max_event_bytes=watch.DEFAULT_MAX_EVENT_BYTES, discovery_ttl=30.0,
+                 group_map=None):
+        self.show_private = show_private
+        self.use_own_credentials = use_own_credentials
+        self.max_body_bytes = max_body_bytes
+        self.upstream_timeout = upstream_timeout
+        self.max_event_bytes = max_event_bytes
+        self.discovery_ttl = discovery_ttl
+        self.group_map = group_map or DEFAULT_GROUP_MAP
+
+
+class Route(object):
+    """Where one request goes upstream and how its answer is translated."""
+
+    __slots__ = ("mode", "target", "upstream_path", "client_version", "served_version", "private_group")
+
+    def __init__(self, mode, target, upstream_path):
+        self.mode = mode  # capi, crd, private, passthrough, discovery-root, discovery-group, discovery-version, openapi
+        self.target = target
+        self.upstream_path = upstream_path
+        self.client_version = None
+        self.served_version = None
+        self.private_group = None
+
+    @property
+    def adapted(self):
+        return self.served_version is not None
+
+
+def _strip_binary_accept(accept):
+    """Accept without protobuf/CBOR: only JSON can be translated (CRDs never serve protobuf anyway)."""
+    parts = [part for part in (accept or "").split(",") if "protobuf" not in part and "cbor" not in part]
+    return ",".join(parts).strip(" ,") or "application/json"
+
+
+class Proxy(object):
+    def __init__(self, upstream, options, logger, metrics):
+        self.options = options
+        self.group_map = options.group_map
+        self.client = UpstreamClient(upstream, options.upstream_timeout)
+        self.logger = logger
+        self.metrics = metrics
+        self.index = TimedCache(lambda: load_index(self.client, self.group_map), options.discovery_ttl)
+        self.crds = TimedCache(lambda: load_contract_crds(self.client, self.group_map, self.index),
+                               options.discovery_ttl)
+        self.to_private_markers = bodies.markers(self.group_map, TO_PRIVATE)
+        self.to_standard_markers = bodies.markers(self.group_map, TO_STANDARD)
+        self._ready = (0.0, False)
+        self._event_cache = collections.OrderedDict()
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+    def application(self):
+        app = web.Application(client_max_size=self.options.max_body_bytes + 1)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        app.on_startup.append(self._on_startup)
+        app.on_cleanup.append(self._on_cleanup)
+        return app
+
+    async def _on_startup(self, _app):
+        await self.client.start()
+
+    async def _on_cleanup(self, _app):
+        await self.client.close()
+
+    # ---- entry point ----------------------------------------------------------------------------
+    async def handle(self, request):
+        started = time.perf_counter()
+        request_id = request.headers.get("X-Request-Id", "")
+        if not _REQUEST_ID.match(request_id):
+            request_id = uuid.uuid4().hex[:16]
+        raw_path = request.raw_path.partition("?")[0]
+        info = {"group": "", "verb": request.method.lower(), "adapted": None}
+        try:
+            if raw_path in ("/healthz", "/livez"):
+                response = web.Response(text="ok")
+            elif raw_path == "/readyz":
+                response = await self.readyz()
+            else:
+                response = await self._proxy(request, raw_path, request_id, info)
+        except ProxyError as exc:
+            response = self._status(exc.code, exc.message, exc.reason)
+        except asyncio.CancelledError:
+            self.logger.info("client went away", request_id=request_id, method=request.method, path=raw_path)
+            raise
+        except Exception as exc:  # pylint: disable=broad-except  # the proxy answers, it never dies on one request
+            self.logger.error("unexpected error", request_id=request_id, error=repr(exc)[:500])
+            response = self._status(500, "the proxy failed on this request (%s); see its log, request id %s"
+                                    % (type(exc).__name__, request_id))
+        if not response.prepared:
+            response.headers["X-Request-Id"] = request_id
+        code = response.status
+        self.metrics.requests.inc(info["group"] or "core", info["verb"], str(code))
+        if self.logger.enabled("info"):
+            self.logger.info("request", request_id=request_id, method=request.method, path=raw_path,
+                             verb=info["verb"], group=info["group"], code=code, adapted=info["adapted"],
+                             duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                             user_agent=request.headers.get("User-Agent", "")[:80])
+        return response
+
+    def _status(self, code, message, reason=None):
+        return web.Response(status=code, body=status_bytes(code, message, reason), content_type="application/json")
+
+    async def readyz(self, _request=None):
+        """200 when the API server answers its /readyz (cached for a second), else 503 with a Status."""
+        now = time.monotonic()
+        if now - self._ready[0] > 1.0:
+            try:
+                status, _doc = await self.client.own_get_json("/readyz", "text/plain, application/json",
+                                                              timeout=min(5.0, self.options.upstream_timeout))
+                self._ready = (now, status == 200)
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                self._ready = (now, False)
+        if self._ready[1]:
+            return web.Response(text="ok")
+        return self._status(503, "the API server %s is not reachable or not ready" % self.client.upstream.server)
+
+    # ---- routing --------------------------------------------------------------------------------
+    async def _route(self, method, raw_path, query):
+        check_path(raw_path)
+        target = parse_target(raw_path, method, query)
+        group_map = self.group_map
+        group = target.group
+        if raw_path.rstrip("/") == "/apis":
+            return Route("discovery-root", target, raw_path)
+        if raw_path.startswith("/openapi/v3"):
+            return Route("openapi", target, openapi.upstream_path(raw_path, group_map))
+        if target.prefix != "apis" or not group:
+            return Route("passthrough", target, raw_path)
+        if group_map.is_private(group):
+            if not self.options.show_private:
+                raise ProxyError(404, "the API group %s is private; the proxy serves it as %s (start the proxy with "
+                                      "--show-private to reach it directly)" % (group, group_map.to_standard(group)))
+            return Route("private", target, raw_path)
+        if group == "apiextensions.k8s.io" and target.resource == "customresourcedefinitions":
+            return Route("crd", target, translate_path(raw_path, TO_PRIVATE, group_map))
+        if not group_map.is_standard(group):
+            return Route("passthrough", target, raw_path)
+        private_group = group_map.to_private(group)
+        upstream_path = replace_segment(raw_path, 1, private_group)
+        if target.version is None:
+            route = Route("discovery-group", target, upstream_path)
+        elif target.resource is None:
+            route = Route("discovery-version", target, upstream_path)
+        else:
+            route = Route("capi", target, upstream_path)
+            index = await self.index.get()
+            served = index.adaptation(private_group, target.version, target.resource)
+            if served is None and index.entry(private_group, target.version, target.resource) is None:
+                index = await self.index.get(refresh=True)  # a CRD may have appeared since the last load
+                served = index.adaptation(private_group, target.version, target.resource)
+            if served is not None:
+                route.client_version = target.version
+                route.served_version = served
+                route.upstream_path = replace_segment(upstream_path, 2, served)
+        route.private_group = private_group
+        return route
+
+    async def _read_body(self, request):
+        limit = self.options.max_body_bytes
+        if request.content_length is not None and request.content_length > limit:
+            raise ProxyError(413, "request body of %d bytes exceeds the proxy's limit of %d bytes (--max-body-bytes)"
+                             % (request.content_length, limit))
+        chunks = []
+        size = 0
+        async for chunk in request.content.iter_chunked(65536):
+            size += len(chunk)
+            if size > limit:
+                raise ProxyError(413, "request body exceeds the proxy's limit of %d bytes (--max-body-bytes)" % limit)
+            chunks.append(chunk)
+        self.metrics.bytes.inc("request", amount=size)
+        return b"".join(chunks)
+
+    def _upstream_headers(self, request, accept=None):
+        headers = CIMultiDict()
+        for name, value in request.headers.items():
+            if name.lower() not in _HOP_BY_HOP:
+                headers.add(name, value)
+        if accept:
+            headers["Accept"] = accept
+        elif request.path.startswith(("/api/", "/apis/")) or request.path in ("/api", "/apis"):
+            headers["Accept"] = _strip_binary_accept(request.headers.get("Accept"))
+        headers["Accept-Encoding"] = "identity"
+        own = False
+        authorization = request.headers.get("Authorization")
+        if authorization:
+            headers["Authorization"] = authorization
+        elif self.options.use_own_credentials:
+            headers.update(self.client.upstream.own_headers())
+            own = True
+        return headers, own
+
+    # ---- the proxy path -------------------------------------------------------------------------
+    async def _proxy(self, request, raw_path, request_id, info):
+        if request.headers.get("Upgrade"):
+            raise ProxyError(501, "connection upgrades (exec, attach, port-forward) are not proxied; "
+                                  "talk to the API server directly for those")
+        route = await self._route(request.method, raw_path, request.query)
+        target = route.target
+        info["group"] = target.group or ""
+        info["verb"] = target.verb or request.method.lower()
+        if route.adapted:
+            info["adapted"] = "%s->%s" % (route.client_version, route.served_version)
+            self.metrics.adaptations.inc(route.client_version, route.served_version)
+        body = await self._read_body(request) if request.method in _BODY_METHODS else b""
+        if route.adapted:
+            await self._load_crds(request_id)
+        query = request.raw_path.partition("?")[2]
+        headers, own = self._upstream_headers(request)
+        if route.mode.startswith("discovery"):
+            headers.popall("If-None-Match", None)
+            return await self._discovery(route, request, headers, own, query)
+        content_type = request.headers.get("Content-Type", "")
+        if route.adapted and request.method == "PATCH" and target.subresource in _CONVERTED_SUBRESOURCES \
+                and bodies.media_type(content_type) != bodies.APPLY_PATCH:
+            return await self._patch_adapted(route, body, content_type, headers, own, query)
+        if body and route.mode != "private":
+            body = self._translate_request_body(route, body, content_type)
+        url_path = route.upstream_path + ("?" + query if query else "")
+        if target.watch:
+            return await self._watch(request, route, url_path, headers, own)
+        status, response_headers, raw = await self._send(request.method, url_path, headers, own, body, info["verb"])
+        return self._respond(route, status, response_headers, raw)
+
+    def _translate_request_body(self, route, body, content_type):
+        if not bodies.is_translatable_type(content_type):
+            return body  # protobuf/CBOR bodies cannot be translated; the server judges them
+        convert = route.adapted and route.target.subresource in _CONVERTED_SUBRESOURCES
+        if not convert and not bodies.contains_any(body, self.to_private_markers):
+            return body
+        started = time.perf_counter()
+        try:
+            document = bodies.decode(body, content_type, "the request body")
+            document = bodies.translate_document(document, content_type, TO_PRIVATE, self.group_map)
+            if convert:
+                document = convert_document(document, route.served_version, self._crds_now(), code=400)
+        except ProxyError:
+            self.metrics.translation_errors.inc("request")
+            raise
+        self.metrics.translation_seconds.observe(time.perf_counter() - started, "request")
+        return bodies.encode(document)
+
+    def _crds_now(self):
+        return self.crds.value or []
+
+    async def _load_crds(self, request_id):
+        """Contract labels for down-conversion; without them conversion fails later with a clear message."""
+        try:
+            await self.crds.get()
+        except Exception as exc:  # pylint: disable=broad-except
+            self.logger.warning("cannot read CRD contract labels", request_id=request_id, error=str(exc)[:300])
+
+    async def _send(self, method, url_path, headers, own, body, verb):
+        """(status, headers, body) from the API server; ProxyError 502/503/504 with a Status when it fails."""
+        started = time.perf_counter()
+        timeout = aiohttp.ClientTimeout(total=self.options.upstream_timeout)
+        try:
+            async with self.client.session(own).request(method, self.client.url(url_path), headers=headers,
+                                                        data=body or None, timeout=timeout,
+                                                        allow_redirects=False) as response:
+                raw = await response.read()
+                self.metrics.upstream_seconds.observe(time.perf_counter() - started, verb)
+                return response.status, response.headers, raw
+        except Exception as exc:  # pylint: disable=broad-except
+            raise self._upstream_failure(exc)
+
+    def _upstream_failure(self, exc):
+        server = self.client.upstream.server
+        if isinstance(exc, asyncio.TimeoutError):
+            self.metrics.upstream_errors.inc("timeout")
+            return ProxyError(504, "the API server %s did not answer within %.1f s (--upstream-timeout); retry later"
+                              % (server, self.options.upstream_timeout))
+        if isinstance(exc, aiohttp.ClientConnectorError):
+            self.metrics.upstream_errors.inc("unreachable")
+            return ProxyError(503, "the API server %s is unreachable (%s); retry when it is back"
+                              % (server, exc.os_error if exc.os_error else exc))
+        if isinstance(exc, (aiohttp.ClientError, OSError)):
+            self.metrics.upstream_errors.inc("broken")
+            return ProxyError(502, "the API server %s closed the connection or sent an invalid response (%s); retry"
+                              % (server, type(exc).__name__))
+        raise exc
+
+    # ---- responses ------------------------------------------------------------------------------
+    def _respond(self, route, status, upstream_headers, raw, translated=None):
+        body = raw if translated is None else translated
+        if translated is None and route.mode != "private":
+            body = self._translate_response_body(route, upstream_headers.get("Content-Type", ""), raw)
+        headers = CIMultiDict()
+        for name, value in upstream_headers.items():
+            if name.lower() not in _RESPONSE_DROP and not (body is not raw and name.lower() == "etag"):
+                headers.add(name, value)
+        response = web.Response(status=status, body=body, headers=headers)
+        self.metrics.bytes.inc("response", amount=len(body))
+        return response
+
+    def _translate_response_body(self, route, content_type, raw):
+        if not raw or "json" not in content_type:
+            return raw
+        if route.mode == "openapi":
+            return openapi.translate_response(raw, route.target.path, self.group_map, self.options.show_private)
+        if not route.adapted and route.mode != "crd" and not bodies.contains_any(raw, self.to_standard_markers):
+            return raw
+        started = time.perf_counter()
+        try:
+            document = json.loads(raw)
+        except ValueError as exc:
+            self.metrics.translation_errors.inc("response")
+            raise ProxyError(502, "the API server's response is not valid JSON (%s)" % str(exc)[:200])
+        try:
+            if route.mode == "crd":
+                document = crd_view(document, self.group_map, self.options.show_private)
+            else:
+                document = bodies.translate_response(document, TO_STANDARD, self.group_map)
+            if route.adapted:
+                document = convert_document(document, route.client_version, self._crds_now())
+        except CapiTranslationError as exc:
+            self.metrics.translation_errors.inc("response")
+            raise ProxyError(502, "cannot translate the API server's response: %s" % exc)
+        except ProxyError:
+            self.metrics.translation_errors.inc("response")
+            raise
+        self.metrics.translation_seconds.observe(time.perf_counter() - started, "response")
+        return bodies.encode(document)
+
+    # ---- version adaptation of PATCH: read, patch in the client's version, convert, write -----------
+    async def _patch_adapted(self, route, body, content_type, headers, own, query):
+        patch_type = bodies.media_type(content_type)
+        patch_document = bodies.decode(body, content_type, "the patch")
+        get_headers = CIMultiDict(headers)
+        get_headers.popall("Content-Type", None)
+        get_path = route.upstream_path if route.target.subresource is None else route.upstream_path.rsplit("/", 1)[0]
+        for _attempt in range(_MAX_PATCH_ATTEMPTS):
+            status, response_headers, raw = await self._send("GET", get_path, get_headers, own, b"", "get")
+            if status != 200:
+                return self._respond(route, status, response_headers, raw)
+            current = bodies.translate_response(json.loads(raw), TO_STANDARD, self.group_map)
+            current = convert_document(current, route.client_version, self._crds_now())
+            patched = apply_patch(current, patch_document, patch_type)
+            served = convert_document(patched, route.served_version, self._crds_now(), code=422)
+            served = bodies.translate_document(served, "application/json", TO_PRIVATE, self.group_map)
+            metadata = served.setdefault("metadata", {})
+            explicit_version = ((patch_document.get("metadata") or {}).get("resourceVersion")
+                                if isinstance(patch_document, dict) else None)
+            metadata["resourceVersion"] = explicit_version or (current.get("metadata") or {}).get("resourceVersion")
+            put_headers = CIMultiDict(headers)
+            put_headers["Content-Type"] = "application/json"
+            url_path = route.upstream_path + ("?" + query if query else "")
+            status, response_headers, raw = await self._send("PUT", url_path, put_headers, own, bodies.encode(served),
+                                                             "patch")
+            if status != 409 or explicit_version:
+                return self._respond(route, status, response_headers, raw)
+        return self._respond(route, status, response_headers, raw)
+
+    # ---- discovery ------------------------------------------------------------------------------
+    async def _discovery(self, route, request, headers, own, query):
+        group_map = self.group_map
+        index = await self.index.get()
+        target = route.target
+        upstream_path = route.upstream_path
+        if route.mode == "discovery-version":
+            served_resources = index.resources.get((route.private_group, target.version))
+            if not served_resources and index.adapted_entries(route.private_group, target.version):
+                served_version = (index.versions.get(route.private_group) or [target.version])[0]
+                upstream_path = replace_segment(upstream_path, 2, served_version)
+        url_path = upstream_path + ("?" + query if query else "")
+        status, response_headers, raw = await self._send("GET", url_path, headers, own, b"", "get")
+        if status != 200 or "json" not in response_headers.get("Content-Type", ""):
+            return self._respond(route, status, response_headers, raw)
+        document = json.loads(raw)
+        try:
+            if route.mode == "discovery-root":
+                if document.get("kind") == discovery.AGGREGATED_KIND:
+                    document = discovery.aggregated_to_standard(document, index, group_map, self.options.show_private)
+                else:
+                    document = discovery.group_list_to_standard(document, index, group_map, self.options.show_private)
+            elif route.mode == "discovery-group":
+                document = discovery.api_group_to_standard(document, index, group_map)
+            else:
+                upstream_document = document if upstream_path == route.upstream_path else None
+                document = discovery.resource_list_to_standard(upstream_document, route.private_group, target.version,
+                                                               index, group_map)
+        except CapiTranslationError as exc:
+            self.metrics.translation_errors.inc("response")
+            raise ProxyError(502, "cannot translate the discovery document: %s" % exc)
+        return self._respond(route, status, response_headers, raw, translated=bodies.encode(document))
+
+    # ---- watches --------------------------------------------------------------------------------
+    async def _watch(self, request, route, url_path, headers, own):
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.options.upstream_timeout, sock_read=None)
+        session = self.client.session(own)
+        started = time.perf_counter()
+        try:
+            upstream_response = await asyncio.wait_for(
+                session.get(self.client.url(url_path), headers=headers, timeout=timeout, allow_redirects=False),
+                self.options.upstream_timeout)
+        except Exception as exc:  # pylint: disable=broad-except
+            raise self._upstream_failure(exc)
+        self.metrics.upstream_seconds.observe(time.perf_counter() - started, "watch")
+        async with upstream_response:
+            if upstream_response.status != 200:
+                raw = await upstream_response.read()
+                return self._respond(route, upstream_response.status, upstream_response.headers, raw)
+            response = web.StreamResponse(status=200)
+            for name, value in upstream_response.headers.items():
+                if name.lower() not in _RESPONSE_DROP:
+                    response.headers.add(name, value)
+            response.enable_chunked_encoding()
+            await response.prepare(request)
+            self.metrics.open_watches.inc()
+            try:
+                await watch.relay_events(upstream_response, response, lambda line: self._translate_event(route, line),
+                                         self.options.max_event_bytes,
+                                         on_event=lambda count: self.metrics.watch_events.inc(amount=count))
+                await response.write_eof()
+            except (ConnectionResetError, aiohttp.ClientError, OSError):
+                pass  # one side went away: leaving the block closes the upstream connection
+            finally:
+                self.metrics.open_watches.dec()
+            return response
+
+    def _translate_event(self, route, line):
+        if route.mode == "private" or (not route.adapted and route.mode != "crd"
+                                       and not bodies.contains_any(line, self.to_standard_markers)):
+            return line + b"\n"
+        key = (route.mode, route.client_version, route.served_version, line)
+        cached = self._event_cache.get(key)
+        if cached is not None:
+            self._event_cache.move_to_end(key)
+            return cached
+        translated = self._translate_event_uncached(route, line)
+        if len(line) <= _EVENT_CACHE_MAX_LINE:
+            self._event_cache[key] = translated
+            if len(self._event_cache) > _EVENT_CACHE_ENTRIES:
+                self._event_cache.popitem(last=False)
+        return translated
+
+    def _translate_event_uncached(self, route, line):
+        started = time.perf_counter()
+        try:
+            event = json.loads(line)
+            if route.mode == "crd":
+                event = crd_view(event, self.group_map, self.options.show_private)
+                if event is None:
+                    return b""  # an event of a shadowed standard CRD: the client never sees those
+            else:
+                event = bodies.translate_response(event, TO_STANDARD, self.group_map)
+            if route.adapted:
+                event = convert_document(event, route.client_version, self._crds_now())
+        except ValueError as exc:  # CapiTranslationError included
+            self.metrics.translation_errors.inc("watch")
+            raise ProxyError(500, "cannot translate a watch event: %s" % str(exc)[:300])
+        self.metrics.translation_seconds.observe(time.perf_counter() - started, "watch")
+        return bodies.encode(event) + b"\n"
+
+
+def crd_view(document, group_map, show_private):
+    """CRDs as the client sees them: private CRDs as the standard ones, shadowed standard CRDs hidden."""
+    if document is None:
+        return document
+    if "type" in document and isinstance(document.get("object"), dict) and "apiVersion" not in document:
+        viewed = crd_view(document["object"], group_map, show_private)
+        return None if viewed is None else dict(document, object=viewed)
+    if document.get("kind") == "CustomResourceDefinitionList" and isinstance(document.get("items"), list):
+        items = []
+        for item in document["items"]:
+            group = (item.get("spec") or {}).get("group") or ""
+            if group_map.is_standard(group):
+                continue
+            if group_map.is_private(group) and show_private:
+                items.append(item)
+            items.append(_standard_crd(item, group_map))
+        return dict(document, items=items)
+    if document.get("kind") == "CustomResourceDefinition":
+        group = (document.get("spec") or {}).get("group") or ""
+        if group_map.is_standard(group):
+            return None
+        return _standard_crd(document, group_map)
+    return bodies.translate_response(document, TO_STANDARD, group_map)
+
+
+def _standard_crd(crd, group_map):
+    group = (crd.get("spec") or {}).get("group") or ""
+    if not group_map.is_private(group):
+        return crd
+    shell = dict(crd)
+    missing = [field for field in ("apiVersion", "kind") if field not in shell]
+    shell.setdefault("apiVersion", "apiextensions.k8s.io/v1")
+    shell.setdefault("kind", "CustomResourceDefinition")  # items of a List carry no kind
+    translated = translate_object(shell, TO_STANDARD, group_map)
+    for field in missing:
+        del translated[field]
+    names = (translated.get("spec") or {}).get("names")
+    if isinstance(names, dict):
+        translated["spec"]["names"] = discovery.restore_names(names)
+    return translated

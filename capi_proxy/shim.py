@@ -1,0 +1,228 @@
+"""The conversion webhook shim for the private CRDs (ConversionReview v1 over TLS).
+
+private -> standard group (core translate_object), convert the version (core convert_object, or the
+standard CAPI webhook at --delegate-url, with retries), standard -> private. Failures come back as a
+ConversionReview with result.status "Failure" and a message naming the object and what to do.
+"""
+import argparse
+import asyncio
+import json
+import ssl
+import time
+
+import aiohttp
+from aiohttp import web
+
+from capi_proxy.cli import address, extra_group, metrics_app, positive, serve
+from capi_proxy.core import TO_PRIVATE, TO_STANDARD, CapiTranslationError, GroupMap, convert_object, translate_object
+from capi_proxy.kubeconfig import KubeconfigError, Upstream
+from capi_proxy.logs import LEVELS, JsonLogger
+from capi_proxy.metrics import Counter, Histogram, Registry
+from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds
+
+REVIEW_API_VERSION = "apiextensions.k8s.io/v1"
+MAX_REVIEW_BYTES = 32 * 1024 * 1024
+_RETRYABLE_STATUSES = frozenset((429, 500, 502, 503, 504))
+
+
+class ShimError(Exception):
+    """A review that gets result Failure (the message is what the API server logs and returns)."""
+
+
+def ref_version(value):
+    key, equals, version = value.partition("=")
+    if not equals or key.count("/") != 1 or not version:
+        raise argparse.ArgumentTypeError("expected GROUP/KIND=VERSION such as "
+                                         "infrastructure.cluster.x-k8s.io/AWSCluster=v1beta2, got %r" % value)
+    return key, version
+
+
+def shim_parser():
+    parser = argparse.ArgumentParser(prog="python -m capi_proxy shim", description=(
+        "Conversion webhook (ConversionReview v1) for the private CAPI CRDs: POST /convert over TLS."))
+    parser.add_argument("--listen", type=address, default=("127.0.0.1", 9443), help="HOST:PORT (default 127.0.0.1:9443)")
+    parser.add_argument("--tls-cert", required=True, help="PEM serving certificate (chain)")
+    parser.add_argument("--tls-key", required=True, help="PEM private key")
+    parser.add_argument("--delegate-url", help="standard CAPI conversion webhook URL (https://.../convert) to delegate to")
+    parser.add_argument("--delegate-ca", help="PEM CA that verifies the delegate (default: system trust)")
+    parser.add_argument("--delegate-retries", type=int, default=3, help="attempts on transient delegate failures")
+    parser.add_argument("--delegate-timeout", type=positive(float), default=10.0, help="seconds per delegate attempt")
+    parser.add_argument("--kubeconfig", help="read CRD contract labels from this cluster (for v1beta2 -> v1beta1 refs)")
+    parser.add_argument("--ref-version", type=ref_version, action="append", default=[],
+                        help="GROUP/KIND=VERSION for contract references (repeatable; wins over CRD labels)")
+    parser.add_argument("--extra-group", type=extra_group, action="append", default=[],
+                        help="STANDARD=PRIVATE group pair outside the *.cluster.x-k8s.io pattern (repeatable)")
+    parser.add_argument("--metrics-listen", type=address, help="HOST:PORT for Prometheus /metrics")
+    parser.add_argument("--crd-ttl", type=positive(float), default=60.0, help="seconds CRD labels are cached")
+    parser.add_argument("--log-level", choices=sorted(LEVELS), default="info")
+    return parser
+
+
+class Shim(object):
+    def __init__(self, args, logger):
+        self.logger = logger
+        self.group_map = GroupMap(dict(args.extra_group))
+        self.ref_versions = dict(args.ref_version)
+        self.delegate_url = args.delegate_url
+        self.delegate_retries = max(1, args.delegate_retries)
+        self.delegate_timeout = args.delegate_timeout
+        self.delegate_ssl = ssl.create_default_context(cafile=args.delegate_ca) if args.delegate_ca else \
+            ssl.create_default_context()
+        self.session = None
+        self.client = UpstreamClient(Upstream(args.kubeconfig), 30.0) if args.kubeconfig else None
+        self.crds = TimedCache(lambda: load_contract_crds(self.client, self.group_map), args.crd_ttl) \
+            if self.client else None
+        self.registry = Registry()
+        self.reviews = Counter(self.registry, "hypershift_conversion_webhook_requests_total",
+                               "Conversion reviews answered, by result (Success, Failure) and mode.", ("result", "mode"))
+        self.seconds = Histogram(self.registry, "hypershift_conversion_webhook_duration_seconds",
+                                 "Time to answer one conversion review.", ("mode",))
+        self.delegate_errors = Counter(self.registry, "hypershift_conversion_webhook_delegate_errors_total",
+                                       "Failed attempts to reach the delegate webhook.", ("reason",))
+
+    def application(self):
+        app = web.Application(client_max_size=MAX_REVIEW_BYTES)
+        app.router.add_post("/convert", self.handle)
+        app.router.add_get("/healthz", lambda _request: web.Response(text="ok"))
+        app.router.add_get("/readyz", lambda _request: web.Response(text="ok"))
+        app.on_startup.append(self._startup)
+        app.on_cleanup.append(self._cleanup)
+        return app
+
+    async def _startup(self, _app):
+        self.session = aiohttp.ClientSession()
+        if self.client:
+            await self.client.start()
+
+    async def _cleanup(self, _app):
+        await self.session.close()
+        if self.client:
+            await self.client.close()
+
+    async def handle(self, request):
+        started = time.perf_counter()
+        mode = "delegate" if self.delegate_url else "local"
+        try:
+            review = json.loads(await request.read())
+        except ValueError as exc:
+            return self._plain_error(400, "the body is not JSON (%s); send a ConversionReview v1" % str(exc)[:200])
+        uid = (review.get("request") or {}).get("uid") if isinstance(review, dict) else None
+        if not isinstance(uid, str) or not uid:
+            return self._plain_error(400, "not a ConversionReview: request.uid is missing; send a ConversionReview "
+                                          "(apiVersion %s) with request.uid" % REVIEW_API_VERSION)
+        try:
+            converted = await self._convert(review)
+            response = {"uid": uid, "result": {"status": "Success"}, "convertedObjects": converted}
+        except ShimError as exc:
+            self.logger.warning("conversion failed", uid=uid, error=str(exc))
+            response = {"uid": uid, "result": {"status": "Failure", "message": str(exc)}}
+        self.reviews.inc(response["result"]["status"], mode)
+        self.seconds.observe(time.perf_counter() - started, mode)
+        return web.json_response({"apiVersion": REVIEW_API_VERSION, "kind": "ConversionReview", "response": response})
+
+    @staticmethod
+    def _plain_error(code, message):
+        return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code,
+                                  "message": message, "reason": "BadRequest"}, status=code)
+
+    def _check(self, review):
+        if review.get("apiVersion") != REVIEW_API_VERSION or review.get("kind") != "ConversionReview":
+            raise ShimError("expected a ConversionReview of %s, got %s %s; register the shim with "
+                            "conversionReviewVersions [v1]" % (REVIEW_API_VERSION, review.get("apiVersion"), review.get("kind")))
+        request = review["request"]
+        desired = request.get("desiredAPIVersion")
+        if not isinstance(desired, str) or desired.count("/") != 1:
+            raise ShimError("request.desiredAPIVersion is %r, expected GROUP/VERSION" % (desired,))
+        if not self.group_map.is_private(desired.split("/")[0]):
+            raise ShimError("request.desiredAPIVersion %s is not a private CAPI group; this shim serves only the "
+                            "*.cluster.hypershift.openshift.io CRDs" % desired)
+        if not isinstance(request.get("objects"), list):
+            raise ShimError("request.objects must be a list of objects")
+        return desired
+
+    async def _convert(self, review):
+        desired = self._check(review)
+        try:
+            standard = translate_object(review, TO_STANDARD, self.group_map)
+        except CapiTranslationError as exc:
+            raise ShimError("cannot translate the review to the standard groups: %s" % exc)
+        if self.delegate_url:
+            answer = await self._delegate(standard)
+            objects = answer
+        else:
+            objects = await self._convert_locally(standard["request"], desired)
+        try:
+            return [translate_object(obj, TO_PRIVATE, self.group_map) for obj in objects]
+        except CapiTranslationError as exc:
+            raise ShimError("cannot translate the converted objects back to the private groups: %s" % exc)
+
+    async def _convert_locally(self, request, desired):
+        version = desired.split("/")[1]
+        desired_standard = self.group_map.to_standard(desired.split("/")[0])
+        crds = await self.crds.get() if self.crds else None
+        converted = []
+        for position, obj in enumerate(request["objects"]):
+            api_version = obj.get("apiVersion") if isinstance(obj, dict) else None
+            if not isinstance(api_version, str) or api_version.split("/")[0] != desired_standard:
+                raise ShimError("objects[%d] has apiVersion %r, expected group %s (the CRD's own group)"
+                                % (position, api_version, self.group_map.to_private(desired_standard)))
+            try:
+                converted.append(convert_object(obj, version, ref_versions=self.ref_versions, crds=crds,
+                                                group_map=self.group_map))
+            except CapiTranslationError as exc:  # ConversionError included
+                raise ShimError("objects[%d]: %s" % (position, exc))
+        return converted
+
+    async def _delegate(self, standard_review):
+        timeout = aiohttp.ClientTimeout(total=self.delegate_timeout)
+        last_problem = None
+        for attempt in range(self.delegate_retries):
+            if attempt:
+                await asyncio.sleep(min(2.0, 0.2 * 2 ** attempt))
+            try:
+                async with self.session.post(self.delegate_url, json=standard_review, timeout=timeout,
+                                             ssl=self.delegate_ssl if self.delegate_url.startswith("https") else None
+                                             ) as response:
+                    text = await response.text()
+                    if response.status in _RETRYABLE_STATUSES:
+                        last_problem = "HTTP %d: %s" % (response.status, text[:200])
+                        self.delegate_errors.inc("status")
+                        continue
+                    if response.status != 200:
+                        raise ShimError("the delegate webhook %s answered HTTP %d: %s"
+                                        % (self.delegate_url, response.status, text[:300]))
+                    answer = json.loads(text)
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                last_problem = "%s: %s" % (type(exc).__name__, exc)
+                self.delegate_errors.inc("connection")
+                continue
+            except ValueError:
+                raise ShimError("the delegate webhook %s answered with invalid JSON" % self.delegate_url)
+            response_body = answer.get("response") if isinstance(answer, dict) else None
+            if not isinstance(response_body, dict) or response_body.get("uid") != standard_review["request"]["uid"]:
+                raise ShimError("the delegate webhook %s answered without the review's uid; it is not a "
+                                "ConversionReview v1 webhook" % self.delegate_url)
+            result = response_body.get("result") or {}
+            if result.get("status") != "Success":
+                raise ShimError("the delegate webhook %s refused the conversion: %s"
+                                % (self.delegate_url, result.get("message", "no message")))
+            return response_body.get("convertedObjects") or []
+        raise ShimError("the delegate webhook %s failed %d times (last: %s); check that it runs and is reachable"
+                        % (self.delegate_url, self.delegate_retries, last_problem))
+
+
+def run_shim(argv):
+    args = shim_parser().parse_args(argv)
+    logger = JsonLogger(args.log_level, component="capi-conversion-shim")
+    try:
+        shim = Shim(args, logger)
+        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        tls.load_cert_chain(args.tls_cert, args.tls_key)
+    except (KubeconfigError, ValueError, OSError, ssl.SSLError) as exc:
+        logger.error("cannot start", error=str(exc))
+        return 2
+    apps = [(shim.application(), args.listen, tls)]
+    if args.metrics_listen:
+        apps.append((metrics_app(shim.registry), args.metrics_listen, None))
+    asyncio.run(serve(apps, logger, "capi-conversion-shim"))
+    return 0

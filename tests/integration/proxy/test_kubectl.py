@@ -1,0 +1,160 @@
+"""kubectl through the proxy: cluster.x-k8s.io in, private groups stored, never a private name out."""
+import json
+import shutil
+import subprocess
+import time
+
+import pytest
+
+pytestmark = pytest.mark.kubectl
+
+PRIVATE = "hypershift.openshift.io"
+OBJECTS = """
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSCluster
+metadata: {name: kc, namespace: hcp}
+spec: {region: us-east-1}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: AWSMachineTemplate
+metadata: {name: kc-workers, namespace: hcp}
+spec:
+  template:
+    spec: {instanceType: m5.large}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {name: kc, namespace: hcp}
+spec:
+  infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSCluster, name: kc}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineDeployment
+metadata:
+  name: kc-workers
+  namespace: hcp
+  labels: {cluster.x-k8s.io/cluster-name: kc}
+spec:
+  clusterName: kc
+  replicas: 1
+  selector:
+    matchLabels: {cluster.x-k8s.io/cluster-name: kc}
+  template:
+    metadata:
+      labels: {cluster.x-k8s.io/cluster-name: kc}
+    spec:
+      clusterName: kc
+      bootstrap: {dataSecretName: user-data-kc}
+      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSMachineTemplate, name: kc-workers}
+---
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata:
+  name: kc-m1
+  namespace: hcp
+  labels: {cluster.x-k8s.io/cluster-name: kc}
+spec:
+  clusterName: kc
+  bootstrap: {dataSecretName: user-data-kc}
+  infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AWSMachine, name: kc-m1}
+"""
+
+
+@pytest.fixture(scope="module")
+def applied(stack):
+    result = stack.kubectl("apply", "-f", "-", input_text=OBJECTS)
+    assert "cluster.cluster.x-k8s.io/kc created" in result.stdout, result.stdout
+    return stack
+
+
+def test_api_resources_show_standard_groups_only(stack):
+    everything = stack.kubectl("api-resources").stdout
+    assert PRIVATE.replace("hypershift.", "cluster.hypershift.") not in everything
+    capi = stack.kubectl("api-resources", "--api-group=cluster.x-k8s.io", "-o", "wide").stdout
+    rows = {line.split()[0]: line for line in capi.splitlines()[1:]}
+    assert {"machines", "machinesets", "machinedeployments", "clusters"} <= set(rows)
+    assert " ma " in rows["machines"] and "cluster.x-k8s.io/v1beta2" in rows["machines"]  # short name restored
+    infra = stack.kubectl("api-resources", "--api-group=infrastructure.cluster.x-k8s.io").stdout
+    assert "awsmachines" in infra
+
+
+def test_apply_stores_private_and_reads_standard(applied):
+    stored = applied.server.request("GET", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/hcp/clusters/kc")
+    assert stored.status == 200 and stored.json()["spec"]["infrastructureRef"]["apiGroup"] == \
+        "infrastructure.cluster.hypershift.openshift.io"
+    out = applied.kubectl("get", "clusters.cluster.x-k8s.io", "kc", "-n", "hcp", "-o", "json").stdout
+    assert PRIVATE not in out
+    cluster = json.loads(out)
+    assert cluster["apiVersion"] == "cluster.x-k8s.io/v1beta2"
+    assert cluster["spec"]["infrastructureRef"]["apiGroup"] == "infrastructure.cluster.x-k8s.io"
+    listing = applied.kubectl("get", "ma,md,cl", "-n", "hcp", "-o", "name").stdout.split()
+    assert "machine.cluster.x-k8s.io/kc-m1" in listing and "cluster.cluster.x-k8s.io/kc" in listing
+    table = applied.kubectl("get", "machinedeployments", "-n", "hcp").stdout  # server-side Table
+    assert "kc-workers" in table and PRIVATE not in table
+
+
+def test_apply_again_is_unchanged_and_get_v1beta1_converts(applied):
+    again = applied.kubectl("apply", "-f", "-", input_text=OBJECTS).stdout
+    assert "cluster.cluster.x-k8s.io/kc unchanged" in again, again
+    old = json.loads(applied.kubectl("get", "clusters.v1beta1.cluster.x-k8s.io", "kc", "-n", "hcp", "-o", "json").stdout)
+    assert old["apiVersion"] == "cluster.x-k8s.io/v1beta1"
+    assert old["spec"]["infrastructureRef"]["apiVersion"] == "infrastructure.cluster.x-k8s.io/v1beta2"
+
+
+def test_patch_label_scale_wait(applied):
+    applied.kubectl("patch", "machine.cluster.x-k8s.io", "kc-m1", "-n", "hcp", "--type", "merge",
+                    "-p", '{"spec":{"providerID":"aws:///us-east-1a/i-0abc"}}')
+    applied.kubectl("patch", "machine.cluster.x-k8s.io", "kc-m1", "-n", "hcp", "--type", "json", "-p",
+                    '[{"op":"add","path":"/metadata/ownerReferences","value":[{"apiVersion":"cluster.x-k8s.io/v1beta2",'
+                    '"kind":"Cluster","name":"kc","uid":"%s"}]}]' % _uid(applied, "clusters", "kc"))
+    applied.kubectl("label", "machines.cluster.x-k8s.io", "kc-m1", "-n", "hcp", "node-role=worker")
+    stored = applied.server.request("GET", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/hcp/machines/kc-m1").json()
+    assert stored["spec"]["providerID"] == "aws:///us-east-1a/i-0abc"
+    assert stored["metadata"]["labels"]["node-role"] == "worker"
+    assert stored["metadata"]["ownerReferences"][0]["apiVersion"] == "cluster.hypershift.openshift.io/v1beta2"
+    seen = json.loads(applied.kubectl("get", "machine.cluster.x-k8s.io", "kc-m1", "-n", "hcp", "-o", "json").stdout)
+    assert seen["metadata"]["ownerReferences"][0]["apiVersion"] == "cluster.x-k8s.io/v1beta2"
+    applied.kubectl("scale", "machinedeployment.cluster.x-k8s.io/kc-workers", "-n", "hcp", "--replicas=3")
+    applied.kubectl("wait", "machinedeployment.cluster.x-k8s.io/kc-workers", "-n", "hcp",
+                    "--for=jsonpath={.spec.replicas}=3", "--timeout=20s")
+
+
+def test_get_watch_streams_events(applied):
+    binary = shutil.which("kubectl")
+    watcher = subprocess.Popen([binary, "--kubeconfig", applied.kubeconfig, "--cache-dir", applied.kubectl_cache, "get",
+                                "machines.cluster.x-k8s.io", "-n", "hcp", "-w", "--output-watch-events", "-o", "json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)  # the initial list is sent first; then the watch is open
+        applied.kubectl("apply", "-f", "-", input_text=OBJECTS.rsplit("---", maxsplit=1)[-1].replace("kc-m1", "kc-m2"))
+        decoder = json.JSONDecoder()
+        buffer = ""
+        events = []
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any(e["object"]["metadata"]["name"] == "kc-m2" for e in events):
+            buffer += watcher.stdout.readline()
+            try:
+                event, end = decoder.raw_decode(buffer.strip())
+                events.append(event)
+                buffer = buffer.strip()[end:]
+            except ValueError:
+                continue
+        added = [event for event in events if event["object"]["metadata"]["name"] == "kc-m2"]
+        assert added and added[0]["type"] == "ADDED", events
+        assert added[0]["object"]["apiVersion"] == "cluster.x-k8s.io/v1beta2"
+    finally:
+        watcher.terminate()
+        watcher.wait(10)
+
+
+def test_delete(applied):
+    applied.kubectl("delete", "machine.cluster.x-k8s.io", "kc-m2", "-n", "hcp", "--wait=true")
+    gone = applied.server.request("GET", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/hcp/machines/kc-m2")
+    assert gone.status == 404
+    missing = applied.kubectl("get", "machine.cluster.x-k8s.io", "kc-m2", "-n", "hcp", check=False)
+    assert missing.returncode != 0 and "NotFound" in missing.stderr
+
+
+def _uid(stack, plural, name):
+    return stack.server.request("GET", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/hcp/%s/%s"
+                                % (plural, name)).json()["metadata"]["uid"]

@@ -1,0 +1,155 @@
+"""Pure parts of capi_proxy: path hardening, body translation, discovery, OpenAPI, adaptation, logs, metrics."""
+import json
+
+import pytest
+
+from capi_proxy import bodies, discovery, openapi
+from capi_proxy.adaptation import apply_patch, convert_document, merge_patch
+from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE
+from capi_proxy.errors import ProxyError
+from capi_proxy.logs import scrub
+from capi_proxy.metrics import ProxyMetrics
+from capi_proxy.pathing import check_path, parse_target, replace_segment
+
+PRIVATE = "cluster.hypershift.openshift.io"
+
+
+@pytest.mark.parametrize("path", ["/apis/cluster.x-k8s.io/../api/v1/secrets", "/apis/x/%2e%2e/y", "/apis/x/%2F",
+                                  "/apis//x", "/apis/./x", "/apis/x\\y", "/apis/x%zz", "/apis/x/%252e", "apis/x",
+                                  "/apis/x y"])
+def test_check_path_refuses_tricks(path):
+    with pytest.raises(ProxyError) as error:
+        check_path(path)
+    assert error.value.code == 400 and "refused" in error.value.message
+
+
+@pytest.mark.parametrize("path", ["/apis/", "/apis", "/api/v1/namespaces/a/pods/p:8080/proxy", "/healthz",
+                                  "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines/m-1/status"])
+def test_check_path_accepts_canonical_paths(path):
+    check_path(path)
+
+
+def test_parse_target_like_request_info():
+    target = parse_target("/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines/m/status", "PATCH", {})
+    assert (target.group, target.version, target.namespace, target.resource, target.name, target.subresource,
+            target.verb) == ("cluster.x-k8s.io", "v1beta2", "ns", "machines", "m", "status", "patch")
+    watch = parse_target("/apis/cluster.x-k8s.io/v1beta1/machines", "GET", {"watch": "1"})
+    assert watch.verb == "watch" and watch.namespace is None
+    namespace = parse_target("/api/v1/namespaces/ns", "DELETE", {})
+    assert (namespace.resource, namespace.name, namespace.verb) == ("namespaces", "ns", "delete")
+    assert parse_target("/apis/g/v/things", "DELETE", {}).verb == "deletecollection"
+    assert replace_segment("/apis/a/v1/x/", 1, "b") == "/apis/b/v1/x/"
+
+
+def test_json_patch_values_are_translated_at_their_path():
+    operations = [
+        {"op": "add", "path": "/metadata/ownerReferences/-",
+         "value": {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "c", "uid": "u"}},
+        {"op": "replace", "path": "/spec/infrastructureRef/apiGroup", "value": "infrastructure.cluster.x-k8s.io"},
+        {"op": "replace", "path": "/metadata/labels/cluster.x-k8s.io~1cluster-name", "value": "cluster.x-k8s.io"},
+        {"op": "test", "path": "/apiVersion", "value": "cluster.x-k8s.io/v1beta2"},
+        {"op": "remove", "path": "/spec/x"},
+    ]
+    translated = bodies.translate_json_patch(operations, TO_PRIVATE)
+    assert translated[0]["value"]["apiVersion"] == PRIVATE + "/v1beta2"
+    assert translated[1]["value"] == "infrastructure." + PRIVATE
+    assert translated[2]["value"] == "cluster.x-k8s.io"  # a label value is user data
+    assert translated[3]["value"] == PRIVATE + "/v1beta2"
+    assert translated[4] == operations[4]
+    assert operations[0]["value"]["apiVersion"] == "cluster.x-k8s.io/v1beta2"  # input untouched
+
+
+def test_partial_and_yaml_bodies():
+    patch = {"spec": {"infrastructureRef": {"kind": "AWSMachine", "apiGroup": "infrastructure.cluster.x-k8s.io"}}}
+    translated = bodies.translate_document(patch, bodies.MERGE_PATCH, TO_PRIVATE)
+    assert translated == {"spec": {"infrastructureRef": {"kind": "AWSMachine", "apiGroup": "infrastructure." + PRIVATE}}}
+    document = bodies.decode(b"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Machine\nmetadata: {name: m}\n",
+                             bodies.APPLY_PATCH, "the body")
+    assert bodies.translate_document(document, bodies.APPLY_PATCH, TO_PRIVATE)["apiVersion"] == PRIVATE + "/v1beta2"
+    with pytest.raises(ProxyError) as error:
+        bodies.decode(b'{"apiVersion": ', "application/json", "the request body")
+    assert error.value.code == 400 and "not valid JSON" in error.value.message
+    with pytest.raises(ProxyError):
+        bodies.translate_json_patch({"op": "add"}, TO_PRIVATE)
+
+
+def _aggregated():
+    def resource(plural, kind):
+        return {"resource": plural, "responseKind": {"group": PRIVATE, "version": "v1beta2", "kind": kind},
+                "scope": "Namespaced", "verbs": ["get"], "shortNames": ["hcp" + plural[:2]], "categories": ["hypershift-capi"],
+                "subresources": [{"subresource": "status", "responseKind": {"group": PRIVATE, "version": "v1beta2", "kind": kind},
+                                  "verbs": ["get"]}]}
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "items": [
+        {"metadata": {"name": PRIVATE}, "versions": [{"version": "v1beta2", "resources": [
+            resource("machines", "Machine"), resource("clusterclasses", "ClusterClass")]}]},
+        {"metadata": {"name": "cluster.x-k8s.io"}, "versions": [{"version": "v1beta2", "resources": []}]},
+        {"metadata": {"name": "apps"}, "versions": [{"version": "v1", "resources": []}]}]}
+
+
+def test_served_index_adapts_only_convertible_core_kinds():
+    index = discovery.ServedIndex(_aggregated(), DEFAULT_GROUP_MAP)
+    assert index.adaptation(PRIVATE, "v1beta1", "machines") == "v1beta2"
+    assert index.adaptation(PRIVATE, "v1beta2", "machines") is None  # served
+    assert index.adaptation(PRIVATE, "v1beta1", "clusterclasses") is None  # no conversion rules
+    assert index.adapted_versions(PRIVATE) == ["v1beta2", "v1beta1"]
+
+
+@pytest.mark.parametrize("show_private", [False, True])
+def test_aggregated_discovery_renames_and_shadows(show_private):
+    index = discovery.ServedIndex(_aggregated(), DEFAULT_GROUP_MAP)
+    shown = discovery.aggregated_to_standard(_aggregated(), index, DEFAULT_GROUP_MAP, show_private)
+    names = [item["metadata"]["name"] for item in shown["items"]]
+    assert names == ([PRIVATE] if show_private else []) + ["cluster.x-k8s.io", "apps"]
+    standard = shown["items"][-2]
+    v1beta1 = [entry for entry in standard["versions"] if entry["version"] == "v1beta1"][0]
+    machines = v1beta1["resources"][0]
+    assert machines["responseKind"] == {"group": "cluster.x-k8s.io", "version": "v1beta1", "kind": "Machine"}
+    assert machines["shortNames"] == ["ma"] and machines["categories"] == ["cluster-api"]
+    assert machines["subresources"][0]["responseKind"]["version"] == "v1beta1"
+
+
+def test_openapi_index_and_document():
+    index = {"paths": {"apis/%s/v1beta2" % PRIVATE: {"serverRelativeURL": "/openapi/v3/apis/%s/v1beta2?hash=A" % PRIVATE},
+                       "apis/cluster.x-k8s.io/v1beta2": {"serverRelativeURL": "/openapi/v3/apis/cluster.x-k8s.io/v1beta2"},
+                       "api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=B"}}}
+    shown = json.loads(openapi.translate_response(json.dumps(index).encode(), "/openapi/v3", DEFAULT_GROUP_MAP, False))
+    assert shown["paths"] == {"apis/cluster.x-k8s.io/v1beta2": {"serverRelativeURL": "/openapi/v3/apis/cluster.x-k8s.io/v1beta2?hash=A"},
+                              "api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=B"}}
+    document = {"paths": {"/apis/%s/v1beta2/machines" % PRIVATE: {"patch": {"x-kubernetes-group-version-kind": {
+        "group": PRIVATE, "version": "v1beta2", "kind": "Machine"}}}},
+        "components": {"schemas": {"m": {"x-kubernetes-group-version-kind": [{"group": PRIVATE, "kind": "Machine"}]}}}}
+    shown = json.loads(openapi.translate_response(json.dumps(document).encode(), "/openapi/v3/apis/cluster.x-k8s.io/v1beta2",
+                                                  DEFAULT_GROUP_MAP, False))
+    operation = shown["paths"]["/apis/cluster.x-k8s.io/v1beta2/machines"]["patch"]
+    assert operation["x-kubernetes-group-version-kind"]["group"] == "cluster.x-k8s.io"
+    assert shown["components"]["schemas"]["m"]["x-kubernetes-group-version-kind"][0]["group"] == "cluster.x-k8s.io"
+    assert openapi.upstream_path("/openapi/v3/apis/cluster.x-k8s.io/v1beta2", DEFAULT_GROUP_MAP) == \
+        "/openapi/v3/apis/%s/v1beta2" % PRIVATE
+
+
+def test_adaptation_of_events_and_patches():
+    bookmark = {"type": "BOOKMARK", "object": {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+                                               "metadata": {"resourceVersion": "7"}}}
+    assert convert_document(bookmark, "v1beta1", [])["object"]["apiVersion"] == "cluster.x-k8s.io/v1beta1"
+    status = {"apiVersion": "v1", "kind": "Status", "code": 404}
+    assert convert_document(status, "v1beta1", []) == status
+    assert merge_patch({"a": {"b": 1, "c": 2}}, {"a": {"b": None, "d": 3}}) == {"a": {"c": 2, "d": 3}}
+    assert apply_patch({"a": 1}, [{"op": "replace", "path": "/a", "value": 2}], bodies.JSON_PATCH) == {"a": 2}
+    with pytest.raises(ProxyError) as error:
+        apply_patch({"a": 1}, [{"op": "remove", "path": "/zz"}], bodies.JSON_PATCH)
+    assert error.value.code == 422
+    with pytest.raises(ProxyError) as error:
+        apply_patch({}, {}, bodies.STRATEGIC_PATCH)
+    assert error.value.code == 415
+
+
+def test_logs_scrub_tokens_and_metrics_render():
+    line = scrub('{"h": "Bearer abc.def", "q": "/x?token=s3cr3t&a=1", "jwt": "eyJhbGciOiJI.eyJzdWIiOiJib2IifQ.sig"}')
+    assert "abc.def" not in line and "s3cr3t" not in line and "eyJzdWIiOiJib2IifQ" not in line
+    metrics = ProxyMetrics()
+    metrics.requests.inc("cluster.x-k8s.io", "get", "200")
+    metrics.translation_seconds.observe(0.0003, "response")
+    text = metrics.registry.render()
+    assert 'hypershift_api_proxy_requests_total{group="cluster.x-k8s.io",verb="get",code="200"} 1.0' in text
+    assert 'hypershift_api_proxy_translation_duration_seconds_bucket{direction="response",le="0.0005"} 1' in text
+    assert 'hypershift_api_proxy_translation_duration_seconds_count{direction="response"} 1' in text
