@@ -12,6 +12,9 @@ kubernetes.core CoreException) carrying the API's own message and the object it 
 
 import copy
 import json
+import random
+import threading
+import time
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
@@ -24,8 +27,21 @@ except ImportError:  # reported by AnsibleK8SModule's requirement check
     get_api_client = None
     ApiException = DynamicApiError = Exception
 
+try:
+    from urllib3.exceptions import HTTPError as TransportError
+except ImportError:  # urllib3 comes with kubernetes; without it nothing here runs anyway
+    class TransportError(Exception):
+        pass
+
 DRY_RUN_ALL = "All"
 FIELD_MANAGER = "hypershift.private_capi"
+MERGE_PATCH = "application/merge-patch+json"
+# Accept header of aggregated discovery (one request describes every group, version and resource).
+AGGREGATED_DISCOVERY_ACCEPT = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+                               "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
+                               "application/json")
+PARTIAL_METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+CONNECTION_ERROR_REASON = "ConnectionError"
 
 
 def auth_argspec():
@@ -50,6 +66,15 @@ class ApiError(CoreException):
     @property
     def is_not_found(self):
         return self.status == 404
+
+    @property
+    def is_already_exists(self):
+        return self.status == 409 and self.reason == "AlreadyExists"
+
+    @property
+    def is_transient(self):
+        """Worth retrying unchanged: throttled (429), a server-side 5xx, or the connection failed."""
+        return self.status is None or self.status == 429 or 500 <= self.status <= 599
 
     def result(self):
         return {"status": self.status, "reason": self.reason, "api_message": self.api_message}
@@ -100,6 +125,8 @@ class ApiClient(object):
     def __init__(self, k8s_client, dry_run=False):
         self._k8s_client = k8s_client
         self.dry_run = dry_run
+        self._calls_lock = threading.Lock()
+        self.calls_by_method = {}
 
     @classmethod
     def from_module(cls, module):
@@ -107,15 +134,41 @@ class ApiClient(object):
         k8s_client = get_api_client(module=module)
         return cls(k8s_client, dry_run=bool(module.check_mode))
 
-    def request(self, method, path, what, body=None, query=None, content_type=None):
+    @property
+    def calls(self):
+        """Requests sent by this client so far (every attempt counts)."""
+        with self._calls_lock:
+            return sum(self.calls_by_method.values())
+
+    def _count(self, method):
+        with self._calls_lock:
+            self.calls_by_method[method] = self.calls_by_method.get(method, 0) + 1
+
+    def size_connection_pool(self, connections):
+        """Keep up to `connections` keep-alive connections, so that many parallel requests reuse them."""
+        api_client = self._k8s_client.client
+        configuration = api_client.configuration
+        if (configuration.connection_pool_maxsize or 0) >= connections:
+            return
+        from kubernetes.client import rest
+
+        configuration.connection_pool_maxsize = connections
+        api_client.rest_client = rest.RESTClientObject(configuration)
+
+    def request(self, method, path, what, body=None, query=None, content_type=None, headers=None):
         params = dict(query or {})
         if content_type:
             params["content_type"] = content_type
+        if headers:
+            params["header_params"] = dict(headers)
+        self._count(method)
         try:
             response = self._k8s_client.client.request(method, path, body=body, serialize=False, **params)
         except (ApiException, DynamicApiError) as exc:
             status, reason, message = _status_from_exception(exc)
             raise ApiError(status, reason, message, what)
+        except TransportError as exc:  # dropped connection, reset, timeout: no HTTP answer at all
+            raise ApiError(None, CONNECTION_ERROR_REASON, "no answer from the API server (%s)" % exc, what)
         data = response.data
         if not data:
             return {}
@@ -170,18 +223,54 @@ class ApiClient(object):
             if not continue_token or limit and len(items) >= limit:
                 return items
 
+    def list_all(self, path, what, page_size=500, label_selector=None, headers=None):
+        """Every item of a collection read in pages of page_size (follows `continue`): (items, list metadata)."""
+        items = []
+        continue_token = None
+        while True:
+            query = {"limit": page_size}
+            if label_selector:
+                query["label_selector"] = label_selector
+            if continue_token:
+                query["_continue"] = continue_token
+            page = self.request("GET", path, what, query=query, headers=headers)
+            items.extend(page.get("items") or ())
+            list_metadata = page.get("metadata") or {}
+            continue_token = list_metadata.get("continue")
+            if not continue_token:
+                return items, list_metadata
+
     def create(self, path, body, what):
         return self.request("POST", path, what, body=body, query=self._write_query())
+
+    def patch(self, path, body, what, content_type=MERGE_PATCH):
+        """PATCH (JSON merge patch by default); metadata.resourceVersion in the body makes it conflict-checked."""
+        return self.request("PATCH", path, what, body=body, query=self._write_query(), content_type=content_type)
+
+    def delete_collection(self, path, what, label_selector, propagation_policy=None):
+        """DELETE every object of a collection matching label_selector (required: never a whole collection)."""
+        if not label_selector:
+            raise ValueError("delete_collection needs a label selector (%s)" % what)
+        query = {"label_selector": label_selector}
+        if self.dry_run:
+            query["dry_run"] = DRY_RUN_ALL
+        body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        return self.request("DELETE", path, what, body=body, query=query)
 
     def replace(self, path, body, what):
         """PUT; the body's metadata.resourceVersion makes it conflict-checked (409 when stale)."""
         return self.request("PUT", path, what, body=body, query=self._write_query())
 
-    def delete(self, path, what, propagation_policy=None):
+    def delete(self, path, what, propagation_policy=None, preconditions=None):
+        """DELETE one object; preconditions ({"uid", "resourceVersion"}) make it refuse (409) a changed object."""
         query = {"dry_run": DRY_RUN_ALL} if self.dry_run else {}
         body = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if propagation_policy:
             body["propagationPolicy"] = propagation_policy
+        if preconditions:
+            body["preconditions"] = dict(preconditions)
         return self.request("DELETE", path, what, body=body, query=query)
 
     def preferred_version(self, group, what):
@@ -197,6 +286,55 @@ class ApiClient(object):
             return preferred
         versions = api_group.get("versions") or ()
         return versions[0].get("version") if versions else None
+
+
+def call_with_retries(call, attempts=6, base_delay=0.05, max_delay=2.0, sleep=time.sleep):
+    """call() until it does not raise a transient ApiError (429, 5xx, no answer), at most `attempts` times.
+
+    Backoff doubles from base_delay (capped at max_delay) with jitter, so parallel workers do not retry in
+    lockstep. Non-transient errors and the last transient one propagate unchanged.
+    """
+    for attempt in range(attempts):
+        try:
+            return call()
+        except ApiError as exc:
+            if not exc.is_transient or attempt == attempts - 1:
+                raise
+            sleep(random.uniform(0.5, 1.0) * min(max_delay, base_delay * 2 ** attempt))
+
+
+def parallel_map(function, items, parallelism):
+    """[function(item) for item in items] on up to `parallelism` threads, results in input order.
+
+    The first exception (in input order) is raised once every started call has finished; calls not yet
+    started when a call fails are skipped, so a failing run stops quickly and leaves no request in flight.
+    """
+    items = list(items)
+    if parallelism <= 1 or len(items) <= 1:
+        return [function(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    failed = threading.Event()
+
+    def guarded(item):
+        if failed.is_set():
+            return _SKIPPED
+        try:
+            return function(item)
+        except BaseException:
+            failed.set()
+            raise
+
+    with ThreadPoolExecutor(max_workers=min(parallelism, len(items))) as pool:
+        futures = [pool.submit(guarded, item) for item in items]
+    for future in futures:
+        exc = future.exception()
+        if exc is not None:
+            raise exc
+    return [future.result() for future in futures]
+
+
+_SKIPPED = object()
 
 
 def fail_from_error(module, error, **result):

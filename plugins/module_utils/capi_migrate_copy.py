@@ -1,0 +1,193 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The copy engine of capi_object_migrate: creates the copies owners first, writes their status.
+
+Level by level (graph levels: every owner is in an earlier level), each level in parallel on a bounded
+pool. Every write is conflict-checked: creates by name (409 AlreadyExists -> the existing object is read
+and judged like any found target), updates by resourceVersion (409 -> read again, judge again, bounded).
+429/5xx/no-answer are retried with backoff (k8s_client.call_with_retries); anything else stops the run.
+"""
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import copy_json
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_plan import (
+    DIFFERS,
+    IN_SYNC,
+    canonical,
+    decide,
+    desired_target,
+    remap_owner_references,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+    ApiError,
+    api_path,
+    call_with_retries,
+    parallel_map,
+)
+
+CONFLICT_RETRIES = 5
+
+
+class MigrationError(Exception):
+    """A run that must stop; the message names the object, what was expected and found, and what to do."""
+
+
+def object_name(obj):
+    return (obj.get("metadata") or {}).get("name")
+
+
+def object_path(kind, namespace, name, target=True, subresource=None):
+    group = kind.target_group if target else kind.source_group
+    return api_path(group, kind.version, kind.plural, namespace, name, subresource)
+
+
+def what(verb, kind, namespace, name, target=True):
+    group = kind.target_group if target else kind.source_group
+    return "%s %s %s/%s (%s/%s)" % (verb, kind.kind, namespace, name, group, kind.version)
+
+
+class CopyEngine(object):
+    """Copies the copyable sources of one namespace; fills report and returns the owner map."""
+
+    def __init__(self, client, report, namespace, direction, group_map, force=False, parallelism=8, diff=False):
+        self.client = client
+        self.report = report
+        self.namespace = namespace
+        self.direction = direction
+        self.group_map = group_map
+        self.force = force
+        self.parallelism = parallelism
+        self.diff = diff
+        self.dry_run = client.dry_run
+
+    # --- requests ------------------------------------------------------------------------------
+    def _call(self, function):
+        return call_with_retries(function)
+
+    def _create(self, kind, body):
+        name = object_name(body)
+        return self._call(lambda: self.client.create(object_path(kind, self.namespace, None), body,
+                                                     what("create", kind, self.namespace, name)))
+
+    def _get_target(self, kind, name):
+        return self._call(lambda: self.client.get(object_path(kind, self.namespace, name),
+                                                  what("get", kind, self.namespace, name)))
+
+    def _replace(self, kind, body, subresource=None):
+        name = object_name(body)
+        verb = "update status of" if subresource else "update"
+        return self._call(lambda: self.client.replace(object_path(kind, self.namespace, name, subresource=subresource),
+                                                      body, what(verb, kind, self.namespace, name)))
+
+    def _guarded_update(self, kind, name, current, change, subresource=None):
+        """PUT change(current) guarded by current's resourceVersion; on 409 read again and retry (bounded)."""
+        for _attempt in range(CONFLICT_RETRIES):
+            try:
+                return self._replace(kind, change(current), subresource)
+            except ApiError as exc:
+                if not exc.is_conflict:
+                    raise
+                current = self._get_target(kind, name)
+        raise MigrationError(
+            "%s kept changing while it was written (%d conflicts in a row); something else writes it - stop that "
+            "writer (scale the CAPI controllers to 0) and re-run" % (what("update", kind, self.namespace, name), CONFLICT_RETRIES))
+
+    # --- one object ------------------------------------------------------------------------------
+    def copy_level(self, members, sources, kinds, owner_targets, targets, moved_set, skipped_orphaning):
+        """Copy one level in parallel; returns {source uid: target object} for the copies that exist now."""
+        def copy_one(uid):
+            source = sources[uid]
+            kind = kinds[uid]
+            refs, dropped = remap_owner_references(source, owner_targets, moved_set, skipped_orphaning)
+            for ref, why in dropped:
+                self.report.warn("%s %s/%s: ownerReference to %s %s (uid %s) not copied: %s"
+                                 % (kind.kind, self.namespace, object_name(source), ref.get("kind"), ref.get("name"),
+                                    ref.get("uid"), why))
+            body, status = desired_target(source, kind, self.direction, self.group_map, refs)
+            existing = targets.get((kind.key, object_name(source)))
+            entries = []
+            if existing is None:
+                target = self._create_copy(kind, source, body, status, entries)
+            else:
+                target = self._settle_existing(kind, source, existing, body, status, entries)
+            return target, entries
+
+        outcomes = parallel_map(copy_one, members, self.parallelism)
+        copied = {}
+        for uid, (target, entries) in zip(members, outcomes):
+            self.report.extend(entries)
+            if target is not None:
+                copied[uid] = target
+                self.report.map_uid(uid, (target.get("metadata") or {}).get("uid"))
+        return copied
+
+    def _create_copy(self, kind, source, body, status, entries):
+        name = object_name(source)
+        try:
+            created = self._create(kind, body)
+        except ApiError as exc:
+            if not exc.is_already_exists:
+                raise
+            # created by an earlier attempt whose answer was lost, or by someone else: judge what is there
+            existing = self._get_target(kind, name)
+            return self._settle_existing(kind, source, existing, body, status, entries)
+        self.report.count(kind.kind, "created")
+        entries.append({"action": "create", "obj_kind": kind.kind, "name": name, "api_version": kind.target_api_version})
+        if self.diff:
+            self.report.diff("%s %s/%s" % (kind.kind, self.namespace, name), {}, dict(body, status=status) if status else body)
+        if status:
+            entries.append({"action": "write_status", "obj_kind": kind.kind, "name": name})
+            if not self.dry_run:  # a dry-run create leaves nothing whose status could be written
+                created = self._guarded_update(kind, name, created, lambda current: dict(current, status=copy_json(status)),
+                                               subresource="status")
+        return created
+
+    def _settle_existing(self, kind, source, existing, body, status, entries):
+        name = object_name(source)
+        decision = decide(source, existing, body, status)
+        if decision.outcome == IN_SYNC:
+            self.report.skip(kind.kind, name, "target in sync: %s" % decision.reason)
+            entries.append({"action": "skip", "obj_kind": kind.kind, "name": name, "reason": decision.reason})
+            return existing
+        if decision.outcome == DIFFERS:
+            self.report.conflict(kind.kind, name, decision.reason, decision.differences, overwritten=self.force)
+            if not self.force:
+                entries.append({"action": "conflict", "obj_kind": kind.kind, "name": name, "reason": decision.reason})
+                return existing
+            entries.append({"action": "overwrite", "obj_kind": kind.kind, "name": name, "reason": decision.reason})
+            if self.diff:
+                self.report.diff("%s %s/%s" % (kind.kind, self.namespace, name), canonical(existing), canonical(body))
+
+            def overwritten(current):
+                replacement = copy_json(body)
+                replacement["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                return replacement
+
+            target = self._guarded_update(kind, name, existing, overwritten)
+            if status:
+                entries.append({"action": "write_status", "obj_kind": kind.kind, "name": name})
+                target = self._guarded_update(kind, name, target, lambda current: dict(current, status=copy_json(status)),
+                                              subresource="status")
+            self.report.count(kind.kind, "updated")
+            return target
+        target = existing
+        if decision.fix_owners:
+            entries.append({"action": "update_owner_references", "obj_kind": kind.kind, "name": name})
+            owner_refs = body["metadata"].get("ownerReferences") or []
+
+            def with_owners(current):
+                updated = copy_json(current)
+                if owner_refs:
+                    updated["metadata"]["ownerReferences"] = copy_json(owner_refs)
+                else:
+                    updated["metadata"].pop("ownerReferences", None)
+                return updated
+
+            target = self._guarded_update(kind, name, target, with_owners)
+        if decision.fix_status:
+            entries.append({"action": "write_status", "obj_kind": kind.kind, "name": name})
+            target = self._guarded_update(kind, name, target, lambda current: dict(current, status=copy_json(status)),
+                                          subresource="status")
+        if self.diff:
+            self.report.diff("%s %s/%s" % (kind.kind, self.namespace, name), canonical(existing), canonical(target))
+        self.report.count(kind.kind, "updated")
+        return target

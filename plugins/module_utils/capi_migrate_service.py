@@ -1,0 +1,252 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Runner of hypershift.private_capi.capi_object_migrate: discovery, reads, checks, copy, verify, delete.
+
+The order of one run: discover the moved kinds (capi_migrate_discovery); LIST every source and target
+kind in parallel (paginated); refuse an unpaused Cluster (require_paused); build the ownership graph
+(capi_migrate_graph); copy owners first (capi_migrate_copy); optionally verify (capi_migrate_verify);
+with delete_source re-point dependents and delete the sources children first (capi_migrate_delete).
+"""
+
+import time
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+    STANDARD_SUFFIX,
+    TO_PRIVATE,
+    CapiTranslationError,
+    GroupMap,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_copy import (
+    CopyEngine,
+    MigrationError,
+    object_name,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_delete import DeleteEngine
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import (
+    DiscoveryError,
+    dependent_resources,
+    moved_kinds,
+    read_served_resources,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_graph import (
+    DELETION_ORPHAN_FINALIZER,
+    OwnershipCycleError,
+    OwnershipGraph,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_plan import (
+    MigrationPlanError,
+    desired_target,
+    remap_owner_references,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_report import MigrationReport
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_verify import (
+    failure_message,
+    verify_copies,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+    ApiClient,
+    ApiError,
+    api_path,
+    call_with_retries,
+    parallel_map,
+)
+
+PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
+LIST_PAGE_SIZE = 500
+
+
+def is_paused(cluster):
+    """CAPI's own test: spec.paused, or the paused annotation on the object."""
+    annotations = (cluster.get("metadata") or {}).get("annotations") or {}
+    return bool((cluster.get("spec") or {}).get("paused")) or PAUSED_ANNOTATION in annotations
+
+
+class MigrateService(object):
+    def __init__(self, client, params, group_map, diff=False):
+        self.client = client
+        self.params = params
+        self.namespace = params["namespace"]
+        self.direction = params["direction"]
+        self.group_map = group_map
+        self.parallelism = params["parallelism"]
+        self.report = MigrationReport()
+        self.diff = diff
+        self.kinds = []
+        self.verified = None
+
+    # --- reads -----------------------------------------------------------------------------------
+    def _list(self, group, kind_name, version, plural):
+        path = api_path(group, version, plural, self.namespace)
+        items, _meta = call_with_retries(lambda: self.client.list_all(
+            path, "list %s in namespace %s (%s/%s)" % (plural, self.namespace, group, version), page_size=LIST_PAGE_SIZE))
+        api_version = "%s/%s" % (group, version)
+        for item in items:
+            item.setdefault("apiVersion", api_version)
+            item.setdefault("kind", kind_name)
+        return items
+
+    def read_all(self, moved, unserved):
+        """(sources per kind key, targets per kind key, unserved resources that hold objects).
+
+        Targets are read only for kinds that have sources: a namespace uses a handful of the many kinds served.
+        """
+        def read_source(job):
+            role, item = job
+            if role == "source":
+                return self._list(item.source_group, item.kind, item.version, item.plural)
+            resource = item[0]
+            return self._list(resource.group, resource.kind, resource.version, resource.plural)
+
+        jobs = [("source", kind) for kind in moved] + [("unserved", pair) for pair in unserved]
+        sources, targets, blocked = {}, {}, []
+        for (role, item), items in zip(jobs, parallel_map(read_source, jobs, self.parallelism)):
+            if role == "source":
+                sources[item.key] = items
+            elif items:
+                blocked.append("%d %s object(s): %s" % (len(items), item[0].kind, item[1]))
+        with_sources = [kind for kind in moved if sources[kind.key]]
+        listed = parallel_map(lambda kind: self._list(kind.target_group, kind.kind, kind.version, kind.plural),
+                              with_sources, self.parallelism)
+        for kind, items in zip(with_sources, listed):
+            targets[kind.key] = items
+        return sources, targets, blocked
+
+    # --- checks ----------------------------------------------------------------------------------
+    def core_group(self):
+        """The core CAPI group (where Cluster lives) in the source naming."""
+        return STANDARD_SUFFIX if self.direction == TO_PRIVATE else self.group_map.to_private(STANDARD_SUFFIX)
+
+    def check_paused(self, sources, kind_of):
+        unpaused = [obj for uid, obj in sources.items()
+                    if kind_of[uid].kind == "Cluster" and kind_of[uid].source_group == self.core_group()
+                    and not (obj.get("metadata") or {}).get("deletionTimestamp") and not is_paused(obj)]
+        if unpaused and self.params["require_paused"]:
+            names = ", ".join("Cluster %s/%s" % (self.namespace, object_name(obj)) for obj in unpaused)
+            raise MigrationError(
+                "%s is not paused (spec.paused is not true and there is no %s annotation), so its controllers may change "
+                "objects while they are copied and updates would be lost. Pause it first (the migrate role does: "
+                "spec.paused: true with the old CAPI controllers scaled to 0), or pass require_paused: false to copy anyway"
+                % (names, PAUSED_ANNOTATION))
+        for obj in unpaused:
+            self.report.warn("Cluster %s/%s is not paused; copying anyway (require_paused: false)"
+                             % (self.namespace, object_name(obj)))
+
+    # --- run -------------------------------------------------------------------------------------
+    def run(self):
+        served = read_served_resources(self.client, self.parallelism)
+        moved, unserved = moved_kinds(served, self.group_map, self.direction, self.params.get("kinds"))
+        self.kinds = moved
+        source_lists, target_lists, blocked = self.read_all(moved, unserved)
+        if blocked:
+            raise MigrationError("namespace %s holds objects that cannot be moved: %s"
+                                 % (self.namespace, "; ".join(blocked)))
+        kind_by_key = {kind.key: kind for kind in moved}
+        sources, kind_of, targets = {}, {}, {}
+        for key, items in source_lists.items():
+            self.report.count(kind_by_key[key].kind, "found", len(items))
+            for item in items:
+                sources[item["metadata"]["uid"]] = item
+                kind_of[item["metadata"]["uid"]] = kind_by_key[key]
+        for key, items in target_lists.items():
+            for item in items:
+                targets[(key, object_name(item))] = item
+        if not sources:
+            self.report.warn("no %s CAPI objects found in namespace %s (kinds read: %s)"
+                             % ("standard" if self.direction == TO_PRIVATE else "private", self.namespace,
+                                ", ".join(kind.kind for kind in moved) or "none"))
+        self.check_paused(sources, kind_of)
+        graph = OwnershipGraph(list(sources.values()))
+        for uid, reason in sorted(graph.skipped.items(), key=lambda pair: (kind_of[pair[0]].kind, object_name(sources[pair[0]]))):
+            self.report.skip(kind_of[uid].kind, object_name(sources[uid]), "not copied: %s" % reason)
+            self.report.step("skip", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+        copyable = [uid for uid in sources if uid not in graph.skipped]
+        levels = graph.levels(copyable)
+        moved_set = {(kind.source_group, kind.kind) for kind in moved}
+        orphaning = {uid for uid in graph.skipped
+                     if DELETION_ORPHAN_FINALIZER in ((sources[uid].get("metadata") or {}).get("finalizers") or ())}
+        copier = CopyEngine(self.client, self.report, self.namespace, self.direction, self.group_map,
+                            force=self.params["force"], parallelism=self.parallelism, diff=self.diff)
+        owner_targets, copies = {}, {}
+        for members in levels:
+            copied = copier.copy_level(members, sources, kind_of, owner_targets, targets, moved_set, orphaning)
+            copies.update(copied)
+            for uid, target in copied.items():
+                owner_targets[uid] = (kind_of[uid].target_api_version, target["metadata"]["uid"])
+        if self.params["verify"]:
+            self.verify(copyable, sources, kind_of, owner_targets, copies, moved_set, orphaning)
+        if self.params["delete_source"]:
+            self.delete(served, moved, levels, sources, kind_of, owner_targets, graph)
+        return self.report
+
+    def verify(self, copyable, sources, kind_of, owner_targets, copies, moved_set, orphaning):
+        live = copies
+        if not self.client.dry_run:  # read back what the server holds now, not what it answered
+            kinds = sorted({kind_of[uid].key: kind_of[uid] for uid in copyable}.values(), key=lambda kind: kind.key)
+            lists = parallel_map(lambda kind: self._list(kind.target_group, kind.kind, kind.version, kind.plural),
+                                 kinds, self.parallelism)
+            by_name = {(kind.key, object_name(item)): item for kind, items in zip(kinds, lists) for item in items}
+            live = {uid: by_name.get((kind_of[uid].key, object_name(sources[uid]))) for uid in copyable}
+        pairs = []
+        for uid in sorted(copyable, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))):
+            refs, _dropped = remap_owner_references(sources[uid], owner_targets, moved_set, orphaning)
+            body, status = desired_target(sources[uid], kind_of[uid], self.direction, self.group_map, refs)
+            pairs.append(("%s %s/%s" % (kind_of[uid].kind, self.namespace, object_name(sources[uid])), body, status,
+                          live.get(uid)))
+        failures = verify_copies(pairs)
+        self.verified = {"checked": len(pairs), "failures": failures}
+        if failures:
+            raise MigrationError(failure_message(failures, len(pairs)))
+
+    def delete(self, served, moved, levels, sources, kind_of, owner_targets, graph):
+        unresolved = [conflict for conflict in self.report.conflicts if not conflict["overwritten"]]
+        if unresolved:
+            raise MigrationError(
+                "not deleting any source: %d copies differ from their sources (%s); inspect the conflicts, then re-run "
+                "with force: true to overwrite the copies from the sources, or fix the sources"
+                % (len(unresolved), ", ".join("%s %s" % (c["kind"], c["name"]) for c in unresolved[:10])))
+        deleter = DeleteEngine(self.client, self.report, self.namespace, self.parallelism)
+        deleter.repoint_dependents(dependent_resources(served, moved, self.params.get("dependent_resources")), owner_targets)
+        # first: deleting their owners (Orphan) makes the garbage collector rewrite their ownerReferences
+        deleter.release_skipped(list(graph.skipped), sources, kind_of)
+        deleter.delete_sources(levels, sources, kind_of)
+
+
+def run_module(module):
+    started = time.monotonic()
+    params = module.params
+    client = None
+    service = None
+    try:
+        group_map = GroupMap(params.get("extra_groups") or {})
+        if params["parallelism"] < 1:
+            raise MigrationError("parallelism must be at least 1, got %d" % params["parallelism"])
+        client = ApiClient.from_module(module)
+        client.size_connection_pool(params["parallelism"] + 2)
+        service = MigrateService(client, params, group_map, diff=module._diff)
+        report = service.run()
+    except (MigrationError, MigrationPlanError, OwnershipCycleError, DiscoveryError, CapiTranslationError, ApiError) as error:
+        partial = _result(service, client, started)
+        extra = error.result() if isinstance(error, ApiError) else {}
+        partial.update(extra)
+        partial.pop("changed", None)
+        module.fail_json(msg=str(error), changed=bool(service and service.report.changed), **partial)
+    for warning in report.warnings:
+        module.warn(warning)
+    module.exit_json(**_result(service, client, started))
+
+
+def _result(service, client, started):
+    result = {}
+    if service is not None:
+        result.update(service.report.result())
+        result["kinds"] = [kind.as_dict() for kind in service.kinds]
+        result["namespace"] = service.namespace
+        result["direction"] = service.direction
+        if service.verified is not None:
+            result["verify"] = service.verified
+        if service.diff and service.report.diffs:
+            result["diff"] = list(service.report.diffs)
+    if client is not None:
+        result["api_calls"] = {"total": client.calls, "by_method": dict(client.calls_by_method)}
+    result["elapsed_seconds"] = round(time.monotonic() - started, 3)
+    return result

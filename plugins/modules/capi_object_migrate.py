@@ -1,0 +1,276 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: capi_object_migrate
+short_description: Move the CAPI objects of one hosted control plane namespace between the standard and private groups
+version_added: 0.1.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - Copies every Cluster API (CAPI) object of one hosted control plane (HCP) namespace from the standard groups
+    (C(cluster.x-k8s.io), C(<x>.cluster.x-k8s.io)) to the private ones (C(cluster.hypershift.openshift.io),
+    C(<x>.cluster.hypershift.openshift.io)), or back with O(direction=to_standard) for a rollback, and with
+    O(delete_source=true) deletes the source objects afterwards.
+  - B(What moves) is read from API discovery, never from a list in the code - every namespaced resource served in a
+    group the translation maps, in the source group's preferred version, to the same resource and version of the
+    translated group (the private CRDs must be installed, see M(hypershift.private_capi.private_crd_render)).
+    O(kinds) narrows the set. Groups outside the suffix pattern, such as the Agent provider's
+    C(capi-provider.agent-install.openshift.io), move only when named in O(extra_groups).
+  - B(Owners first.) The objects form a graph through C(metadata.ownerReferences) (matched by uid, as the garbage
+    collector does). Copies are created level by level, so every copied ownerReference carries the new owner's
+    apiVersion and new uid (a stale uid would make the garbage collector delete the copy); C(controller) and
+    C(blockOwnerDeletion) are kept. References to owners that are not moved stay as they are.
+  - B(Content.) The copy is the source translated by the collection's translation core - apiVersion,
+    ownerReferences, and every object reference naming a mapped group (C(infrastructureRef), C(bootstrap.configRef),
+    template references, v1beta2 C(apiGroup) references). C(spec.controlPlaneRef) to the HostedControlPlane, label
+    and annotation keys and values, finalizers, MachineDeployment and MachineSet templates and their
+    C(machine-template-hash) labels stay exactly as they were, so no controller sees a template change and rolls
+    nodes. Server-set metadata (uid, resourceVersion, creationTimestamp, generation, managedFields) is not copied;
+    the status is written through the status subresource after the create, unchanged, including failure fields.
+  - B(Provenance and resuming.) Every copy carries the annotations C(hypershift.openshift.io/capi-migration-source-uid)
+    and C(...-source-resource-version). A run matches existing copies by name and that uid, so a re-run after an
+    interruption at any point creates only what is missing and completes what is incomplete (a missing status,
+    stale ownerReferences). A copy whose source is unchanged since it was copied is left alone even when it has
+    moved on (new controllers own it). A target that exists but was not copied from this source, or whose source
+    changed after the copy, is reported in RV(conflicts) and overwritten only with O(force=true).
+  - B(Objects already being deleted) (C(deletionTimestamp) set) are not copied, nor are dependents that their deletion
+    takes along; they are listed in RV(skipped). With O(delete_source=true) their finalizers are removed so their
+    deletion completes - the old controllers are at zero by then, so the clean-up those finalizers guard (for a
+    Machine, draining and terminating its instance) does not run; let such deletions finish before migrating.
+  - B(Deleting the sources) (O(delete_source=true), only while the controllers of the source groups are scaled to
+    zero) happens after every copy is complete and none conflicts. First every object outside the moved kinds whose
+    ownerReferences name a moved source (the HostedControlPlane owned by the CAPI Cluster, Secrets, objects of
+    groups that are not mapped) is re-pointed at the copy. Then the sources are deleted children first, always
+    with C(propagationPolicy=Orphan), so the deletion cannot cascade into anything - a source with finalizers has
+    them removed in one write that labels it C(hypershift.openshift.io/capi-migration-delete=true) (and records
+    them in C(hypershift.openshift.io/capi-migration-finalizers)), and each kind of a level is then deleted with one
+    collection DELETE selected by that label; a source without finalizers is deleted with uid and resourceVersion
+    preconditions.
+  - B(Concurrency.) Updates are guarded by resourceVersion; a conflict (HTTP 409) is read again and judged again (at
+    most 5 times); 429, 5xx and lost connections are retried with exponential backoff (6 attempts); any other error
+    stops the run, naming the object. Requests go out on up to O(parallelism) connections where the order allows
+    (all objects of one ownership level at once). With O(require_paused=true) the module refuses to run while a
+    source Cluster is not paused.
+  - Performance on the collection's local API server (2 cores), 220 objects (100 Machines) - 3.1 API calls per
+    object including the deletion, about 1 second; see the collection's docs/capi_object_migrate.md.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  namespace:
+    description:
+      - The HCP namespace whose CAPI objects move (C(<hostedcluster namespace>-<hostedcluster name>)).
+    type: str
+    required: true
+  direction:
+    description:
+      - V(to_private) copies from the standard groups to the private ones; V(to_standard) copies back (rollback).
+    type: str
+    choices: [to_private, to_standard]
+    default: to_private
+  delete_source:
+    description:
+      - After copying, re-point dependents and delete the source objects (see the description).
+      - Only while the controllers that serve the source groups are scaled to zero - removing finalizers while they
+        run would make them drain and terminate real machines.
+    type: bool
+    default: false
+  require_paused:
+    description:
+      - Refuse to run while a source C(Cluster) has neither C(spec.paused=true) nor the C(cluster.x-k8s.io/paused)
+        annotation.
+    type: bool
+    default: true
+  force:
+    description:
+      - Overwrite targets that differ from their sources (see RV(conflicts)) with the copy of the source.
+    type: bool
+    default: false
+  verify:
+    description:
+      - After copying, read every copy back and compare it with its source (after translation), field by field,
+        status included; fail listing the first differences if any field differs.
+    type: bool
+    default: false
+  kinds:
+    description:
+      - Move only these resources. Each entry is a kind (V(Machine)), a plural (V(machines)), or either with its
+        source group (V(machines.cluster.x-k8s.io)); case-insensitive. An entry that matches no served resource fails.
+      - Default is every namespaced resource of the mapped groups.
+    type: list
+    elements: str
+  dependent_resources:
+    description:
+      - With O(delete_source=true), scan only these resources (plural or plural.group) for objects owned by moved
+        sources. Default is every namespaced resource that is not moved, except events.
+    type: list
+    elements: str
+  parallelism:
+    description:
+      - At most this many requests in flight (and keep-alive connections) at a time.
+    type: int
+    default: 8
+  extra_groups:
+    description:
+      - "Extra standard -> private group pairs outside the C(*.cluster.x-k8s.io) pattern, for example
+        C({capi-provider.agent-install.openshift.io: capi-provider.agent-install.hypershift.openshift.io}) for the
+        Agent provider. Their resources then move too."
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: Every write goes out with the server-side dry run C(dryRun=All); RV(plan) lists the actions in order.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: full
+    details: One entry per created or changed copy (before and after).
+notes:
+  - RBAC the module needs in the HCP namespace - C(get), C(list), C(create), C(update) on the resources of the
+    target groups (and their C(/status)); C(get), C(list) on the source groups; with O(delete_source) C(patch),
+    C(delete) and C(deletecollection) on the source groups and C(list), C(patch) on the scanned dependent resources.
+seealso:
+  - module: hypershift.private_capi.private_crd_render
+  - module: hypershift.private_capi.migration_state
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Copy the CAPI objects of clusters-prod-01 to the private groups (Cluster already paused)
+  hypershift.private_capi.capi_object_migrate:
+    namespace: clusters-prod-01
+    verify: true
+  register: copy
+
+- name: What a migration would do, without writing anything
+  hypershift.private_capi.capi_object_migrate:
+    namespace: clusters-prod-01
+  check_mode: true
+  register: preview
+
+- name: Delete the standard-group objects (old CAPI controllers scaled to zero)
+  hypershift.private_capi.capi_object_migrate:
+    namespace: clusters-prod-01
+    delete_source: true
+
+- name: Agent platform - move the Agent provider's objects too
+  hypershift.private_capi.capi_object_migrate:
+    namespace: clusters-agent-01
+    extra_groups:
+      capi-provider.agent-install.openshift.io: capi-provider.agent-install.hypershift.openshift.io
+    delete_source: true
+
+- name: Roll back a migrated namespace
+  hypershift.private_capi.capi_object_migrate:
+    namespace: clusters-prod-01
+    direction: to_standard
+    delete_source: true
+"""
+
+RETURN = r"""
+counts:
+  description: Per kind - sources C(found), copies C(created), copies C(updated) (status or ownerReferences completed, or
+    overwritten with O(force)), objects C(skipped) (copy in sync, or not copied), C(conflicts), sources C(deleted).
+  returned: always
+  type: dict
+  sample: {"Machine": {"found": 3, "created": 3, "updated": 0, "skipped": 0, "conflicts": 0, "deleted": 3}}
+uid_map:
+  description: Source uid -> uid of its copy, for every copied object (in check mode the dry-run uids).
+  returned: always
+  type: dict
+  sample: {"0b6c...": "9f2e..."}
+plan:
+  description: The actions in the order they were taken (or, in check mode, would be) - V(create), V(write_status),
+    V(update_owner_references), V(overwrite), V(skip), V(conflict), V(repoint_dependent), V(remove_finalizers),
+    V(delete), V(delete_collection); each with C(kind) and C(name) and, where useful, C(api_version), C(reason).
+  returned: always
+  type: list
+  elements: dict
+skipped:
+  description: Objects not written, each with C(kind), C(name) and C(reason).
+  returned: always
+  type: list
+  elements: dict
+conflicts:
+  description: Targets that differ from their sources - C(kind), C(name), C(reason), C(differences) (first differing
+    paths) and C(overwritten) (true with O(force)).
+  returned: always
+  type: list
+  elements: dict
+dependents:
+  description: Objects outside the moved kinds whose ownerReferences were re-pointed at the copies.
+  returned: always
+  type: list
+  elements: dict
+kinds:
+  description: The resources moved - C(kind), C(resource), C(version), C(source_group), C(target_group),
+    C(status_subresource).
+  returned: always
+  type: list
+  elements: dict
+verify:
+  description: With O(verify=true), C(checked) (copies compared) and C(failures).
+  returned: when O(verify=true)
+  type: dict
+api_calls:
+  description: Requests this run sent to the API server - C(total) and C(by_method).
+  returned: always
+  type: dict
+  sample: {"total": 684, "by_method": {"GET": 20, "POST": 220, "PUT": 300, "PATCH": 160, "DELETE": 66}}
+elapsed_seconds:
+  description: Wall time of the run.
+  returned: always
+  type: float
+  sample: 1.07
+namespace:
+  description: The namespace.
+  returned: always
+  type: str
+direction:
+  description: The direction.
+  returned: always
+  type: str
+"""
+
+import copy
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_service import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        namespace=dict(type="str", required=True),
+        direction=dict(type="str", choices=["to_private", "to_standard"], default="to_private"),
+        delete_source=dict(type="bool", default=False),
+        require_paused=dict(type="bool", default=True),
+        force=dict(type="bool", default=False),
+        verify=dict(type="bool", default=False),
+        kinds=dict(type="list", elements="str"),
+        dependent_resources=dict(type="list", elements="str"),
+        parallelism=dict(type="int", default=8),
+        extra_groups=dict(type="dict", default={}),
+    )
+    return copy.deepcopy(spec)
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    run_module(module)
+
+
+if __name__ == "__main__":
+    main()
