@@ -34,7 +34,7 @@ async def _gets(server, concurrency, seconds):
                     assert response.status == 200, response.status
                 count += 1
         started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await asyncio.gather(*(worker() for _round in range(concurrency)))
         return count / (time.perf_counter() - started)
 
 
@@ -56,7 +56,7 @@ async def _create_many(server, count, concurrency=16):
                     await response.read()
                     assert response.status == 201, response.status
         started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await asyncio.gather(*(worker() for _round in range(concurrency)))
         return count / (time.perf_counter() - started)
 
 
@@ -66,7 +66,7 @@ async def _list(server, path, accept="application/json"):
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context), headers=headers) as session:
         timings = []
         size = 0
-        for _ in range(5):
+        for _round in range(5):
             started = time.perf_counter()
             async with session.get(server.url + path) as response:
                 body = await response.read()
@@ -104,13 +104,13 @@ def main():
         best, median, size = asyncio.run(_list(server, "/api/v1/namespaces/bench/configmaps"))
         print("LIST %d configmaps (JSON, %.1f MB):      best %6.1f ms, median %6.1f ms"
               % (LIST_SIZE, size / 1e6, best * 1000, median * 1000))
-        best, median, _ = asyncio.run(_list(server, "/api/v1/namespaces/bench/configmaps?labelSelector=n%3D3"))
+        best, median, _unused = asyncio.run(_list(server, "/api/v1/namespaces/bench/configmaps?labelSelector=n%3D3"))
         print("LIST with labelSelector (500 of %d):    best %6.1f ms, median %6.1f ms" % (LIST_SIZE, best * 1000,
-                                                                                        median * 1000))
-        best, median, _ = asyncio.run(_list(server, "/api/v1/namespaces/bench/configmaps",
+                                                                                          median * 1000))
+        best, median, _unused = asyncio.run(_list(server, "/api/v1/namespaces/bench/configmaps",
                                             "application/json;as=Table;v=v1;g=meta.k8s.io"))
         print("LIST %d configmaps as Table (kubectl get): best %6.1f ms, median %6.1f ms" % (LIST_SIZE, best * 1000,
-                                                                                          median * 1000))
+                                                                                             median * 1000))
         from kubernetes import client
         with server.api_client() as api:
             core = client.CoreV1Api(api)

@@ -6,10 +6,11 @@ Every method works on private copies: stored dicts are never mutated.
 import datetime
 import json
 import random
+import re
 import uuid
 from dataclasses import dataclass, field
 
-from . import errors, strategies, wiring
+from . import errors, protobuf, strategies, wiring
 from .store import dumps
 from .validation import validate_object_meta
 
@@ -18,30 +19,9 @@ META_FIELDS = {"name", "generateName", "namespace", "selfLink", "uid", "resource
                "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
                "ownerReferences", "finalizers", "managedFields"}
 TOP_FIELDS = {"apiVersion", "kind", "metadata"}
+# top-level fields of built-ins the protobuf table (protobuf_types.json) does not describe
 BUILTIN_FIELDS = {
-    ("", "Namespace"): {"spec", "status"}, ("", "ConfigMap"): {"data", "binaryData", "immutable"},
-    ("", "Secret"): {"data", "stringData", "type", "immutable"},
-    ("", "ServiceAccount"): {"secrets", "imagePullSecrets", "automountServiceAccountToken"},
-    ("", "Service"): {"spec", "status"}, ("", "Pod"): {"spec", "status"},
-    ("", "Event"): {"involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp", "count",
-                    "type", "eventTime", "series", "action", "related", "reportingComponent", "reportingInstance"},
-    ("events.k8s.io", "Event"): {"eventTime", "series", "reportingController", "reportingInstance", "action",
-                                 "reason", "regarding", "related", "note", "type", "deprecatedSource",
-                                 "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount"},
-    ("apps", "Deployment"): {"spec", "status"},
-    ("rbac.authorization.k8s.io", "Role"): {"rules"},
-    ("rbac.authorization.k8s.io", "ClusterRole"): {"rules", "aggregationRule"},
-    ("rbac.authorization.k8s.io", "RoleBinding"): {"subjects", "roleRef"},
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): {"subjects", "roleRef"},
     ("apiextensions.k8s.io", "CustomResourceDefinition"): {"spec", "status"},
-    ("coordination.k8s.io", "Lease"): {"spec"},
-}
-BUILTIN_SPEC_FIELDS = {
-    ("apps", "Deployment"): {"replicas", "selector", "template", "strategy", "minReadySeconds",
-                             "revisionHistoryLimit", "paused", "progressDeadlineSeconds"},
-    ("coordination.k8s.io", "Lease"): {"holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime",
-                                       "leaseTransitions", "strategy", "preferredHolder"},
-    ("", "Namespace"): {"finalizers"},
 }
 FINALIZER_ORPHAN = "orphan"
 FINALIZER_FOREGROUND = "foregroundDeletion"
@@ -64,6 +44,8 @@ class WriteOptions:
     user: object = None
     user_agent: str = ""
     warnings: list = field(default_factory=list)
+    patch_type: str = ""       # set for PATCH: strict decoding errors are then 422 "patch: Invalid value"
+    patch_doc: object = None
 
 
 def default_manager(user_agent):
@@ -151,13 +133,14 @@ class ObjectApi:
     def unknown_fields(self, rtype, version, obj):
         paths = []
         meta = obj.get("metadata") or {}
+        message = protobuf.message_for(rtype.api_version(version), rtype.kind) if rtype.builtin else None
+        if message is not None:
+            # the Go type's fields, from the same k8s.io/api descriptors kubectl is built with
+            return protobuf.unknown_json_fields(obj, message)
         if rtype.builtin:
             known = BUILTIN_FIELDS.get((rtype.group, rtype.kind))
             if known is not None:
                 paths.extend(k for k in obj if k not in TOP_FIELDS and k not in known)
-            spec_known = BUILTIN_SPEC_FIELDS.get((rtype.group, rtype.kind))
-            if spec_known is not None and isinstance(obj.get("spec"), dict):
-                paths.extend("spec." + k for k in obj["spec"] if k not in spec_known)
         else:
             info = rtype.version(version)
             if info is not None and info.schema is not None:
@@ -166,15 +149,52 @@ class ObjectApi:
         return paths
 
     def field_validation(self, rtype, version, obj, opts, duplicates=()):
+        """Decoding into the Go type (built-ins: type errors always fail), then fieldValidation: Strict fails
+        (in the form the real handler reports it), Warn adds warnings."""
+        message = protobuf.message_for(rtype.api_version(version), rtype.kind) if rtype.builtin else None
+        type_problem = protobuf.type_error(obj, message) if message else None
+        if type_problem:
+            self.decode_failure(rtype, obj, opts, type_problem)
         if opts.field_validation == "Ignore":
             return
         problems = ['duplicate field "%s"' % d for d in duplicates]
         problems += ['unknown field "%s"' % p for p in self.unknown_fields(rtype, version, obj)]
         if not problems:
             return
-        if opts.field_validation == "Strict":
-            raise errors.bad_request("strict decoding error: " + ", ".join(problems))
-        opts.warnings.extend(problems)
+        if opts.field_validation != "Strict":
+            opts.warnings.extend(problems)
+            return
+        self.decode_failure(rtype, obj, opts, "strict decoding error: " + ", ".join(problems))
+
+    @staticmethod
+    def decode_failure(rtype, obj, opts, detail):
+        """The error a body that does not decode gets: 400 from create/update, 422 "patch" from PATCH."""
+        if opts.patch_type == "strategic":
+            # applyPatchToObject: field.Invalid(patch, fmt.Sprintf("%+v", patchMap), ...)
+            raise errors.invalid("", "", "", [errors.field_invalid("patch", go_map(opts.patch_doc), detail)])
+        if opts.patch_type:
+            # jsonPatcher: field.Invalid(patch, string(patchedObjJS), ...) in an Invalid with no kind/name
+            raise errors.invalid("", "", "", [errors.field_invalid("patch", dumps(obj).decode(), detail)])
+        # transformDecodeError: the kind and version the body declared
+        body_version = str(obj.get("apiVersion", "")).rpartition("/")[2]
+        raise errors.bad_request('%s in version "%s" cannot be handled as a %s: %s'
+                                 % (obj.get("kind", rtype.kind), body_version, rtype.kind, detail))
+
+    def drop_undeclared(self, rtype, version, obj):
+        """Built-ins: fields the Go type does not declare are lost in decoding (CRs are pruned by schema)."""
+        message = protobuf.message_for(rtype.api_version(version), rtype.kind) if rtype.builtin else None
+        return protobuf.prune_unknown(obj, message) if message else obj
+
+    def typed_patch_errors(self, rtype, version, namespace, name, applied):
+        """Server-side apply converts the configuration to the type first: undeclared fields are a 500."""
+        paths = self.unknown_fields(rtype, version, applied)
+        if not paths:
+            return
+        typeinfo = self.typeinfo_for(rtype, version)
+        rendered = [".%s: field not declared in schema" % smd_path(p, applied, typeinfo) for p in paths]
+        text = rendered[0] if len(rendered) == 1 else "errors:\n  " + "\n  ".join(rendered)
+        raise errors.ApiError(500, "", "failed to create typed patch object (%s/%s; %s, Kind=%s): %s" % (
+            namespace, name, rtype.api_version(version) if rtype.group else "/" + version, rtype.kind, text))
 
     def apply_schema(self, rtype, version, obj, name):
         """CRs: prune, default and validate against the version's schema (422 Invalid on violations)."""
@@ -223,7 +243,17 @@ class ObjectApi:
         if wiring.ssa is None:
             return new["metadata"].get("managedFields")
         return wiring.ssa.update_managed_fields(old, new, manager, operation, subresource,
-                                                self.typeinfo_for(rtype, version))
+                                                self.typeinfo_for(rtype, version),
+                                                ignored_paths=self.reset_fields(rtype, version, new, subresource))
+
+    def reset_fields(self, rtype, version, obj, subresource):
+        """Fields a write cannot own (the strategy resets them): .status on the main resource when the
+        status subresource exists; everything but .status on /status."""
+        if subresource == "status":
+            return sorted(k for k in obj if k not in ("apiVersion", "kind", "status")) + ["metadata"]
+        if rtype.has_status(version):
+            return ["status"]
+        return []
 
     # --- create -----------------------------------------------------------------------------------
     async def create(self, rtype, version, namespace, obj, opts, duplicates=(), managed=None):
@@ -240,8 +270,10 @@ class ObjectApi:
         if meta.get("resourceVersion"):
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(random.choice(GENERATE_CHARS) for _ in range(5))
+            meta["name"] = meta["generateName"] + "".join(random.choice(GENERATE_CHARS) for _round in range(5))
         self.field_validation(rtype, version, obj, opts, duplicates)
+        obj = self.drop_undeclared(rtype, version, obj)
+        meta = obj["metadata"]
         for key in ("uid", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
             meta.pop(key, None)
         if rtype.builtin:
@@ -308,6 +340,8 @@ class ObjectApi:
         elif rv != old_meta["resourceVersion"]:
             raise errors.conflict(rtype.group, rtype.plural, name)
         self.field_validation(rtype, version, obj, opts, duplicates)
+        obj = self.drop_undeclared(rtype, version, obj)
+        meta = obj["metadata"]
         if subresource == "status":
             status = obj.get("status")
             new = clone(old_v)
@@ -393,6 +427,7 @@ class ObjectApi:
                                      duplicates)
         if stored_old is None:
             raise errors.not_found(rtype.group, rtype.plural, name)
+        opts.patch_type, opts.patch_doc = patch_type, patch_doc
         old_v = await self.to_version(rtype, stored_old, version)
         if patch_type == "json":
             patched = wiring.json_patch(old_v, patch_doc)
@@ -419,8 +454,8 @@ class ObjectApi:
             patched["metadata"]["resourceVersion"] = old_v["metadata"]["resourceVersion"]
         patched.setdefault("apiVersion", old_v.get("apiVersion"))
         patched.setdefault("kind", old_v.get("kind"))
-        obj, _ = await self.update(rtype, version, namespace, name, patched, opts, subresource, duplicates,
-                                   old=stored_old)
+        obj, _unused = await self.update(rtype, version, namespace, name, patched, opts, subresource, duplicates,
+                                         old=stored_old)
         return obj, False
 
     async def _apply(self, rtype, version, namespace, name, applied, opts, subresource, stored_old, duplicates):
@@ -438,12 +473,15 @@ class ObjectApi:
         if meta.get("managedFields"):
             raise errors.bad_request("metadata.managedFields must be nil")
         meta["name"] = name
+        self.typed_patch_errors(rtype, version, namespace if rtype.namespaced else "", name, applied)
         self.field_validation(rtype, version, applied, opts, duplicates)
         typeinfo = self.typeinfo_for(rtype, version)
+        ignored = self.reset_fields(rtype, version, applied, subresource)
         if stored_old is None:
             if subresource:
                 raise errors.not_found(rtype.group, rtype.plural, name)
-            result = wiring.ssa.apply(None, applied, opts.field_manager, opts.force, typeinfo)
+            result = wiring.ssa.apply(None, applied, opts.field_manager, opts.force, typeinfo,
+                                      ignored_paths=ignored)
             managed = result["metadata"].get("managedFields")
             result["metadata"].pop("resourceVersion", None)
             strict = WriteOptions(opts.dry_run, opts.field_manager, "Ignore", opts.force, opts.user,
@@ -452,13 +490,14 @@ class ObjectApi:
         old_v = await self.to_version(rtype, stored_old, version)
         if meta.get("resourceVersion") and meta["resourceVersion"] != old_v["metadata"]["resourceVersion"]:
             raise errors.conflict(rtype.group, rtype.plural, name)
-        result = wiring.ssa.apply(old_v, applied, opts.field_manager, opts.force, typeinfo)
+        result = wiring.ssa.apply(old_v, applied, opts.field_manager, opts.force, typeinfo,
+                                  subresource=subresource or "", ignored_paths=ignored)
         result["metadata"]["resourceVersion"] = old_v["metadata"]["resourceVersion"]
         managed = result["metadata"].get("managedFields")
         lenient = WriteOptions(opts.dry_run, opts.field_manager, "Ignore", opts.force, opts.user, opts.user_agent,
                                opts.warnings)
-        obj, _ = await self.update(rtype, version, namespace, name, result, lenient, subresource, managed=managed,
-                                   operation="Apply", old=stored_old)
+        obj, _unused = await self.update(rtype, version, namespace, name, result, lenient, subresource, managed=managed,
+                                         operation="Apply", old=stored_old)
         return obj, False
 
     # --- delete -----------------------------------------------------------------------------------
@@ -503,7 +542,7 @@ class ObjectApi:
         pod_grace = 0
         if is_pod:
             pod_grace = grace if grace is not None else (old.get("spec") or {}).get("terminationGracePeriodSeconds",
-                                                                                   30)
+                                                                                    30)
             if not (old.get("spec") or {}).get("nodeName") or (old.get("status") or {}).get("phase") in (
                     "Succeeded", "Failed"):
                 pod_grace = 0
@@ -556,3 +595,45 @@ def event_to_group(obj, group):
             if new in result:
                 result[core] = result.pop(new)
     return result
+
+
+_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def smd_path(path, obj, typeinfo):
+    """A strict-decoding path ("spec.containers[0].foo") as structured-merge-diff prints it
+    ("spec.containers[name=\"c\"].foo"): list-map items by their keys."""
+    node = typeinfo.root if typeinfo is not None else None
+    value = obj
+    out = []
+    for field_name, index in _PATH_TOKEN.findall(path):
+        if field_name:
+            out.append(("." if out else "") + field_name)
+            node = node.resolve(value).child(field_name) if node is not None else None
+            value = value.get(field_name) if isinstance(value, dict) else None
+            continue
+        position = int(index)
+        item = value[position] if isinstance(value, list) and position < len(value) else None
+        list_node = node.resolve(value) if node is not None else None
+        keys = list_node.list_keys if list_node is not None and list_node.list_type == "map" else ()
+        defaults = list_node.key_defaults if keys else {}
+        if keys and isinstance(item, dict) and all(k in item or k in defaults for k in keys):
+            out.append("[%s]" % ",".join("%s=%s" % (k, json.dumps(item.get(k, defaults.get(k)))) for k in keys))
+        else:
+            out.append("[%d]" % position)
+        node = list_node.item() if list_node is not None else None
+        value = item
+    return "".join(out)
+
+
+def go_map(value):
+    """Go's %+v of a decoded JSON value (map[a:1 b:map[c:true]])."""
+    if isinstance(value, dict):
+        return "map[" + " ".join("%s:%s" % (k, go_map(value[k])) for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_map(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "<nil>"
+    return str(value)

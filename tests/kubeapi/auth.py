@@ -291,7 +291,7 @@ class Authenticator:
         if bound_object_ref:
             kind = bound_object_ref.get("kind", "")
             api_version = bound_object_ref.get("apiVersion", "v1")
-            group, _, version = api_version.rpartition("/")
+            group, _separator, version = api_version.rpartition("/")
             if group or kind not in ("Pod", "Secret", "Node"):
                 raise bad_request("cannot bind token to object of type %s/%s, Kind=%s" % (group, version, kind))
             private[kind.lower()] = {"name": bound_object_ref.get("name", ""), "uid": bound_object_ref.get("uid", "")}

@@ -19,6 +19,8 @@ CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 NS_GR = ("", "namespaces")
 POD_GR = ("", "pods")
 DEPLOY_GR = ("apps", "deployments")
+CLUSTER_ROLE_GR = ("rbac.authorization.k8s.io", "clusterroles")
+AGGREGATION_MANAGER = "clusterrole-aggregation-controller"
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 SYSTEM_MANAGER = "kube-controller-manager"
 
@@ -56,6 +58,7 @@ class Controllers:
         self._busy_namespaces = set()
         self._busy_crds = set()
         self._deployment_timers = {}
+        self._aggregation_pending = False
 
     @property
     def api(self):
@@ -135,7 +138,7 @@ class Controllers:
                 await self.namespace_defaults(ns["metadata"]["name"])
         if wiring.rbac is not None and hasattr(wiring.rbac, "bootstrap_policy_objects"):
             for obj in wiring.rbac.bootstrap_policy_objects():
-                group, _, version = obj["apiVersion"].rpartition("/")
+                group, _separator, version = obj["apiVersion"].rpartition("/")
                 rtype = self.server.registry.by_kind(group, obj["kind"])
                 if rtype is None or self.store.get(rtype.storage_group_resource, obj["metadata"].get(
                         "namespace", ""), obj["metadata"]["name"]) is not None:
@@ -153,6 +156,7 @@ class Controllers:
             for obj in list(bucket.values()):
                 if obj["metadata"].get("deletionTimestamp") or gr == DEPLOY_GR:
                     self._react(gr, obj)
+        self.schedule_aggregation()
 
     async def stop(self):
         self.store.watchers.discard(self.queue)
@@ -230,6 +234,8 @@ class Controllers:
             self.spawn(self.namespace_defaults(meta["name"]))
         if gr == DEPLOY_GR:
             self.schedule_deployment(meta.get("namespace", ""), meta["name"])
+        elif gr == CLUSTER_ROLE_GR:
+            self.schedule_aggregation()
         elif gr == POD_GR:
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("kind") == "Deployment" and ref.get("controller"):
@@ -251,6 +257,8 @@ class Controllers:
             for ref in meta.get("ownerReferences") or []:
                 if ref.get("kind") == "Deployment":
                     self.schedule_deployment(meta.get("namespace", ""), ref.get("name"))
+        elif gr == CLUSTER_ROLE_GR:
+            self.schedule_aggregation()
 
     # --- helpers ----------------------------------------------------------------------------------
     def rtype_of(self, gr):
@@ -271,8 +279,8 @@ class Controllers:
         if rtype is None:
             return None
         meta = obj["metadata"]
-        result, _ = await self.api.update(rtype, rtype.storage_version, meta.get("namespace", ""), meta["name"], obj,
-                                          _system_options())
+        result, _unused = await self.api.update(rtype, rtype.storage_version, meta.get("namespace", ""), meta["name"], obj,
+                                                _system_options())
         return result
 
     async def remove_finalizer(self, gr, obj, finalizer):
@@ -407,6 +415,7 @@ class Controllers:
             return
         self._busy_crds.add(name)
         try:
+            self.mark_crd_terminating(name)
             spec = crd.get("spec") or {}
             gr = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
             rtype = self.server.registry.by_storage(gr)
@@ -421,6 +430,39 @@ class Controllers:
             await self.remove_finalizer(CRD_GR, crd, CRD_FINALIZER)
         finally:
             self._busy_crds.discard(name)
+
+    # --- ClusterRole aggregation -----------------------------------------------------------------------
+    def schedule_aggregation(self):
+        if self._aggregation_pending or wiring.rbac is None or not hasattr(wiring.rbac, "aggregation_updates"):
+            return
+        self._aggregation_pending = True
+        self.spawn(self.aggregate_cluster_roles())
+
+    async def aggregate_cluster_roles(self):
+        """clusterrole-aggregation-controller: write the rules of roles with an aggregationRule."""
+        self._aggregation_pending = False
+        for name, rules in wiring.rbac.aggregation_updates(self.store.list(CLUSTER_ROLE_GR)):
+            current = self.store.get(CLUSTER_ROLE_GR, "", name)
+            if current is None:
+                continue
+            updated = clone(current)
+            updated["rules"] = rules
+            rtype = self.rtype_of(CLUSTER_ROLE_GR)
+            options = _system_options()
+            options.field_manager = AGGREGATION_MANAGER
+            await self.api.update(rtype, "v1", "", name, updated, options)
+
+    def mark_crd_terminating(self, name):
+        """The finalizer controller's Terminating condition (creates are refused from now on)."""
+        current = self.store.get(CRD_GR, "", name)
+        if current is None:
+            return
+        conditions = [c for c in (current.get("status") or {}).get("conditions") or [] if c.get("type") != "Terminating"]
+        conditions.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress",
+                           "message": "CustomResource deletion is in progress", "lastTransitionTime": now_rfc3339()})
+        updated = clone(current)
+        updated.setdefault("status", {})["conditions"] = conditions
+        self.store.update(CRD_GR, updated)
 
     # --- kubelet ----------------------------------------------------------------------------------
     async def kubelet_remove(self, namespace, name, uid):
@@ -507,7 +549,7 @@ class Controllers:
         labels["pod-template-hash"] = template_hash
         while True:
             name = "%s-%s-%s" % (meta["name"], template_hash, "".join(random.choice(GENERATE_CHARS)
-                                                                      for _ in range(5)))
+                                                                      for _round in range(5)))
             if self.store.get(POD_GR, namespace, name) is None:
                 break
         spec = template.get("spec") or {}
@@ -517,24 +559,22 @@ class Controllers:
         now = now_rfc3339()
         ip = "10.244.%d.%d" % (random.randint(0, 255), random.randint(2, 254))
         containers = spec.get("containers") or []
-        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        metadata = {
             "name": name, "generateName": "%s-%s-" % (meta["name"], template_hash), "namespace": namespace,
             "uid": _uuid(), "creationTimestamp": now, "labels": labels,
             "annotations": dict((template.get("metadata") or {}).get("annotations") or {}),
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": meta["name"],
-                                 "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]},
-            "spec": spec,
-            "status": {"phase": "Running", "hostIP": "10.0.0.1", "podIP": ip, "podIPs": [{"ip": ip}],
-                       "startTime": now, "qosClass": "BestEffort", "conditions": [
-                           {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
-                           for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
-                                     "PodScheduled")],
-                       "containerStatuses": [{"name": c.get("name", ""), "image": c.get("image", ""),
-                                              "imageID": "", "ready": True, "restartCount": 0, "started": True,
-                                              "state": {"running": {"startedAt": now}},
-                                              "containerID": "containerd://" + hashlib.sha256(
-                                                  (name + c.get("name", "")).encode()).hexdigest()}
-                                             for c in containers]}}
+                                 "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]}
+        conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+                      for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
+        container_statuses = [{"name": c.get("name", ""), "image": c.get("image", ""), "imageID": "", "ready": True,
+                               "restartCount": 0, "started": True, "state": {"running": {"startedAt": now}},
+                               "containerID": "containerd://" + hashlib.sha256(
+                                   (name + c.get("name", "")).encode()).hexdigest()}
+                              for c in containers]
+        status = {"phase": "Running", "hostIP": "10.0.0.1", "podIP": ip, "podIPs": [{"ip": ip}], "startTime": now,
+                  "qosClass": "BestEffort", "conditions": conditions, "containerStatuses": container_statuses}
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": status}
         if not pod["metadata"]["annotations"]:
             del pod["metadata"]["annotations"]
         self.store.create(POD_GR, pod)

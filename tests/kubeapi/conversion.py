@@ -13,7 +13,7 @@ LOG = logging.getLogger("kubeapi.conversion")
 
 
 def _gvk_text(api_version, kind):
-    group, _, version = api_version.rpartition("/")
+    group, _separator, version = api_version.rpartition("/")
     return "%s/%s, Kind=%s" % (group, version, kind) if group else "/%s, Kind=%s" % (version, kind)
 
 

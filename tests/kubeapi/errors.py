@@ -103,10 +103,10 @@ class ApiError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
         if self.details is not None:
             body["details"] = self.details
+        body["code"] = self.code   # the real field order: ..., reason, details, code
         if not self.reason:
             del body["reason"]
         return body

@@ -24,8 +24,8 @@ def go_float(value):
         return "+Inf" if value > 0 else "-Inf"
     if value == 0:
         return "0"
-    mantissa, _, exp = repr(abs(value)).partition("e")
-    int_part, _, frac = mantissa.partition(".")
+    mantissa, _separator, exp = repr(abs(value)).partition("e")
+    int_part, _separator, frac = mantissa.partition(".")
     digits = int_part + frac
     point = len(int_part) + (int(exp) if exp else 0)  # decimal point position within `digits`
     stripped = digits.lstrip("0")
@@ -103,7 +103,6 @@ def err_too_many(field, actual, maximum):
 
 def err_duplicate(field, value):
     return _cause("FieldValueDuplicate", field, "Duplicate value: %s" % go_value(value))
-
 
 
 _DURATION_UNITS = r"(ns|us|µs|ms|s|m|h|d|w)"

@@ -246,7 +246,6 @@ class ReadHandlers:
         response = web.StreamResponse(status=200)
         response.content_type = "application/json"
         response.enable_chunked_encoding()
-        table_columns = None
         task = asyncio.current_task()
         self._watches.add(task)
         try:
@@ -256,8 +255,6 @@ class ReadHandlers:
                 start_rv = self.store.rv
                 if not requested or requested == "0" or send_initial:
                     initial = [o for o in self.store.list(key, namespace or None) if matches is None or matches(o)]
-                    if requested not in ("", "0") and send_initial:
-                        initial = initial
             else:
                 try:
                     start_rv = int(requested)
@@ -275,8 +272,6 @@ class ReadHandlers:
             if expired is not None:
                 await response.write(dumps({"type": "ERROR", "object": expired.status_body()}) + b"\n")
                 return response
-            if fmt == TABLE and wiring.table is not None:
-                table_columns = True
             for obj in initial:
                 await self._send(response, rtype, info.version, "ADDED", obj, key, fmt, request)
             if send_initial and bookmarks:
@@ -309,7 +304,6 @@ class ReadHandlers:
         finally:
             self.store.watchers.discard(queue)
             self._watches.discard(task)
-            _ = table_columns
 
     async def _send(self, response, rtype, version, event_type, obj, key, fmt, request):
         if fmt == TABLE and wiring.table is not None:

@@ -82,9 +82,12 @@ async def read_body(request):
     return b"".join(chunks)
 
 
-async def decode_body(request):
+async def decode_body(request, rtype=None):
     data = await read_body(request)
     content_type = request.content_type if "Content-Type" in request.headers else "application/json"
+    if rtype is not None and not rtype.builtin and content_type == "application/vnd.kubernetes.protobuf":
+        # custom resources have no protobuf encoding
+        raise errors.unsupported_media_type(content_type, ("application/json", "application/yaml"))
     if content_type in ("application/json", "") or content_type.endswith("+json"):
         if not data.strip():
             raise errors.bad_request("couldn't get version/kind; json parse error: unexpected end of JSON input")
@@ -203,7 +206,7 @@ class ResourceHandlers:
         if rtype.group_resource in reviews.VIRTUAL:
             if verb != "create":
                 raise errors.method_not_allowed(rtype.group, rtype.plural, verb)
-            obj, _ = await decode_body(request)
+            obj, _unused = await decode_body(request)
             return self.respond(reviews.handle(self.server, rtype, info, obj, user), 201)
         if verb in ("get", "list", "watch"):
             return await self.server.read.handle(request, info, rtype, user)
@@ -211,12 +214,13 @@ class ResourceHandlers:
         if verb == "create":
             if info.name:
                 raise errors.method_not_allowed(rtype.group, rtype.plural, "create")
-            obj, duplicates = await decode_body(request)
+            self.refuse_if_crd_terminating(rtype, verb)
+            obj, duplicates = await decode_body(request, rtype)
             options = write_options(request, user, verb)
             result = await self.api.create(rtype, info.version, namespace, obj, options, duplicates)
             return self.respond(result, 201, options.warnings)
         if verb == "update":
-            obj, duplicates = await decode_body(request)
+            obj, duplicates = await decode_body(request, rtype)
             options = write_options(request, user, verb)
             result, created = await self.api.update(rtype, info.version, namespace, info.name, obj, options,
                                                     duplicates=duplicates)
@@ -228,6 +232,16 @@ class ResourceHandlers:
         if verb == "deletecollection":
             return await self.delete_collection(request, info, rtype, user)
         raise errors.method_not_allowed(rtype.group, rtype.plural, verb)
+
+    def refuse_if_crd_terminating(self, rtype, verb):
+        """crdHandler: no new custom resources while their CRD is being deleted (405 MethodNotAllowed)."""
+        if rtype.builtin:
+            return
+        crd = self.server.store.get(("apiextensions.k8s.io", "customresourcedefinitions"), "", rtype.crd_name)
+        if crd is not None and crd["metadata"].get("deletionTimestamp"):
+            err = errors.method_not_allowed(rtype.group, rtype.plural, verb)
+            err.message = "%s not allowed while custom resource definition is terminating" % verb
+            raise err
 
     async def decode_patch(self, request, rtype):
         content_type = request.content_type
@@ -271,9 +285,9 @@ class ResourceHandlers:
         data = await read_body(request)
         if data.strip():
             if request.content_type in ("application/yaml",):
-                body, _ = decode_yaml(data)
+                body, _unused = decode_yaml(data)
             else:
-                body, _ = decode_json(data)
+                body, _unused = decode_json(data)
             if not isinstance(body, dict):
                 raise errors.bad_request("DeleteOptions must be an object")
             options.update(body)
@@ -340,10 +354,10 @@ class ResourceHandlers:
             if info.verb == "get":
                 return await self.server.read.handle(request, info, rtype, user)
             if info.verb == "update":
-                obj, duplicates = await decode_body(request)
+                obj, duplicates = await decode_body(request, rtype)
                 options = write_options(request, user, "update")
-                result, _ = await self.api.update(rtype, info.version, namespace, info.name, obj, options, "status",
-                                                  duplicates)
+                result, _unused = await self.api.update(rtype, info.version, namespace, info.name, obj, options, "status",
+                                                        duplicates)
                 return self.respond(result, 200, options.warnings)
             if info.verb == "patch":
                 return await self.patch(request, info, rtype, user, "status")
@@ -351,10 +365,10 @@ class ResourceHandlers:
         if sub == "scale" and rtype.scale_paths(info.version):
             return await self.scale(request, info, rtype, user, namespace)
         if sub == "token" and rtype.plural == "serviceaccounts" and info.verb == "create":
-            obj, _ = await decode_body(request)
+            obj, _unused = await decode_body(request)
             return self.respond(reviews.token_request(self.server, namespace, info.name, obj), 201)
         if sub == "finalize" and rtype.plural == "namespaces" and info.verb == "update":
-            obj, _ = await decode_body(request)
+            obj, _unused = await decode_body(request)
             old = self.server.store.get(key, "", info.name)
             if old is None:
                 raise errors.not_found("", "namespaces", info.name)
@@ -374,10 +388,10 @@ class ResourceHandlers:
         if info.verb == "get":
             return self.respond(scale)
         if info.verb == "update":
-            body, _ = await decode_body(request)
+            body, _unused = await decode_body(request)
             new_scale = body
         elif info.verb == "patch":
-            patch_type, doc, _ = await self.decode_patch(request, rtype)
+            patch_type, doc, _unused = await self.decode_patch(request, rtype)
             if patch_type == "json":
                 new_scale = wiring.json_patch(scale, doc)
             elif patch_type in ("merge", "strategic", "apply"):
@@ -399,8 +413,8 @@ class ResourceHandlers:
         updated = clone(current)
         _set_path(updated, paths["specReplicasPath"], replicas)
         options = write_options(request, user, "update")
-        result, _ = await self.api.update(rtype, info.version, namespace, info.name, updated, options, "scale",
-                                          old=stored)
+        result, _unused = await self.api.update(rtype, info.version, namespace, info.name, updated, options, "scale",
+                                                old=stored)
         return self.respond(scale_of(rtype, result, info.version))
 
 

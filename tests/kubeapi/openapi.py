@@ -12,6 +12,7 @@ import hashlib
 import json
 
 from . import api as api_module
+from . import protobuf
 
 QUERY_PARAMS = ("dryRun", "fieldManager", "fieldValidation", "force", "pretty")
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml")
@@ -43,7 +44,9 @@ def _kind_schema(rtype, version):
         schema = json.loads(json.dumps(info.raw_schema or {"type": "object"}))
         schema.setdefault("type", "object")
     else:
-        fields = api_module.BUILTIN_FIELDS.get((rtype.group, rtype.kind), set())
+        message = protobuf.message_for(rtype.api_version(version), rtype.kind)
+        fields = protobuf.json_field_names(message) - {"metadata"} if message else \
+            api_module.BUILTIN_FIELDS.get((rtype.group, rtype.kind), set())
         schema = {"type": "object", "properties": {f: {"x-kubernetes-preserve-unknown-fields": True}
                                                    for f in sorted(fields)}}
     properties = schema.setdefault("properties", {})

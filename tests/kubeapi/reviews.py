@@ -27,6 +27,10 @@ def _check(rtype, obj):
 
 
 def _access(server, user, spec, namespace_override=None):
+    if hasattr(server.authorizer, "access_review"):
+        if namespace_override is not None and isinstance(spec.get("resourceAttributes"), dict):
+            spec = dict(spec, resourceAttributes=dict(spec["resourceAttributes"], namespace=namespace_override))
+        return server.authorizer.access_review(user, spec)
     resource = spec.get("resourceAttributes")
     non_resource = spec.get("nonResourceAttributes")
     if resource:
@@ -65,6 +69,8 @@ def handle(server, rtype, info, obj, user):
         if namespace is not None:
             result["metadata"]["namespace"] = namespace
         result["status"] = _access(server, subject, spec, namespace)
+    elif resource == "selfsubjectrulesreviews" and hasattr(server.authorizer, "rules_review_status"):
+        result["status"] = server.authorizer.rules_review_status(user, spec.get("namespace", ""))
     elif resource == "selfsubjectrulesreviews":
         answer = server.authorizer.rules_for(user, spec.get("namespace", ""))
         resource_rules, non_resource_rules = answer[0], answer[1]
@@ -111,8 +117,10 @@ def token_request(server, namespace, name, obj):
             bound = dict(bound, uid=target["metadata"]["uid"])
     if wiring.auth is None:
         raise errors.service_unavailable("TokenRequest needs tests/kubeapi/auth.py")
+    # validation errors name the TokenRequest (usually ""), not the ServiceAccount
     token, expires = server.authenticator.issue_service_account_token(
-        account, spec.get("audiences") or None, expiration, bound, None, request_name=name)
+        account, spec.get("audiences") or None, expiration, bound, None,
+        request_name=(obj.get("metadata") or {}).get("name", ""))
     spec["expirationSeconds"] = expiration
     spec.setdefault("audiences", ["https://kubernetes.default.svc.cluster.local"])
     spec.setdefault("boundObjectRef", None)

@@ -34,7 +34,7 @@ import json
 import re
 
 from .fielderrors import (FORMAT_NAMES, err_duplicate, err_invalid, err_not_supported, err_required,
-                          err_too_long, err_too_many, err_type, format_ok, go_float, go_quote, go_value)
+                          err_too_long, err_too_many, err_type, format_ok, go_float, go_quote)
 from .goregex import to_python_regex
 from .typeinfo import TypeInfo
 
@@ -540,5 +540,3 @@ class StructuralSchema:
 def compile_check(openapi_v3_schema):
     """Compile a schema (raises on a schema this engine cannot handle); used by tests over real CRDs."""
     return StructuralSchema(openapi_v3_schema)
-
-

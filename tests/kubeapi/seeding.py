@@ -63,7 +63,7 @@ async def load_seed_dirs(server, directories):
     created = skipped = unserved = 0
     for path, obj in docs:
         api_version = obj.get("apiVersion", "")
-        group, _, version = api_version.rpartition("/")
+        group, _separator, version = api_version.rpartition("/")
         rtype = server.registry.by_kind(group, obj.get("kind", ""))
         if rtype is None or rtype.version(version) is None:
             # like `kubectl apply` on a kind without CRD: reported, the rest still loads

@@ -55,7 +55,7 @@ class RequestInfo:
 def parse_request(method, path, query):
     """RequestInfoFactory: which resource/verb a request is about."""
     info = RequestInfo(path)
-    parts = [p for p in path.strip("/").split("/")]
+    parts = path.strip("/").split("/")
     info.verb = method.lower()
     if not parts or parts[0] not in ("api", "apis") or parts == [""]:
         return info
@@ -144,6 +144,7 @@ class KubeApiServer:
         self.authorizer = None
         self.started = time.time()
         self._auth_cache = {}
+        self._hang_codes = {}         # fault rule id -> code, for hang rules posted with an explicit code
         self._stop = asyncio.Event()
 
     # --- lifecycle --------------------------------------------------------------------------------
@@ -165,14 +166,22 @@ class KubeApiServer:
         tokens = {t: wiring.make_user(d["username"], d["groups"], d.get("uid", ""), d.get("extra"))
                   for t, d in extra["tokens"].items()}
         signing_key = base64.b64decode(extra["signing_key"])
-        lookup = lambda ns, name: self.store.get(("", "serviceaccounts"), ns, name)  # noqa: E731
+
+        def lookup(namespace, name):
+            return self.store.get(("", "serviceaccounts"), namespace, name)
+
         if wiring.auth is not None:
             self.authenticator = wiring.auth.Authenticator(tokens, signing_key, lookup)
         else:
             self.authenticator = wiring.FallbackAuthenticator(tokens, signing_key, lookup)
-        list_objects = lambda group, resource, ns: self.store.list((group, resource), ns)  # noqa: E731
+
+        def list_objects(group, resource, namespace):
+            return self.store.list((group, resource), namespace)
+
         if wiring.rbac is not None:
-            self.authorizer = wiring.rbac.Authorizer(list_objects)
+            # the RBAC index is rebuilt only after RBAC objects change
+            self.authorizer = wiring.rbac.Authorizer(
+                list_objects, cache_key=lambda: self.store.group_revisions[wiring.rbac.RBAC_GROUP])
         else:
             self.authorizer = wiring.FallbackAuthorizer(list_objects)
         self.persister.mark_dirty()
@@ -346,10 +355,10 @@ class KubeApiServer:
             raise asyncio.CancelledError()
         if action == "hang":
             await asyncio.sleep(float(rule.get("seconds", 5)))
-            if rule.get("code"):
+            code = self._hang_codes.get(rule.get("id"))
+            if code:
                 return self.error_response(errors.status_for_code(
-                    int(rule["code"]), rule.get("message") or "injected fault after %ss" % rule.get("seconds")),
-                    request)
+                    int(code), rule.get("message") or "injected fault after %ss" % rule.get("seconds")), request)
             return None
         if action == "error":
             code = int(rule.get("code", 500))
@@ -370,7 +379,11 @@ class KubeApiServer:
                 if request.method == "GET":
                     return self.json_response({"items": self.faults.list()})
                 if request.method == "POST":
-                    return self.json_response(self.faults.add(json.loads(await request.read())), 201)
+                    posted = json.loads(await request.read())
+                    added = self.faults.add(posted)
+                    if isinstance(posted, dict) and "code" in posted:
+                        self._hang_codes[added["id"]] = added["code"]   # hang, then answer this code
+                    return self.json_response(added, 201)
                 if request.method == "DELETE":
                     self.faults.clear()
                     return self.json_response({"items": []})

@@ -175,7 +175,7 @@ def _encode_element(element):
 
 
 def _decode_element(text):
-    kind, _, value = text.partition(":")
+    kind, _separator, value = text.partition(":")
     return (kind, value)
 
 
@@ -325,11 +325,11 @@ def _merge_list(live, config, node):
     """structured-merge-diff's list merge: applied order wins, live-only items keep their place."""
     left = [(_element(node, v), v) for v in live]
     right = [(_element(node, v), v) for v in config]
-    if any(e is None for e, _ in left) or any(e is None for e, _ in right):
+    if any(e is None for e, _value in left) or any(e is None for e, _value in right):
         return copy.deepcopy(config)
     left_map = dict(reversed(left))
     right_map = dict(reversed(right))
-    shared = iter([e for e, _ in right if e in left_map])
+    shared = iter([e for e, _value in right if e in left_map])
     wanted = next(shared, None)  # the shared item expected next, in applied order
     out, merged_right, li, ri = [], set(), 0, 0
     while li < len(left) or ri < len(right):

@@ -45,6 +45,7 @@ class Store:
         self._sorted_keys = {}           # group_resource -> sorted key list (invalidated on create/delete)
         self.on_change = None            # callback() after each commit (persistence debounce)
         self.extra_state = {}            # persisted alongside objects (CA, keys, tokens)
+        self.group_revisions = collections.Counter()   # API group -> writes so far (cache keys, e.g. RBAC)
 
     # --- reads ------------------------------------------------------------------------------------
     def get(self, group_resource, namespace, name):
@@ -134,6 +135,7 @@ class Store:
         if event_type != MODIFIED:
             self._sorted_keys.pop(group_resource, None)
         self._json.pop((group_resource, key[0], name), None)
+        self.group_revisions[group_resource[0]] += 1
         event = Event(int(obj["metadata"]["resourceVersion"]), group_resource, key[0], name, event_type, obj, prev)
         self.history.append(event)
         for watcher in list(self.watchers):

@@ -11,6 +11,7 @@ from . import errors
 from .validation import config_key, dns1123_label, dns1123_subdomain
 
 _cluster_ips = itertools.count(10)
+_node_ports = itertools.cycle(range(30000, 32768))
 
 
 def _container_defaults(container):
@@ -107,6 +108,12 @@ def prepare_create(rtype, obj):
         for port in spec.get("ports") or []:
             port.setdefault("protocol", "TCP")
             port.setdefault("targetPort", port.get("port"))
+            if spec["type"] in ("NodePort", "LoadBalancer") and not port.get("nodePort"):
+                port["nodePort"] = next(_node_ports)   # the service-node-port-range allocator
+        if spec["type"] in ("NodePort", "LoadBalancer"):
+            spec.setdefault("externalTrafficPolicy", "Cluster")
+        if spec["type"] == "LoadBalancer":
+            spec.setdefault("allocateLoadBalancerNodePorts", True)
         obj["status"] = {"loadBalancer": {}}
     elif group == "" and kind == "Pod":
         pod_spec_defaults(obj.setdefault("spec", {}))
@@ -237,7 +244,7 @@ def validate_crd(obj, old):
     versions = spec.get("versions") or []
     if not versions:
         causes.append(errors.field_invalid("spec.versions", versions, "must have exactly one version marked as "
-                                                                       "storage version"))
+                                           "storage version"))
     storage = [v for v in versions if v.get("storage")]
     if versions and len(storage) != 1:
         causes.append(errors.field_invalid("spec.versions", [v.get("name") for v in versions],

@@ -9,6 +9,7 @@
 Column descriptions of built-ins are abridged from the API docs (clients do not display them).
 """
 import json
+import math
 import re
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -278,7 +279,7 @@ def evaluate_jsonpath(steps, data):
 
 def _go_float(number):
     """fmt.Sprint of a float64: shortest digits, exponent form when the exponent is < -4 or >= 6 (%v)."""
-    if number != number:
+    if math.isnan(number):
         return "NaN"
     if number in (float("inf"), float("-inf")):
         return "+Inf" if number > 0 else "-Inf"
@@ -634,8 +635,8 @@ def _binding_cells(binding, now):
 
 def _simple(*extra):
     """Columns Name, <extra...>, Age where each extra is (definition, cell(obj))."""
-    definitions = [dict(NAME_COLUMN)] + [definition for definition, _ in extra] + [dict(AGE_COLUMN)]
-    return Columns(definitions, lambda obj, now: [_name(obj)] + [cell(obj) for _, cell in extra] + [_age(obj, now)])
+    definitions = [dict(NAME_COLUMN)] + [definition for definition, _cell in extra] + [dict(AGE_COLUMN)]
+    return Columns(definitions, lambda obj, now: [_name(obj)] + [cell(obj) for _definition, cell in extra] + [_age(obj, now)])
 
 
 def _builtin_columns():

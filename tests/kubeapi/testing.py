@@ -107,7 +107,7 @@ class Server:
         if token:
             command += ["--token", token]
         command += list(args)
-        result = subprocess.run(command, input=input, capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(command, input=input, capture_output=True, text=True, timeout=timeout, check=False)
         if check and result.returncode != 0:
             raise AssertionError("kubectl %s failed (%d):\nstdout: %s\nstderr: %s"
                                  % (" ".join(args), result.returncode, result.stdout, result.stderr))

@@ -74,7 +74,7 @@ class Node:
 
     def __repr__(self):
         return "Node(%s, list_type=%s, keys=%s, fields=%s)" % (self.kind, self.list_type, self.list_keys,
-                                                                 sorted(self.fields))
+                                                               sorted(self.fields))
 
 
 ANY_NODE = Node(ANY)
@@ -241,7 +241,7 @@ CONTAINER = _struct({
     "volumeDevices": _list_map(_struct(), ("devicePath",)),
     "resizePolicy": _atomic(),
     "resources": _struct({"limits": _map(), "requests": _map(), "claims": _list_map(_struct(), ("name",),
-                                                                                      strategy=())}),
+                                                                                    strategy=())}),
 })
 VOLUME = _struct(strategy=("retainKeys",))
 POD_SPEC = _struct({

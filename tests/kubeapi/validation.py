@@ -2,19 +2,17 @@
 import re
 
 from . import errors
+# one implementation of label key / value syntax (IsQualifiedName, IsValidLabelValue): selectors.py's
+from .selectors import label_key_errors as qualified_name, label_value_errors as label_value
 
 DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
 DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-LABEL_VALUE_FMT = "(" + QUALIFIED_NAME_FMT + ")?"
 CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
 
 _LABEL_RE = re.compile("^" + DNS1123_LABEL_FMT + "$")
 _SUBDOMAIN_RE = re.compile("^" + DNS1123_SUBDOMAIN_FMT + "$")
 _DNS1035_RE = re.compile("^" + DNS1035_LABEL_FMT + "$")
-_QUALIFIED_RE = re.compile("^" + QUALIFIED_NAME_FMT + "$")
-_LABEL_VALUE_RE = re.compile("^" + LABEL_VALUE_FMT + "$")
 _CONFIG_KEY_RE = re.compile("^" + CONFIG_KEY_FMT + "$")
 TOTAL_ANNOTATION_SIZE = 256 * 1024
 
@@ -78,44 +76,6 @@ def path_segment(value):
 
 NAME_RULES = {"subdomain": dns1123_subdomain, "label": dns1123_label, "dns1035": dns1035_label,
               "path": path_segment, "crd": dns1123_subdomain, "event": dns1123_subdomain}
-
-
-def qualified_name(value):
-    errs = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in dns1123_subdomain(prefix))
-    else:
-        return [("a qualified name " + regex_error("must consist of alphanumeric characters, '-', '_' or '.', and "
-                                                    "must start and end with an alphanumeric character",
-                                                    QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')")]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + max_len_error(63))
-    if not _QUALIFIED_RE.match(name):
-        errs.append("name part " + regex_error("must consist of alphanumeric characters, '-', '_' or '.', and must "
-                                               "start and end with an alphanumeric character",
-                                               QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def label_value(value):
-    errs = []
-    if len(value) > 63:
-        errs.append(max_len_error(63))
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(regex_error("a valid label must be an empty string or consist of alphanumeric characters, '-', "
-                                "'_' or '.', and must start and end with an alphanumeric character",
-                                LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
 
 
 def config_key(value):

@@ -118,7 +118,7 @@ def parse_label_selector(text):
         return selectors.parse_label_selector(text)
     pairs = []
     for part in filter(None, (p.strip() for p in (text or "").split(","))):
-        key, _, value = part.replace("==", "=").partition("=")
+        key, _separator, value = part.replace("==", "=").partition("=")
         pairs.append((key.strip(), value.strip()))
     return _EqualitySelector(pairs)
 
@@ -143,7 +143,7 @@ def parse_field_selector(text, allowed_fields):
         return selectors.parse_field_selector(text, allowed_fields)
     pairs = []
     for part in filter(None, (p.strip() for p in (text or "").split(","))):
-        key, _, value = part.replace("==", "=").partition("=")
+        key, _separator, value = part.replace("==", "=").partition("=")
         if key not in allowed_fields:
             raise errors.bad_request('field label not supported: %s' % key)
         pairs.append((key, value))

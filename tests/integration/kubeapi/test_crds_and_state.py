@@ -3,6 +3,7 @@ import base64
 import http.server
 import json
 import os
+import socket
 import ssl
 import tempfile
 import threading
@@ -166,8 +167,12 @@ def test_seeds_and_restart_keep_objects_and_resource_versions(tmp_path):
     finally:
         assert server.stop() == 0
     assert json.loads(state.read_text())["resourceVersion"] >= list_rv
-    again = start_server(tmp_path, state_file=state, name="again")
+    with socket.socket() as probe:  # a free port for the --port contract
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    again = start_server(tmp_path, state_file=state, name="again", port=port)
     try:
+        assert again.url == "https://127.0.0.1:%d" % port
         after = again.request("GET", "/api/v1/namespaces/default/configmaps/kept").json()
         assert after["metadata"] == before["metadata"]
         assert again.request("GET", "/apis/cluster.x-k8s.io/v1beta1/clusters/".rstrip("/")).status == 200

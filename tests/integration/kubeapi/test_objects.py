@@ -127,8 +127,9 @@ def test_custom_resource_schema_status_and_generation(kubeapi_capi):
     body = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "c1"},
             "spec": {"paused": True, "unknownField": 1}, "status": {"phase": "Provisioned"}}
     strict = server.request("POST", CLUSTERS + "?fieldValidation=Strict", body)
-    assert strict.status == 400 and strict.json()["message"] == 'strict decoding error: unknown field ' \
-                                                                '"spec.unknownField"'
+    assert strict.status == 400 and strict.json()["message"] == (
+        'Cluster in version "v1beta2" cannot be handled as a Cluster: strict decoding error: unknown field '
+        '"spec.unknownField"')
     created = server.request("POST", CLUSTERS, body)
     assert created.status == 201 and 'unknown field \\"spec.unknownField\\"' in created.headers["Warning"]
     obj = created.json()

@@ -79,7 +79,7 @@ def example_objects():
         with open(path, encoding="utf-8") as handle:
             text = substitute(handle.read())
         for obj in load_documents(path, text):
-            group, _, version = obj.get("apiVersion", "").rpartition("/")
+            group, _separator, version = obj.get("apiVersion", "").rpartition("/")
             if (group, version, obj.get("kind")) in schemas:
                 out.append((os.path.basename(path), obj))
     return tuple(out)

@@ -110,7 +110,7 @@ def test_token_round_trip_has_the_real_claims(authenticator):
 @pytest.mark.parametrize("offset, valid", [(3600, True), (3600 + 60, True), (3600 + 61, False), (-60, True),
                                            (-61, False)])
 def test_expiry_and_not_before_with_the_real_one_minute_leeway(authenticator, offset, valid):
-    token, _ = issue(authenticator)
+    token, _unused = issue(authenticator)
     user, reason = authenticator.authenticate_with_reason("Bearer " + token, now=NOW + offset)
     assert (user is not None) is valid
     if not valid:
@@ -119,17 +119,17 @@ def test_expiry_and_not_before_with_the_real_one_minute_leeway(authenticator, of
 
 
 def test_audience_must_intersect_the_api_audiences(authenticator):
-    token, _ = issue(authenticator, audiences=["vault"])
+    token, _unused = issue(authenticator, audiences=["vault"])
     user, reason = authenticator.authenticate_with_reason("Bearer " + token, now=NOW)
     assert user is None
     assert reason == ('token audiences ["vault"] is invalid for the target audiences '
                       '["https://kubernetes.default.svc.cluster.local"]')
-    token, _ = issue(authenticator, audiences=["vault", DEFAULT_ISSUER])
+    token, _unused = issue(authenticator, audiences=["vault", DEFAULT_ISSUER])
     assert authenticator.authenticate("Bearer " + token, now=NOW) is not None
 
 
 def test_deleted_or_recreated_service_account_invalidates_its_tokens(authenticator, cluster):
-    token, _ = issue(authenticator)
+    token, _unused = issue(authenticator)
     cluster.service_accounts[("ci", "builder")] = {"metadata": {"name": "builder", "namespace": "ci",
                                                                 "uid": "sa-uid-2"}}
     assert authenticator.authenticate_with_reason("Bearer " + token, now=NOW)[1] == \
@@ -140,7 +140,7 @@ def test_deleted_or_recreated_service_account_invalidates_its_tokens(authenticat
 
 
 def test_deletion_in_progress_is_tolerated_for_the_leeway(authenticator, cluster):
-    token, _ = issue(authenticator)
+    token, _unused = issue(authenticator)
     terminating = {"metadata": dict(SERVICE_ACCOUNT["metadata"], deletionTimestamp="2023-11-14T22:13:20Z")}
     cluster.service_accounts[("ci", "builder")] = terminating
     assert authenticator.authenticate("Bearer " + token, now=NOW + 30) is not None
@@ -149,7 +149,7 @@ def test_deletion_in_progress_is_tolerated_for_the_leeway(authenticator, cluster
 
 
 def test_tampered_or_foreign_tokens_are_rejected(authenticator, cluster, tokens):
-    token, _ = issue(authenticator)
+    token, _unused = issue(authenticator)
     header, payload, signature = token.split(".")
     claims = decode_claims_unverified(token)
     claims["sub"] = "system:serviceaccount:ci:admin"
@@ -163,8 +163,8 @@ def test_tampered_or_foreign_tokens_are_rejected(authenticator, cluster, tokens)
 
 
 def test_pod_bound_token_adds_pod_extra_and_dies_with_the_pod(authenticator, cluster):
-    token, _ = issue(authenticator, bound_object_ref={"kind": "Pod", "apiVersion": "v1", "name": "runner",
-                                                      "uid": "pod-uid-1"})
+    token, _unused = issue(authenticator, bound_object_ref={"kind": "Pod", "apiVersion": "v1", "name": "runner",
+                                                            "uid": "pod-uid-1"})
     assert decode_claims_unverified(token)["kubernetes.io"]["pod"] == {"name": "runner", "uid": "pod-uid-1"}
     user = authenticator.authenticate("Bearer " + token, now=NOW)
     assert user.extra[EXTRA_POD_NAME] == ["runner"] and user.extra[EXTRA_POD_UID] == ["pod-uid-1"]

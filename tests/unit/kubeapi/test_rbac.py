@@ -265,7 +265,7 @@ def test_aggregated_cluster_role_is_evaluated_with_the_selected_rules():
     cluster_roles = [obj for obj in AGGREGATING if obj["kind"] == "ClusterRole"]
     # name order, duplicates dropped, like the aggregation controller
     assert aggregated_rules(cluster_roles)["monitoring"] == [rule(["get"], resources=["pods"]),
-                                                            rule(["get"], resources=["endpoints"])]
+                                                             rule(["get"], resources=["endpoints"])]
     assert aggregation_updates(cluster_roles) == [("monitoring", aggregated_rules(cluster_roles)["monitoring"])]
 
 
@@ -307,10 +307,11 @@ def test_bootstrap_admin_edit_view_are_aggregated_like_a_real_cluster():
     for name in ("admin", "edit", "view"):
         binding_to = binding("RoleBinding", name + "-binding", "ClusterRole", name, [USER], namespace="team-a")
         authorizer = Authorizer(lister(objects + [binding_to]))
-        can = lambda verb, resource, group="", sub="": authorizer.authorize(  # noqa: E731
-            ALICE, attrs(verb, resource, "team-a", "x", group, sub))[0]
+
+        def can(verb, resource, group="", sub="", authorizer=authorizer):
+            return authorizer.authorize(ALICE, attrs(verb, resource, "team-a", "x", group, sub))[0]
         assert can("get", "pods") and can("list", "deployments", "apps") and can("get", "leases",
-                                                                               "coordination.k8s.io") is (name != "view")
+                                                                                 "coordination.k8s.io") is (name != "view")
         assert can("create", "configmaps") is (name != "view")
         assert can("update", "deployments", "apps", "scale") is (name != "view")
         assert can("get", "secrets") is (name != "view")          # view does not read secrets

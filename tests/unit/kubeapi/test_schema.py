@@ -4,7 +4,8 @@ import time
 
 import pytest
 
-from tests.kubeapi.schema import StructuralSchema, go_float, go_value
+from tests.kubeapi.fielderrors import go_value
+from tests.kubeapi.schema import StructuralSchema, go_float
 from tests.unit.kubeapi.crd_data import (capi_schema, crd_files, crds_in, example, example_objects,
                                          hypershift_schema)
 
@@ -208,7 +209,7 @@ def test_embedded_resource_metadata_and_nulls():
     schema = StructuralSchema(INLINE)
     obj = {"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"},
            "spec": {"template": {"metadata": {"name": "t", "colour": "blue"}, "free": 1, "spec": {"size": 2,
-                                                                                              "bad": 0}},
+                                                                                                  "bad": 0}},
                     "nothing": None, "maybe": None, "mode": None}}
     assert schema.unknown_fields(obj) == ["spec.template.spec.bad", "spec.template.metadata.colour"]
     pruned = schema.prune(obj)
@@ -272,7 +273,7 @@ def test_machine_validation_and_pruning_is_well_under_a_millisecond():
     schema.validate(schema.prune(obj))
     rounds = 300
     start = time.perf_counter()
-    for _ in range(rounds):
+    for _round in range(rounds):
         schema.validate(schema.apply_defaults(schema.prune(obj)))
     per_object = (time.perf_counter() - start) / rounds
     assert per_object < 0.001, "%.0f us per Machine" % (per_object * 1e6)

@@ -291,7 +291,7 @@ def test_pod_printer(spec, status, deleting, cells):
 
 
 def test_completed_pod_rows_carry_the_completed_condition():
-    _, pod_row = row("", "pods", {"metadata": meta("p"), "spec": {"containers": []}, "status": {"phase": "Failed"}})
+    _definitions, pod_row = row("", "pods", {"metadata": meta("p"), "spec": {"containers": []}, "status": {"phase": "Failed"}})
     assert pod_row["conditions"] == [{"type": "Completed", "status": "True", "reason": "Failed",
                                       "message": "The pod failed."}]
 
@@ -314,7 +314,7 @@ def test_deployment_printer():
      {}, ["s", "ClusterIP", "10.96.0.10", "<none>", "53/UDP,53/TCP", "5m", "k8s-app=dns"]),
     ({"type": "NodePort", "clusterIPs": ["10.96.0.11"], "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}],
       "externalIPs": ["198.51.100.1"]}, {}, ["s", "NodePort", "10.96.0.11", "198.51.100.1", "80:30080/TCP", "5m",
-                                            "<none>"]),
+                                             "<none>"]),
     ({"type": "LoadBalancer", "clusterIPs": ["10.96.0.12"], "ports": [{"port": 443, "nodePort": 31443}]}, {},
      ["s", "LoadBalancer", "10.96.0.12", "<pending>", "443:31443/TCP", "5m", "<none>"]),
     ({"type": "LoadBalancer", "clusterIP": "None", "ports": []},
