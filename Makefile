@@ -6,8 +6,6 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-installed
 COLLECTION_LINK := .collections/ansible_collections/hypershift/private_capi
-SANITY_ROOT := .build/sanity/ansible_collections/hypershift/private_capi
-ANSIBLE_TEST_PIP := 24_2
 PYTEST_ARGS ?=
 # Two workers on CI's two cores; loadfile keeps each module's local API server on one worker.
 PYTEST_PARALLEL ?= -n 2 --dist loadfile
@@ -34,16 +32,7 @@ lint: venv
 	$(BIN)/ansible-lint --profile production
 
 sanity: venv
-	@mkdir -p $(HOME)/.ansible/test/cache
-	@cp hack/get_pip_bootstrap.py $(HOME)/.ansible/test/cache/get_pip_$(ANSIBLE_TEST_PIP).py
-	@rm -rf .build/sanity && mkdir -p $(SANITY_ROOT)
-	@git ls-files -co --exclude-standard -z | xargs -0 -I{} cp --parents {} $(SANITY_ROOT)/
-	@# dependencies (kubernetes.core) must sit beside the collection under test for the import and doc tests
-	@mkdir -p .build/sanity/ansible_collections/kubernetes
-	@cp -r "$$($(BIN)/python -c 'import ansible_collections.kubernetes.core as c; print(list(c.__path__)[0])')" \
-	  .build/sanity/ansible_collections/kubernetes/core
-	cd $(SANITY_ROOT) && git init -q && git add -A && \
-	  $(CURDIR)/$(BIN)/ansible-test sanity --requirements --python $$($(CURDIR)/$(BIN)/python -c 'import sys;print("%d.%d" % sys.version_info[:2])') --color no
+	hack/sanity.sh
 
 build: venv
 	@rm -f hypershift-private_capi-*.tar.gz

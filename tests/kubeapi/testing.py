@@ -206,3 +206,15 @@ def start_server(tmp_path, seeds=(), state_file=None, extra_args=(), port=0, nam
 def temp_server(**kwargs):
     """start_server in a fresh temporary directory (scripts and benchmarks)."""
     return start_server(tempfile.mkdtemp(prefix="kubeapi-"), **kwargs)
+
+
+def wait_for(predicate, what, timeout=10):
+    """Poll predicate until it returns a truthy value (returned), failing the test after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out waiting for " + what
+        time.sleep(0.05)
+

@@ -3,7 +3,7 @@ import re
 
 from . import errors
 # one implementation of label key / value syntax (IsQualifiedName, IsValidLabelValue): selectors.py's
-from .selectors import label_key_errors as qualified_name, label_value_errors as label_value
+from .selectors import label_key_errors as qualified_name, label_value_errors as label_value, max_len_error, regex_error
 
 DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN_FMT = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
@@ -15,21 +15,6 @@ _SUBDOMAIN_RE = re.compile("^" + DNS1123_SUBDOMAIN_FMT + "$")
 _DNS1035_RE = re.compile("^" + DNS1035_LABEL_FMT + "$")
 _CONFIG_KEY_RE = re.compile("^" + CONFIG_KEY_FMT + "$")
 TOTAL_ANNOTATION_SIZE = 256 * 1024
-
-
-def regex_error(message, fmt, *examples):
-    if not examples:
-        return "%s (regex used for validation is '%s')" % (message, fmt)
-    text = message + " (e.g. "
-    for index, example in enumerate(examples):
-        if index:
-            text += " or "
-        text += "'" + example + "', "
-    return text + "regex used for validation is '" + fmt + "')"
-
-
-def max_len_error(length):
-    return "must be no more than %d characters" % length
 
 
 def dns1123_label(value):

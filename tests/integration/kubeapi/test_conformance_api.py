@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.integration.conftest import CAPI_CRDS
+from tests.kubeapi.testing import wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
@@ -38,16 +39,6 @@ def deployment(name, replicas=1):
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
                      "template": {"metadata": {"labels": {"app": name}},
                                   "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}}
-
-
-def wait_for(predicate, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")

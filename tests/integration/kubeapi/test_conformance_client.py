@@ -8,17 +8,7 @@ import pytest
 from kubernetes import client, dynamic, watch
 from kubernetes.client.rest import ApiException
 
-from tests.kubeapi.testing import start_server
-
-
-def wait_for(predicate, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
+from tests.kubeapi.testing import start_server, wait_for
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,12 @@ import socket
 import ssl
 import tempfile
 import threading
-import time
 
 import pytest
 
 from tests.integration.conftest import CAPI_CRDS, CAPI_EXAMPLES_V1BETA2
 from tests.kubeapi import certs
-from tests.kubeapi.testing import start_server
+from tests.kubeapi.testing import start_server, wait_for
 
 GROUP = "demo.example.com"
 
@@ -30,13 +29,6 @@ def crd(plural, kind, conversion=None):
     if conversion:
         body["spec"]["conversion"] = conversion
     return body
-
-
-def wait_for(predicate, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
 
 
 class ConversionWebhook:

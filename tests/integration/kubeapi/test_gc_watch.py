@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from tests.kubeapi.testing import start_server
+from tests.kubeapi.testing import start_server, wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -22,13 +22,6 @@ def make(server, name, owners=(), finalizers=()):
 
 def exists(server, name):
     return server.request("GET", CM + "/" + name).status == 200
-
-
-def wait_for(predicate, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
 
 
 def test_background_deletes_dependents_after_owner(kubeapi):

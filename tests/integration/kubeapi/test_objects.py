@@ -1,7 +1,8 @@
 """Object semantics and bad requests over raw HTTPS: Status bodies, validation, dry run, subresources."""
-import time
 
 import pytest
+
+from tests.kubeapi.testing import wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 CLUSTERS = "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters"
@@ -11,13 +12,6 @@ def configmap(name, **extra):
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
     body.update(extra)
     return body
-
-
-def wait_for(predicate, what, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
 
 
 def test_bad_requests_get_real_status_bodies(kubeapi):
