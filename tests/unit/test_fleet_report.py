@@ -1,0 +1,56 @@
+"""The fleet report's pure logic: phases from marks, totals, Markdown with a Mermaid gantt, summary lines."""
+import copy
+
+import pytest
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet_report import (
+    FleetReportError, build_report, phases, report_markdown, report_summary)
+
+
+def record(name, status, marks, objects=None, reason=""):
+    return {"management_cluster": "mc-1", "namespace": "clusters", "name": name, "status": status, "reason": reason,
+            "state_before": "legacy", "state_after": "migrated" if status == "migrated" else "failed",
+            "marks": [{"name": n, "at": "2026-11-22T10:00:%06.3f000" % s} for n, s in marks],
+            "objects": objects or {}, "api_calls": 10}
+
+
+MIGRATED = record("hc-01", "migrated", [("read", 0), ("pause", 1), ("copy", 3.5), ("finish", 5), ("end", 6)],
+                  {"Machine": 2, "Cluster": 1})
+FAILED = record("hc-02", "failed", [("read", 0.5), ("pause", 1), ("copy", 2), ("rollback", 3), ("end", 4.25)],
+                reason="copy: admission webhook denied | twice")
+
+
+def test_phases_last_until_the_next_mark():
+    assert [(p["name"], p["seconds"]) for p in phases(MIGRATED)] == [("read", 1.0), ("pause", 2.5), ("copy", 1.5),
+                                                                     ("finish", 1.0)]
+
+
+def test_report_totals_wall_time_and_inputs_untouched():
+    records = [FAILED, MIGRATED]
+    before = copy.deepcopy(records)
+    report = build_report(records, "run-1")
+    assert records == before
+    assert report["totals"] == {"migrated": 1, "failed": 1}
+    assert [c["name"] for c in report["clusters"]] == ["hc-01", "hc-02"]
+    assert report["wall_seconds"] == 6.0 and report["seconds_per_migrated_cluster"] == 6.0
+    assert report["objects_moved"] == 3 and report["api_calls"] == 20
+
+
+def test_markdown_has_a_gantt_section_per_cluster_and_the_failure():
+    markdown = report_markdown(build_report([MIGRATED, FAILED], "run-1"))
+    assert "```mermaid\ngantt" in markdown
+    assert "section hc-01" in markdown and "section hc-02" in markdown
+    assert "rollback :crit, hc_02_" in markdown and "pause :done, hc_01_0, 2026-11-22T10:00:01.000" in markdown
+    assert "copy: admission webhook denied / twice" in markdown  # table-safe reason
+
+
+def test_summary_fits_one_screen():
+    many = [record("hc-%02d" % i, "migrated", [("read", 0), ("end", 1)]) for i in range(30)]
+    lines = report_summary(build_report(many, "run-2"), "/tmp/r/report")
+    assert len(lines) <= 24 and lines[-1] == "report: /tmp/r/report (.json, .md)" and "10 more" in lines[-2]
+
+
+def test_unreadable_mark_names_the_record():
+    broken = dict(MIGRATED, marks=[{"name": "read", "at": "yesterday"}, {"name": "end", "at": "today"}])
+    with pytest.raises(FleetReportError, match="clusters/hc-01.*'yesterday'"):
+        build_report([broken], "run-3")
