@@ -1,6 +1,7 @@
 """Command line: `python -m capi_proxy [proxy options]` or `python -m capi_proxy shim [shim options]`."""
 import argparse
 import asyncio
+import gc
 import sys
 
 from capi_proxy.cli import address, extra_group, metrics_app, positive, serve
@@ -35,6 +36,7 @@ def proxy_parser():
 
 def run_proxy(argv):
     from capi_proxy.proxy import Options, Proxy  # pylint: disable=import-outside-toplevel
+    from capi_proxy.upstream import limit_tls_read_buffer  # pylint: disable=import-outside-toplevel
     args = proxy_parser().parse_args(argv)
     logger = JsonLogger(args.log_level)
     try:
@@ -53,6 +55,9 @@ def run_proxy(argv):
         apps.append((metrics_app(metrics.registry, proxy.readyz), args.metrics_listen, None))
     logger.info("starting", upstream=upstream.server, show_private=args.show_private,
                 use_own_credentials=args.use_own_credentials)
+    limit_tls_read_buffer()
+    gc.collect()
+    gc.freeze()  # modules and settings live forever: keep them out of every later full collection
     asyncio.run(serve(apps, logger, "capi-proxy"))
     return 0
 

@@ -1,11 +1,18 @@
 """Request and response bodies: decode, translate group positions with the core, encode. Pure.
 
-Every rewrite goes through capi_groups.translate_object (or translate_api_version/translate_group
-for a lone JSON-patch value); this module only finds *where* a body holds an object.
+Every rewrite goes through capi_groups.translate_object / translate_object_in_place (or
+translate_api_version/translate_group for a lone JSON-patch value); this module only finds *where*
+a body holds an object. JSON goes through orjson when it is installed (4x faster to parse, 25x to
+encode); the stdlib decides every input orjson would read differently, so documents are the same.
 """
 import json
 
 import yaml
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - the stdlib codec gives the same documents, slower
+    orjson = None
 
 from capi_proxy.core import (
     DEFAULT_GROUP_MAP,
@@ -14,6 +21,7 @@ from capi_proxy.core import (
     TO_PRIVATE,
     CapiTranslationError,
     translate_object,
+    translate_object_in_place,
 )
 from capi_proxy.errors import ProxyError
 
@@ -29,6 +37,44 @@ try:
     _YAML_LOADER = yaml.CSafeLoader
 except AttributeError:  # PyYAML built without libyaml
     _YAML_LOADER = yaml.SafeLoader
+
+# orjson reads integers beyond 64 bits as floats (lossy); any such literal has 19 digits in a row.
+_DIGITS_AS_ZERO = bytes(ord("0") if ord("0") <= code <= ord("9") else code for code in range(256))
+_LONG_NUMBER = b"0" * 19
+
+
+def _reject_constant(name):
+    raise ValueError("%s is not a JSON value (RFC 8259)" % name)
+
+
+def _finite_float(text):
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError("number %s is out of range (RFC 8259)" % text[:40])
+    return value
+
+
+def loads(raw):
+    """The JSON document in raw (bytes); ValueError unless it is RFC 8259 JSON (NaN/Infinity are not)."""
+    if orjson is not None:
+        try:
+            document = orjson.loads(raw)
+        except ValueError:
+            pass  # lone surrogates, a BOM, other encodings, bad input: the stdlib decides (and words the error)
+        else:
+            if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO):
+                return document
+    return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+def dumps(document):
+    """encode() for a document loads built (finite numbers only: orjson would write NaN as null)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(document)
+        except TypeError:  # integers beyond 64 bits, lone surrogates: the stdlib writes (or refuses) those
+            pass
+    return encode(document)
 
 
 def media_type(content_type):
@@ -60,13 +106,14 @@ def decode(raw, content_type, what):
     try:
         if kind in YAML_TYPES:
             return yaml.load(raw, Loader=_YAML_LOADER)  # nosec B506 - SafeLoader/CSafeLoader only
-        return json.loads(raw)
+        return loads(raw)
     except (ValueError, yaml.YAMLError) as exc:
         raise ProxyError(400, "%s is not valid %s (%s); send a well-formed body"
                               % (what, "YAML" if kind in YAML_TYPES else "JSON", str(exc)[:300]))
 
 
 def encode(document):
+    """Compact UTF-8 JSON bytes of any document (also YAML-decoded ones, which may hold .nan)."""
     return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -135,9 +182,13 @@ def translate_document(document, content_type, direction, group_map=None):
     return document
 
 
-def translate_response(document, direction, group_map=None):
-    """Response documents: objects, lists, Status, Table, WatchEvent; anything else is returned as is."""
+def translate_response(document, direction, group_map=None, in_place=False):
+    """Response documents: objects, lists, Status, Table, WatchEvent; anything else is returned as is.
+
+    in_place: document is the caller's own parsed tree (translate_object_in_place, no copy).
+    """
     if isinstance(document, dict) and (isinstance(document.get("apiVersion"), str) or
                                        ("type" in document and isinstance(document.get("object"), dict))):
-        return translate_object(document, direction, group_map or DEFAULT_GROUP_MAP)
+        translate = translate_object_in_place if in_place else translate_object
+        return translate(document, direction, group_map or DEFAULT_GROUP_MAP)
     return document

@@ -11,6 +11,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_group
     translate_api_version,
     translate_crd_name,
     translate_object,
+    translate_object_in_place,
     translate_path,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import (  # noqa: F401

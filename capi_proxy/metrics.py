@@ -2,6 +2,7 @@
 import bisect
 import threading
 
+OWN_BUCKETS = (0.00005, 0.0001, 0.0002, 0.0003, 0.0005, 0.00075, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1)
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -117,7 +118,12 @@ class ProxyMetrics(object):
                                              "Time spent translating and converting one body or watch event.",
                                              ("direction",))
         self.upstream_seconds = Histogram(self.registry, prefix + "upstream_duration_seconds",
-                                          "Time until the API server's response headers arrived.", ("verb",))
+                                          "Time until the API server's whole response arrived (watches: until the stream opened).",
+                                          ("verb",))
+        self.own_seconds = Histogram(self.registry, prefix + "own_duration_seconds",
+                                     "Time the proxy itself took per answered request: the handler's time without "
+                                     "the API server's round trips (also in each response's Server-Timing header).",
+                                     ("verb",), buckets=OWN_BUCKETS)
         self.upstream_errors = Counter(self.registry, prefix + "upstream_errors_total",
                                        "Requests the API server did not answer (refused, reset, timed out).", ("reason",))
         self.open_watches = Gauge(self.registry, prefix + "open_watches", "Watch streams open now.")

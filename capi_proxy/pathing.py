@@ -10,6 +10,7 @@ from capi_proxy.errors import ProxyError
 # Percent-encodings that could change how the server splits or resolves the path.
 _DANGEROUS_ENCODINGS = re.compile(r"%(2e|2f|5c|25|00)", re.IGNORECASE)
 _BAD_PERCENT = re.compile(r"%(?![0-9a-fA-F]{2})")
+_BAD_CHARACTERS = re.compile(r"[\x00-\x20\x7f\\]")  # whitespace, control characters, backslash
 _NAMESPACE_SUBRESOURCES = frozenset(("status", "finalize"))
 _WATCH_VALUES = frozenset(("true", "1"))
 
@@ -19,7 +20,7 @@ def check_path(raw_path):
     problem = None
     if not raw_path.startswith("/"):
         problem = "it does not start with '/'"
-    elif any(ord(char) < 0x21 or ord(char) == 0x7F for char in raw_path) or "\\" in raw_path:
+    elif _BAD_CHARACTERS.search(raw_path):
         problem = "it contains whitespace, control characters or a backslash"
     elif _DANGEROUS_ENCODINGS.search(raw_path):
         problem = "it contains an encoded '.', '/', '\\', '%' or NUL"

@@ -5,6 +5,7 @@ attached to them, so a client's token is what the server authenticates). The pro
 (discovery index, CRD contract labels, readiness) use the kubeconfig's credentials.
 """
 import asyncio
+import asyncio.sslproto
 import json
 import time
 
@@ -17,6 +18,17 @@ AGGREGATED_ACCEPT = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDis
                      "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json")
 METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+# asyncio (3.11+) gives every TLS connection a zero-filled 256 KiB read buffer: with one upstream connection per
+# watch that was 43 of the proxy's 104 MB at 200 watches (measured: 300 KiB per idle TLS connection, 60 KiB with
+# 16 KiB). A TLS record carries at most 16 KiB, so a smaller buffer only means more, smaller reads of big bodies.
+TLS_READ_BUFFER_BYTES = 16 * 1024
+
+
+def limit_tls_read_buffer(size=TLS_READ_BUFFER_BYTES):
+    """Cap asyncio's per-connection TLS read buffer (the SSLProtocol.max_size class attribute) for this process."""
+    protocol = getattr(asyncio.sslproto, "SSLProtocol", None)
+    if protocol is not None and getattr(protocol, "max_size", 0) > size:
+        protocol.max_size = size
 
 
 class UpstreamClient(object):

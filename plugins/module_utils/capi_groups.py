@@ -533,6 +533,115 @@ _SHAPE_HANDLERS = {
 }
 
 
+class _InPlaceWalker(_Walker):
+    """Rewrites the group positions of a JSON tree the caller owns, in place; visits what _Walker visits.
+
+    Only plain JSON containers (dict, list) are descended, as json.loads builds them; a tree that
+    shares one sub-object between two positions must use translate_object instead.
+    """
+
+    __slots__ = ()
+
+    def object(self, obj, where):
+        """obj itself, translated in place (a full object, a List item or a WatchEvent)."""
+        obj_type = type(obj)
+        if obj_type is not dict:  # a str fails there; another mapping becomes a translated plain dict
+            return _Walker(self.group_map, self.direction, self.root).object(obj, _where_text(where))
+        if "apiVersion" not in obj and "object" in obj and "type" in obj:  # WatchEvent {"type", "object"}
+            obj["object"] = self.object(obj["object"], (where, ".object"))
+            return obj
+        kind = obj.get("kind")
+        kind = kind if isinstance(kind, str) else ""
+        walk_refs = kind != "CustomResourceDefinition"  # CRD schemas are not references
+        api_version = obj.get("apiVersion")
+        if isinstance(api_version, str):
+            obj["apiVersion"] = self.group_map.translate_api_version(api_version, self.direction)
+        items = obj.get("items") if kind.endswith("List") else None
+        if isinstance(items, list) and "metadata" in obj:
+            keys = list(obj)
+            if keys.index("items") < keys.index("metadata"):  # _Walker.object goes by key order: same first error
+                self.items(items, where)
+                items = None
+        metadata = obj.get("metadata")
+        if isinstance(metadata, dict):
+            self.metadata_in_place(metadata, where)
+        if walk_refs:
+            for key in ("spec", "status"):
+                value_type = type(obj.get(key))
+                if value_type is dict or value_type is list:
+                    self.refs(obj[key])
+        if isinstance(items, list):
+            self.items(items, where)
+        if not walk_refs:
+            self.crd(obj)
+        else:
+            handler = _SHAPE_HANDLERS.get(kind)
+            if handler is not None:
+                handler(self, obj, _where_text(where))
+        return obj
+
+    def items(self, items, where):
+        for index, item in enumerate(items):
+            items[index] = self.object(item, (where, ".items[%d]", index))
+
+    def metadata_in_place(self, metadata, where):
+        for field in ("ownerReferences", "managedFields"):
+            entries = metadata.get(field)
+            if entries is None:
+                continue
+            if not isinstance(entries, list):
+                self.fail("%s.metadata.%s" % (_where_text(where), field), "must be a list, found %s" % type(entries).__name__)
+            for index, entry in enumerate(entries):
+                if not isinstance(entry, dict):
+                    self.fail("%s.metadata.%s[%d]" % (_where_text(where), field, index),
+                              "must be a mapping, found %s" % type(entry).__name__)
+                api_version = entry.get("apiVersion")
+                if isinstance(api_version, str):
+                    entry["apiVersion"] = self.group_map.translate_api_version(api_version, self.direction)
+                elif api_version is not None:
+                    self.fail("%s.metadata.%s[%d].apiVersion" % (_where_text(where), field, index),
+                              "must be a string, found %s" % type(api_version).__name__)
+
+    def refs(self, node):
+        """node with every object reference below it translated in place (see _Walker.refs)."""
+        if type(node) is list:  # pylint: disable=unidiomatic-typecheck  # exact JSON types: subclasses are not walked
+            for child in node:
+                child_type = type(child)
+                if child_type is dict or child_type is list:
+                    self.refs(child)
+            return node
+        for key, child in node.items():
+            child_type = type(child)
+            if (child_type is dict or child_type is list) and key not in _FREE_TEXT_MAP_KEYS:
+                self.refs(child)
+        if "kind" in node:
+            self.api_version(node, "apiVersion")
+            self.group(node, "apiGroup")
+        return node
+
+
+def _where_text(where):
+    """The dotted location of an error: where is a string or (parent, suffix format, *arguments)."""
+    if isinstance(where, str):
+        return where
+    return _where_text(where[0]) + (where[1] % where[2:] if len(where) > 2 else where[1])
+
+
+def _check_translatable(obj, direction, group_map):
+    _check_direction(direction)
+    group_map = _group_map(group_map)
+    if not hasattr(obj, "items") or isinstance(obj, (str, bytes)):
+        raise CapiTranslationError(
+            "expected a Kubernetes object (a mapping with apiVersion and kind), got %s %r" % (type(obj).__name__, obj)
+        )
+    if not isinstance(obj.get("apiVersion"), str) and not ("type" in obj and hasattr(obj.get("object"), "items")):
+        raise CapiTranslationError(
+            "%s: apiVersion is missing or not a string (found %r); give the full object with apiVersion and kind"
+            % (describe_object(obj), obj.get("apiVersion"))
+        )
+    return group_map
+
+
 def translate_object(obj, direction, group_map=None):
     """A translated copy of a Kubernetes object (the input is never mutated; the result shares nothing).
 
@@ -551,18 +660,20 @@ def translate_object(obj, direction, group_map=None):
     Never rewritten: label/annotation keys and values (incl. conversion-data, cloned-from-groupkind),
     finalizers, names, messages, CRD schemas and any other string.
     """
-    _check_direction(direction)
-    group_map = _group_map(group_map)
-    if not hasattr(obj, "items") or isinstance(obj, (str, bytes)):
-        raise CapiTranslationError(
-            "expected a Kubernetes object (a mapping with apiVersion and kind), got %s %r" % (type(obj).__name__, obj)
-        )
-    if not isinstance(obj.get("apiVersion"), str) and not ("type" in obj and hasattr(obj.get("object"), "items")):
-        raise CapiTranslationError(
-            "%s: apiVersion is missing or not a string (found %r); give the full object with apiVersion and kind"
-            % (describe_object(obj), obj.get("apiVersion"))
-        )
+    group_map = _check_translatable(obj, direction, group_map)
     return _Walker(group_map, direction, obj).object(obj, "")
+
+
+def translate_object_in_place(obj, direction, group_map=None):
+    """translate_object for a JSON tree the caller owns (e.g. fresh from json.loads): the same result, no copy.
+
+    Mutates only the group positions translate_object rewrites and returns obj. obj must be plain
+    JSON data (dict, list, str, int, float, bool, None) with no sub-object shared between two
+    positions. On an error obj may be partly translated: discard it. Proven equal to translate_object
+    by tests/unit/test_capi_groups_fast.py (examples, fixtures, schema-generated objects).
+    """
+    group_map = _check_translatable(obj, direction, group_map)
+    return _InPlaceWalker(group_map, direction, obj).object(obj, "")
 
 
 def translate(value, direction, group_map=None):

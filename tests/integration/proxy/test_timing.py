@@ -1,0 +1,35 @@
+"""The proxy reports its own time per request (Server-Timing, own_duration histogram, log) apart from the server's."""
+import json
+import re
+import time
+
+from tests.integration.proxy.support import http
+
+MACHINES = "/apis/cluster.x-k8s.io/v1beta2/namespaces/hcp/machines"
+
+
+def timings(header):
+    return {name: float(duration) for name, duration in re.findall(r"(\w+);dur=([0-9.]+)", header or "")}
+
+
+def test_server_timing_separates_the_proxy_from_the_api_server(stack):
+    started = time.perf_counter()
+    status, headers, body = http("GET", stack.plain_proxy.url + MACHINES, token=stack.server.admin_token)
+    wall_ms = (time.perf_counter() - started) * 1e3
+    assert status == 200 and json.loads(body)["apiVersion"] == "cluster.x-k8s.io/v1beta2", body[:300]
+    durations = timings(headers.get("Server-Timing"))
+    assert set(durations) == {"proxy", "upstream"}, headers
+    assert durations["upstream"] > 0 and durations["proxy"] > 0
+    assert durations["proxy"] + durations["upstream"] <= wall_ms  # both inside what the client waited
+    assert re.match(r"^[0-9a-f]{16}$", headers.get("X-Request-Id", "")), headers
+    records = [record for record in stack.plain_proxy.log_records()
+               if record.get("msg") == "request" and record.get("request_id") == headers["X-Request-Id"]]
+    assert len(records) == 1 and records[0]["upstream_ms"] > 0 and records[0]["duration_ms"] >= records[0]["upstream_ms"]
+
+
+def test_own_duration_histogram_counts_answered_requests(stack):
+    http("GET", stack.plain_proxy.url + MACHINES, token=stack.server.admin_token)
+    text = http("GET", stack.plain_proxy.metrics_url)[2].decode()
+    count = re.search(r'hypershift_api_proxy_own_duration_seconds_count\{verb="list"\} (\d+)', text)
+    assert count and int(count.group(1)) >= 1, text[:2000]
+    assert 'hypershift_api_proxy_own_duration_seconds_bucket{verb="list",le="5e-05"}' in text
