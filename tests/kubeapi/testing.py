@@ -217,4 +217,3 @@ def wait_for(predicate, what, timeout=10):
             return value
         assert time.monotonic() < deadline, "timed out waiting for " + what
         time.sleep(0.05)
-
