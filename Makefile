@@ -25,8 +25,10 @@ $(COLLECTION_LINK):
 	@mkdir -p $(dir $(COLLECTION_LINK))
 	@ln -sfn ../../.. $(COLLECTION_LINK)
 
+# The fleet demo: local API server, 6 HostedClusters (one rolls back), migrate_fleet.yml, verify_fleet.yml.
+# The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml
 demo: venv
-	$(BIN)/ansible-playbook -i localhost, playbooks/translate_examples.yml
+	$(BIN)/python hack/demo_fleet.py
 
 lint: venv
 	$(BIN)/ansible-lint --profile production

@@ -1,5 +1,6 @@
 """migrate_fleet.yml end to end on the local API server: a small fleet over two platforms, one HostedCluster whose
 copy is refused by the server (it must roll back to exactly what it was), then a second run that changes nothing."""
+import json
 import os
 
 import pytest
@@ -74,3 +75,38 @@ def test_second_run_changes_nothing_on_the_cluster(migrated_fleet):
               if verb in ("create", "update", "patch", "delete", "deletecollection")}
     assert not writes, "a second run wrote to the cluster: %r" % entries
     assert hostedcluster_states(server) == {"hc-01": "migrated", "hc-02": "migrated", FAULTY: "failed"}
+
+
+def _verify(migrated_fleet):
+    result = run_playbook("verify_fleet.yml", migrated_fleet["inventory"],
+                          {"private_capi_verify_report_root": migrated_fleet["report_root"]})
+    root = migrated_fleet["report_root"]
+    latest = sorted(name for name in os.listdir(root) if name.startswith("verify-"))[-1]
+    with open(os.path.join(root, latest)) as handle:
+        return result, {row["name"]: row for row in json.load(handle)}
+
+
+def test_verify_proves_the_migrated_clusters_and_flags_the_rolled_back_one(migrated_fleet):
+    result, rows = _verify(migrated_fleet)
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output[-3000:]
+    assert rows["hc-01"]["ok"] and rows["hc-02"]["ok"], output[-3000:]
+    assert rows["hc-01"]["objects"] == 9 and rows["hc-01"]["standard_left"] == 0
+    assert not rows[FAULTY]["ok"]
+    assert "migration state failed, expected migrated" in rows[FAULTY]["problems"][0]
+    assert "2 of 3 HostedClusters verified" in output
+
+
+def test_verify_detects_a_lost_private_object(migrated_fleet):
+    server = migrated_fleet["server"]
+    machines = server.request("GET", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/clusters-hc-02/machines").json()
+    name = machines["items"][0]["metadata"]["name"]
+    path = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/clusters-hc-02/machines/" + name
+    # the Machine's finalizers would keep it (no CAPI controller runs here to remove them)
+    server.request("PATCH", path, body={"metadata": {"finalizers": None}}, content_type="application/merge-patch+json")
+    deleted = server.request("DELETE", path, body={"propagationPolicy": "Orphan"})
+    assert deleted.status in (200, 202), deleted
+    rows = _verify(migrated_fleet)[1]
+    assert not rows["hc-02"]["ok"]
+    assert any("1 private Machine objects, the record before migration says 2" in p for p in rows["hc-02"]["problems"]), \
+        rows["hc-02"]["problems"]

@@ -1,0 +1,150 @@
+"""The fleet demo (`make demo`): a local API server with 6 HostedClusters (AWS and KubeVirt), one of which the server
+refuses to migrate, migrated by playbooks/migrate_fleet.yml, then checked by playbooks/verify_fleet.yml.
+
+    .venv/bin/python hack/demo_fleet.py [--count 6] [--machines 2] [--serial 6] [--faulty hc-03] [--workdir DIR]
+
+Expected end: every HostedCluster migrated but the faulty one, which is rolled back (state failed, scope legacy,
+its HCP namespace as it was). Exits 0 when that is what happened. The server is stopped whatever happens.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [REPO_ROOT, os.path.join(REPO_ROOT, ".collections")]
+
+import yaml  # noqa: E402  pylint: disable=wrong-import-position
+
+from tests.fixtures.hcp import fleet  # noqa: E402  pylint: disable=wrong-import-position
+from tests.kubeapi.testing import start_server  # noqa: E402  pylint: disable=wrong-import-position
+
+BIN = os.path.dirname(sys.executable)
+FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
+# lines of the playbooks' output worth showing live (the rest goes to the log file)
+SHOWN_PREFIXES = ("PLAY [", "PLAY RECAP", "fatal:", "failed:")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
+    parser.add_argument("--count", type=int, default=6, help="HostedClusters (platforms AWS and KubeVirt in turn)")
+    parser.add_argument("--machines", type=int, default=2, help="Machines of each HostedCluster's one NodePool")
+    parser.add_argument("--serial", type=int, default=6, help="HostedClusters migrated at once (and forks)")
+    parser.add_argument("--faulty", default="hc-03", help="the HostedCluster whose private Machines the server refuses")
+    parser.add_argument("--workdir", default=os.path.join(REPO_ROOT, "reports", "demo"),
+                        help="server state, seed, inventory and logs (the reports go to its parent)")
+    return parser.parse_args(argv)
+
+
+def run_playbook(playbook, inventory, extra_vars, forks, log_path):
+    """ansible-playbook with its whole output in log_path and the play headers, failures and recap on the console."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    command = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, "-f", str(forks),
+               os.path.join(REPO_ROOT, "playbooks", playbook), "-e", json.dumps(extra_vars)]
+    shown_command = command[:1] + [os.path.relpath(c, REPO_ROOT) if c.startswith(REPO_ROOT) else c for c in command[1:]]
+    print("$ " + " ".join(shown_command), flush=True)
+    started = time.monotonic()
+    in_summary = in_recap = False
+    with open(log_path, "w") as log, subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                                                      stderr=subprocess.STDOUT, text=True) as process:
+        for line in process.stdout:
+            log.write(line)
+            # the summary/table tasks' messages and the recap are shown whole
+            if line.startswith("TASK ["):
+                in_summary = ": Summary]" in line or ": Verification table]" in line
+            in_recap = in_recap or line.startswith("PLAY RECAP")
+            if in_summary or in_recap or line.startswith(SHOWN_PREFIXES):
+                shown = line.rstrip()
+                print("  " + (shown[:240] + " ..." if len(shown) > 240 and not in_summary else shown), flush=True)
+    elapsed = time.monotonic() - started
+    print("  (%s: exit %d in %.0f s; full output in %s)"
+          % (playbook, process.returncode, elapsed, os.path.relpath(log_path, REPO_ROOT)), flush=True)
+    return process.returncode
+
+
+def hostedcluster_states(server):
+    listed = server.request("GET", "/apis/hypershift.openshift.io/v1beta1/namespaces/%s/hostedclusters"
+                            % fleet.HC_NAMESPACE).json()
+    return {hc["metadata"]["name"]: (hc["metadata"].get("labels") or {}).get(fleet.STATE_LABEL, "?")
+            for hc in listed["items"]}
+
+
+def latest_report(report_root):
+    runs = sorted(name for name in os.listdir(report_root) if name.startswith("fleet-"))
+    return os.path.join(report_root, runs[-1]) if runs else None
+
+
+def demo(args, server, seed):
+    print("== loading the fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS, KubeVirt)"
+          % (args.count, args.machines), flush=True)
+    started = time.monotonic()
+    loaded = fleet.load_fleet_dir(server.kubeconfig, seed)
+    print("   %d objects loaded in %.1f s" % (loaded, time.monotonic() - started), flush=True)
+    # the API server refuses every private Machine of one HCP namespace, as an admission webhook would
+    server.add_fault({"verb": "create", "group": "cluster.hypershift.openshift.io", "resource": "machines",
+                      "namespace": "clusters-" + args.faulty, "code": 403, "count": -1,
+                      "message": "admission webhook denied the request (injected by the demo)"})
+    print("== fault injected: the server refuses private Machines in clusters-%s (it must roll back)" % args.faulty)
+    inventory = os.path.join(args.workdir, "inventory.yml")
+    with open(inventory, "w") as handle:
+        yaml.safe_dump({"all": {"children": {"management_clusters": {"hosts": {
+            "mc-demo": {"private_capi_kubeconfig": server.kubeconfig}}}}}}, handle)
+    report_root = os.path.dirname(args.workdir)
+    print("== migrating the fleet (serial %d)" % args.serial, flush=True)
+    run_playbook("migrate_fleet.yml", inventory,
+                 dict(FAST_VARS, private_capi_fleet_serial=args.serial, private_capi_fleet_report_root=report_root),
+                 args.serial, os.path.join(args.workdir, "migrate_fleet.log"))
+    server.clear_faults()
+    verify_playbook = os.path.join(REPO_ROOT, "playbooks", "verify_fleet.yml")
+    verified = None
+    if os.path.exists(verify_playbook):
+        print("== verifying the fleet (read-only)", flush=True)
+        verified = run_playbook("verify_fleet.yml", inventory, {"private_capi_verify_report_root": report_root},
+                                args.serial, os.path.join(args.workdir, "verify_fleet.log"))
+    states = hostedcluster_states(server)
+    expected = {name: ("failed" if name == args.faulty else "migrated") for name in states}
+    print("== HostedCluster states")
+    for name in sorted(states):
+        print("   %-10s %-10s %s" % (name, states[name], "ok" if states[name] == expected[name] else
+                                     "UNEXPECTED (expected %s)" % expected[name]))
+    report = latest_report(report_root)
+    print("== report: %s/report.md (Mermaid gantt) and report.json" % os.path.relpath(report, REPO_ROOT)
+          if report else "== no report was written")
+    print("== the CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml")
+    # verify_fleet.yml must fail exactly the faulty cluster (rolled back, so not migrated)
+    unverified = None
+    if verified is not None:
+        results = sorted(name for name in os.listdir(report_root) if name.startswith("verify-"))
+        with open(os.path.join(report_root, results[-1])) as handle:
+            unverified = sorted(row["name"] for row in json.load(handle) if not row["ok"])
+        print("== verify: not verified %s (expected [%r])" % (unverified, args.faulty))
+    success = states == expected and len(states) == args.count and unverified in (None, [args.faulty])
+    print("== demo %s" % ("OK: every HostedCluster migrated except %s, rolled back" % args.faulty if success
+                          else "FAILED: see the logs in " + os.path.relpath(args.workdir, REPO_ROOT)))
+    return 0 if success else 1
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    args.workdir = os.path.abspath(args.workdir)
+    os.makedirs(args.workdir, exist_ok=True)
+    started = time.monotonic()
+    seed = os.path.join(args.workdir, "seed")
+    shutil.rmtree(seed, ignore_errors=True)
+    fleet.seed_fleet_dir(seed, fleet.fleet_spec(args.count, machines=args.machines))
+    print("== starting the local API server (tests/kubeapi, zero controller delays)", flush=True)
+    server = start_server(args.workdir, extra_args=["--deployment-delay", "0", "--pod-grace-delay", "0"], name="kubeapi")
+    try:
+        code = demo(args, server, seed)
+    finally:
+        stopped = server.stop()
+        print("== server stopped (exit %s); demo wall time %.0f s" % (stopped, time.monotonic() - started))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
