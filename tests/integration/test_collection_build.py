@@ -31,9 +31,14 @@ def test_built_tarball_installs_and_serves_filters_by_fqcn(tmp_path):
                      "plugins/module_utils/capi_groups.py", "plugins/filter/to_private_capi.yml"):
         assert required in names, "%s missing from the tarball" % required
 
+    # A user's environment: none of the checkout's Ansible settings (make exports ANSIBLE_CONFIG, whose
+    # collections_path holds the checkout's own link and would make galaxy skip the install).
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
+    env["ANSIBLE_CONFIG"] = str(tmp_path / "absent.cfg")
     collections_dir = tmp_path / "collections"
-    _run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "--no-deps",
-          "-p", str(collections_dir), str(tarballs[0])], cwd=str(tmp_path))
+    _run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "--no-deps", "--force",
+          "-p", str(collections_dir), str(tarballs[0])], cwd=str(tmp_path), env=env)
+    assert (collections_dir / "ansible_collections" / "hypershift" / "private_capi" / "plugins" / "filter" / "capi.py").is_file()
 
     playbook = tmp_path / "use_filters.yml"
     playbook.write_text(textwrap.dedent("""\
@@ -49,9 +54,7 @@ def test_built_tarball_installs_and_serves_filters_by_fqcn(tmp_path):
                   - "'cluster.hypershift.openshift.io/v1beta1' | hypershift.private_capi.to_standard_capi
                      == 'cluster.x-k8s.io/v1beta1'"
         """))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
     env["ANSIBLE_COLLECTIONS_PATH"] = str(collections_dir)
     env["ANSIBLE_COLLECTIONS_SCAN_SYS_PATH"] = "false"
-    env["ANSIBLE_CONFIG"] = str(tmp_path / "absent.cfg")  # keep the checkout's ansible.cfg (and its .collections link) out
     result = _run([os.path.join(BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)], cwd=str(tmp_path), env=env)
     assert "failed=0" in result.stdout and "ok=1" in result.stdout, result.stdout
