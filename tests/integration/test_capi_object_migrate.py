@@ -24,6 +24,7 @@ from tests.conftest import REPO_ROOT
 from tests.fixtures.hcp import build
 from tests.fixtures.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, read_namespace, snapshot
 from tests.integration.module_runner import run_module
+from tests.kubeapi.testing import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -72,16 +73,6 @@ def without_provenance(obj):
     if not annotations:
         copy["metadata"].pop("annotations", None)
     return copy
-
-
-def wait_for(condition, what, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out waiting for %s" % what
-        time.sleep(0.05)
 
 
 def settled_state(hcp, namespace, direction=TO_PRIVATE, group_map=AGENT_MAP):

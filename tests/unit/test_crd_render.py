@@ -27,6 +27,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.private_cr
 )
 from ansible_collections.hypershift.private_capi.plugins.modules import private_crd_render
 from tests.conftest import SHARED_ROOT
+from tests.unit.module_docs import assert_argspec_matches_documentation
 
 CAPI_CRDS = sorted(glob.glob(os.path.join(SHARED_ROOT, "capi", "crds", "*.yaml")))
 HYPERSHIFT_CRDS = sorted(glob.glob(os.path.join(SHARED_ROOT, "hypershift", "crds", "**", "*.yaml"), recursive=True))
@@ -386,12 +387,4 @@ def test_generated_names_stay_valid_and_never_reuse_a_standard_name(short_names,
 
 
 def test_argspec_matches_documentation():
-    documented = yaml.safe_load(private_crd_render.DOCUMENTATION)["options"]
-    spec = private_crd_render.argspec()
-    own = {name: option for name, option in spec.items() if name in documented}
-    assert set(own) == set(documented)
-    for name, option in own.items():
-        assert option.get("type", "str") == documented[name].get("type", "str"), name
-        assert option.get("default") == documented[name].get("default"), name
-        assert option.get("choices") == documented[name].get("choices"), name
-    assert "kubeconfig" in spec and "api_key" in spec
+    assert_argspec_matches_documentation(private_crd_render)

@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +20,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.migration_
     MoveRefused,
 )
 from ansible_collections.hypershift.private_capi.plugins.modules import migration_state
+from tests.unit.module_docs import assert_argspec_matches_documentation
 
 NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
 STATE_ANNOTATIONS = {
@@ -277,11 +277,4 @@ def test_any_plan_either_refuses_or_lands_exactly_on_the_requested_state(markers
 
 
 def test_argspec_matches_documentation():
-    documented = yaml.safe_load(migration_state.DOCUMENTATION)["options"]
-    spec = migration_state.argspec()
-    own = {name: option for name, option in spec.items() if name in documented}
-    assert set(own) == set(documented)
-    for name, option in own.items():
-        assert option.get("type", "str") == documented[name].get("type", "str"), name
-        assert option.get("default") == documented[name].get("default"), name
-        assert option.get("choices") == documented[name].get("choices"), name
+    assert_argspec_matches_documentation(migration_state)

@@ -5,9 +5,10 @@ The server is seeded with the real CAPI CRDs (../shared/capi/crds); see tests/ku
 issue checklist these tests belong to.
 """
 import json
-import time
 
 import pytest
+
+from tests.kubeapi.testing import wait_for
 
 MACHINE = """
 apiVersion: cluster.x-k8s.io/v1beta2
@@ -43,16 +44,6 @@ spec:
       - {name: data, emptyDir: {}}
       - {name: cache, emptyDir: {}}
 """
-
-
-def wait_until(predicate, what, timeout=15):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +93,7 @@ def test_typed_create_commands_send_protobuf_and_work(server):
     server.kubectl("rollout", "status", "deployment/web", "-n", "team-a", "--timeout=20s")
     server.kubectl("scale", "deployment/web", "-n", "team-a", "--replicas=1")
     server.kubectl("rollout", "status", "deployment/web", "-n", "team-a", "--timeout=20s")
-    wait_until(lambda: len(server.kubectl_json("get", "pods", "-n", "team-a", "-l", "app=web")["items"]) == 1,
+    wait_for(lambda: len(server.kubectl_json("get", "pods", "-n", "team-a", "-l", "app=web")["items"]) == 1,
                "the scaled-down pod to be removed")
     token = server.kubectl("create", "token", "builder", "-n", "team-a", "--duration=20m").stdout.strip()
     assert server.kubectl("get", "cm", "-n", "team-a", "-o", "name", token=token).stdout.split() == [
