@@ -94,7 +94,7 @@ def test_typed_create_commands_send_protobuf_and_work(server):
     server.kubectl("scale", "deployment/web", "-n", "team-a", "--replicas=1")
     server.kubectl("rollout", "status", "deployment/web", "-n", "team-a", "--timeout=20s")
     wait_for(lambda: len(server.kubectl_json("get", "pods", "-n", "team-a", "-l", "app=web")["items"]) == 1,
-               "the scaled-down pod to be removed")
+             "the scaled-down pod to be removed")
     token = server.kubectl("create", "token", "builder", "-n", "team-a", "--duration=20m").stdout.strip()
     assert server.kubectl("get", "cm", "-n", "team-a", "-o", "name", token=token).stdout.split() == [
         "configmap/kube-root-ca.crt", "configmap/settings"]
