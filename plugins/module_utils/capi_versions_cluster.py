@@ -8,6 +8,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     move,
     pop_in,
     prune_empty,
+    record_paused_intent,
     restore_pointer_intent,
     set_in,
     split_paths,
@@ -231,9 +232,7 @@ def cluster_down(ctx, obj):
     needs_annotation = False
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        if "paused" in spec:
-            set_in(annotation, ("spec", "paused"), spec["paused"])
-            needs_annotation = spec["paused"] is False
+        needs_annotation = record_paused_intent(spec, annotation)
         convert_ref_at(ctx, spec, ("infrastructureRef",), "spec.infrastructureRef", contract_ref_down)
         convert_ref_at(ctx, spec, ("controlPlaneRef",), "spec.controlPlaneRef", contract_ref_down)
         if get_in(spec, ("clusterNetwork", "apiServerPort")) == 0:

@@ -40,6 +40,18 @@ def is_integer(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def record_paused_intent(spec, annotation):
+    """Down-conversion: keep spec.paused in the conversion-data record; True when only the record holds the intent.
+
+    v1beta1's bool cannot tell an explicit false from unset (v1beta2's *bool can), so an explicit false needs the
+    annotation for a lossless round trip (upstream Convert_bool_To_Pointer_bool).
+    """
+    if "paused" not in spec:
+        return False
+    set_in(annotation, ("spec", "paused"), spec["paused"])
+    return spec["paused"] is False
+
+
 # ---------------------------------------------------------------------------------------------
 # Path helpers on nested dicts
 # ---------------------------------------------------------------------------------------------

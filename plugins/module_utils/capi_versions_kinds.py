@@ -16,6 +16,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     move,
     pop_in,
     prune_empty,
+    record_paused_intent,
     restore_pointer_intent,
     seconds_to_duration,
     set_in,
@@ -416,9 +417,7 @@ def machinedeployment_down(ctx, obj):
     needs_annotation = False
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        if "paused" in spec:
-            set_in(annotation, ("spec", "paused"), spec["paused"])
-            needs_annotation = spec["paused"] is False
+        needs_annotation = record_paused_intent(spec, annotation)
         move(spec, ("template", "spec", "minReadySeconds"), ("minReadySeconds",))
         for old, new in _MACHINEDEPLOYMENT_MOVES:
             move(spec, new, old)
