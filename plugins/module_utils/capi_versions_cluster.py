@@ -10,7 +10,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     prune_empty,
     record_paused_intent,
     restore_pointer_intent,
-    set_in,
     split_paths,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_kinds import (
