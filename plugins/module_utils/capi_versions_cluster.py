@@ -9,11 +9,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     pop_in,
     prune_empty,
     record_paused_intent,
-    restore_pointer_intent,
     split_paths,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_kinds import (
-    checked_bool,
     contract_ref_down,
     contract_ref_up,
     convert_ref_at,
@@ -23,6 +21,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     health_check_up,
     initialization_down,
     initialization_up,
+    restore_paused_intent,
     status_down,
     status_up,
 )
@@ -210,10 +209,7 @@ def _failure_domains_down(ctx, status):
 def cluster_up(ctx, obj, found, restored):
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        paused = checked_bool(ctx, spec.pop("paused", MISSING), "spec.paused")
-        paused = restore_pointer_intent(paused, found, get_in(restored, ("spec", "paused")), False)
-        if paused is not MISSING:
-            spec["paused"] = paused
+        restore_paused_intent(ctx, spec, found, restored)
         convert_ref_at(ctx, spec, ("infrastructureRef",), "spec.infrastructureRef", contract_ref_up)
         convert_ref_at(ctx, spec, ("controlPlaneRef",), "spec.controlPlaneRef", contract_ref_up)
         topology = spec.get("topology")

@@ -85,6 +85,14 @@ def duration_down(ctx, where):
     return to_duration
 
 
+def restore_paused_intent(ctx, spec, found, restored):
+    """Up-conversion of spec.paused (bool -> *bool): an explicit false survives only through the conversion-data record."""
+    paused = checked_bool(ctx, spec.pop("paused", MISSING), "spec.paused")
+    paused = restore_pointer_intent(paused, found, get_in(restored, ("spec", "paused")), False)
+    if paused is not MISSING:
+        spec["paused"] = paused
+
+
 def checked_bool(ctx, value, where):
     if value is not MISSING and not isinstance(value, bool):
         raise ctx.error(where, "expected true or false, got %r" % (value,), "fix the field in the source object")
@@ -394,10 +402,7 @@ _MACHINEDEPLOYMENT_MOVES = (  # (v1beta1 path, v1beta2 path) under spec
 def machinedeployment_up(ctx, obj, found, restored):
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        paused = checked_bool(ctx, spec.pop("paused", MISSING), "spec.paused")
-        paused = restore_pointer_intent(paused, found, get_in(restored, ("spec", "paused")), False)
-        if paused is not MISSING:
-            spec["paused"] = paused
+        restore_paused_intent(ctx, spec, found, restored)
         move(spec, ("minReadySeconds",), ("template", "spec", "minReadySeconds"))
         for old, new in _MACHINEDEPLOYMENT_MOVES:
             move(spec, old, new)
