@@ -157,7 +157,8 @@ class MigrationStateService(object):
         def make_plan(hostedcluster, now):
             try:
                 return states.plan_move(hostedcluster, params["state"], self.holder, now, lease_seconds=self.lease_seconds,
-                                        takeover=params["takeover"], force=params["force"], reason=params.get("reason"))
+                                        takeover=params["takeover"], force=params["force"], reason=params.get("reason"),
+                                        rollback=params.get("rollback") or False)
             except states.MoveRefused as exc:
                 raise MigrationStateError(str(exc))
 
@@ -271,6 +272,8 @@ def run_module(module):
                 raise MigrationStateError("repair: true works with state: query only (it fixes invalid HostedClusters it finds)")
             if params.get("query_states"):
                 raise MigrationStateError("query_states works with state: query only")
+        elif params.get("rollback"):
+            raise MigrationStateError("rollback: true works with state: in-progress or legacy (the rollback moves), not query")
         if params.get("name") and not params.get("namespace"):
             raise MigrationStateError("name %r needs namespace (HostedClusters are namespaced)" % params["name"])
         if params["lease_seconds"] < 1:

@@ -7,6 +7,10 @@ Annotations on the HostedCluster are the source of truth (hypershift/NOTES.md se
 Callers pass the current object and the time; ``plan_move``/``plan_repair`` return a MovePlan (the new
 annotations and labels, the history entry and the Event to emit) or raise MoveRefused. Nothing here
 mutates its inputs.
+
+Rollback (a migrated HostedCluster back to standard CAPI types) is a separate, explicit path: only with
+``rollback=True`` may migrated -> in-progress (the lease then records the direction ``rollback``) and
+in-progress -> legacy (only for a rollback lease). A rollback lock is never resumed or finished as a migration.
 """
 
 import copy
@@ -32,6 +36,14 @@ LEGAL_MOVES = {
     MIGRATED: (),
     INVALID: (),
 }
+# Legal only with rollback=True; in-progress -> legacy only while the lease's direction is ROLLBACK.
+ROLLBACK_MOVES = {
+    MIGRATED: (IN_PROGRESS,),
+    IN_PROGRESS: (LEGACY,),
+}
+MIGRATE = "migrate"
+ROLLBACK = "rollback"
+DIRECTIONS = (MIGRATE, ROLLBACK)
 
 SCOPE_ANNOTATION = "hypershift.openshift.io/scope"
 SCOPE_LEGACY = "legacy"
@@ -44,11 +56,14 @@ LEASE_HOLDER_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-holder"
 LEASE_ACQUIRE_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-acquire-time"
 LEASE_RENEW_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-renew-time"
 LEASE_DURATION_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-duration-seconds"
+# "rollback" on a lock taken to roll a migrated HostedCluster back; absent (or anything else) means "migrate"
+LEASE_DIRECTION_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-direction"
 LEASE_ANNOTATIONS = (
     LEASE_HOLDER_ANNOTATION,
     LEASE_ACQUIRE_TIME_ANNOTATION,
     LEASE_RENEW_TIME_ANNOTATION,
     LEASE_DURATION_ANNOTATION,
+    LEASE_DIRECTION_ANNOTATION,
 )
 HISTORY_ANNOTATION = "hypershift.openshift.io/capi-migration-history"
 HISTORY_LIMIT = 20
@@ -66,6 +81,8 @@ EVENT_REASONS = {
     (FAILED, LEGACY): ("Normal", "CAPIMigrationRemediated"),
     (INVALID, LEGACY): ("Warning", "CAPIMigrationStateRepaired"),
     (INVALID, MIGRATED): ("Warning", "CAPIMigrationStateRepaired"),
+    (MIGRATED, IN_PROGRESS): ("Warning", "CAPIMigrationRollbackStarted"),
+    (IN_PROGRESS, LEGACY): ("Normal", "CAPIMigrationRolledBack"),
 }
 
 
@@ -154,6 +171,11 @@ def lease_of(annotations):
         "renew_time": annotations.get(LEASE_RENEW_TIME_ANNOTATION),
         "duration_seconds": duration if duration is not None and duration > 0 else None,
     }
+
+
+def lease_direction(annotations):
+    """ROLLBACK when the in-progress lock was taken for a rollback, else MIGRATE (older locks record nothing)."""
+    return ROLLBACK if annotations.get(LEASE_DIRECTION_ANNOTATION) == ROLLBACK else MIGRATE
 
 
 def judge_lease(lease, now, default_seconds):
@@ -253,8 +275,11 @@ def _check_lease(hostedcluster, annotations, requested, holder, now, lease_secon
 
 
 def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE_SECONDS, takeover=False,
-              force=False, reason=None):
-    """Plan moving hostedcluster to `requested` on behalf of `holder` at time `now` (aware datetime)."""
+              force=False, reason=None, rollback=False):
+    """Plan moving hostedcluster to `requested` on behalf of `holder` at time `now` (aware datetime).
+
+    rollback=True asks for the rollback path instead (ROLLBACK_MOVES); without it a rollback lock is refused.
+    """
     if requested not in REQUESTABLE_STATES:
         raise MoveRefused("requested state %r is not one of %s" % (requested, ", ".join(REQUESTABLE_STATES)))
     if not holder:
@@ -266,6 +291,15 @@ def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE
         _refuse(hostedcluster, current, requested,
                 "its annotations contradict each other (%s)" % json.dumps(markers(annotations), sort_keys=True),
                 "Repair it first with state: query, repair: true (judged from the HCP namespace's CAPI objects).")
+    if rollback:
+        return _plan_rollback(hostedcluster, current, requested, annotations, labels, holder, now, lease_seconds,
+                              takeover, reason)
+    if current == IN_PROGRESS and lease_direction(annotations) == ROLLBACK:
+        raise MoveRefused(
+            "%s: cannot move from in-progress to %s: the lock was taken to roll it back to standard CAPI types (lock "
+            "held by %r, direction rollback) and a rollback lock ends only in legacy. Resume the rollback "
+            "(playbooks/rollback.yml with that run id, or this module with rollback: true); nothing was written"
+            % (describe(hostedcluster), requested, annotations.get(LEASE_HOLDER_ANNOTATION) or "nobody"))
     if requested == FAILED and not reason:
         raise MoveRefused("%s: moving to failed needs a reason (the reason option); it is written to %s"
                           % (describe(hostedcluster), FAILED_ANNOTATION))
@@ -274,8 +308,12 @@ def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE
     if requested == current:
         return _plan_same_state(hostedcluster, current, annotations, labels, holder, now, lease_seconds, takeover)
     if requested not in LEGAL_MOVES[current]:
+        hint = ""
+        if requested in ROLLBACK_MOVES.get(current, ()):
+            hint = (" %s -> %s is a rollback move only: roll a migrated HostedCluster back with playbooks/rollback.yml "
+                    "(rollback: true)." % (current, requested))
         _refuse(hostedcluster, current, requested, "that move is not in the state machine",
-                "Nothing was written.")
+                "Nothing was written." + hint)
     if current == IN_PROGRESS:
         took_over = _check_lease(hostedcluster, annotations, requested, holder, now, lease_seconds, takeover) == "takeover"
     if current == FAILED and not force:
@@ -288,23 +326,90 @@ def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE
     elif requested == IN_PROGRESS:
         annotations[IN_PROGRESS_ANNOTATION] = TRUE
         _lease_annotations(annotations, holder, at, now, lease_seconds)
+        annotations.pop(LEASE_DIRECTION_ANNOTATION, None)
     elif requested == MIGRATED:
         annotations[PRIVATE_TYPES_ANNOTATION] = TRUE
         _drop(annotations, (SCOPE_ANNOTATION, IN_PROGRESS_ANNOTATION, FAILED_ANNOTATION) + LEASE_ANNOTATIONS)
     else:
         annotations[FAILED_ANNOTATION] = reason
         _drop(annotations, (IN_PROGRESS_ANNOTATION,) + LEASE_ANNOTATIONS)
+    return _planned(hostedcluster, current, requested, annotations, labels, holder, at, reason, took_over)
+
+
+def _planned(hostedcluster, current, requested, annotations, labels, holder, at, reason, took_over, rollback=False):
+    """The MovePlan of a real move: history entry, mirror label, Event."""
     entry = {"from": current, "to": requested, "at": at, "by": holder}
     if reason:
         entry["reason"] = reason
     if took_over:
         entry["takeover"] = True
+    if rollback:
+        entry["rollback"] = True
     annotations[HISTORY_ANNOTATION] = _with_history(annotations, entry)
     labels[STATE_LABEL] = requested
     event_type, event_reason = EVENT_REASONS[(current, requested)]
-    message = "CAPI migration state %s -> %s by %s%s" % (current, requested, holder, ": %s" % reason if reason else "")
+    message = "CAPI migration state %s -> %s%s by %s%s" % (
+        current, requested, " (rollback)" if rollback else "", holder, ": %s" % reason if reason else "")
     return MovePlan(hostedcluster, current, requested, annotations, labels, changed=True, write=True,
                     event=(event_type, event_reason, message), took_over=took_over, message=message)
+
+
+# Why a rollback from a state other than migrated (or a rollback lock) is refused, and what to do instead.
+_ROLLBACK_REFUSALS = {
+    (MIGRATED, LEGACY): ("a rollback holds the lock while it copies the objects back",
+                         "Take the lock first (in-progress with rollback: true), copy back, then ask for legacy; "
+                         "playbooks/rollback.yml does all of it."),
+    (LEGACY, IN_PROGRESS): ("it uses the standard CAPI types already; there is nothing to roll back",
+                            "Nothing was written."),
+    (FAILED, IN_PROGRESS): ("its failed migration was rolled back when it failed (the standard objects are in place)",
+                            "Remediate the cause, then move it to legacy with force: true (no rollback needed)."),
+    (FAILED, LEGACY): ("its failed migration was rolled back when it failed (the standard objects are in place)",
+                       "Remediate the cause, then move it to legacy with force: true (no rollback needed)."),
+    (NEW, IN_PROGRESS): ("it was created with private CAPI types and was never migrated", "Nothing was written."),
+    (NEW, LEGACY): ("it was created with private CAPI types and was never migrated", "Nothing was written."),
+}
+
+
+def _refuse_rollback(hostedcluster, current, requested, why, what_to_do):
+    raise MoveRefused(
+        "%s: cannot roll back from %s to %s: %s. Rollback moves (rollback: true): migrated -> in-progress, then "
+        "in-progress -> legacy for a rollback lock only. %s"
+        % (describe(hostedcluster), current, requested, why, what_to_do))
+
+
+def _plan_rollback(hostedcluster, current, requested, annotations, labels, holder, now, lease_seconds, takeover, reason):
+    """The explicit rollback path: migrated -> in-progress (lease direction rollback) -> legacy; renewals; re-runs."""
+    if requested not in (IN_PROGRESS, LEGACY):
+        raise MoveRefused("%s: rollback: true works with state in-progress (take or resume the rollback lock of a "
+                          "migrated HostedCluster) or legacy (finish the rollback), not %s; nothing was written"
+                          % (describe(hostedcluster), requested))
+    if current == IN_PROGRESS and lease_direction(annotations) != ROLLBACK:
+        _refuse_rollback(
+            hostedcluster, current, requested,
+            "it is locked for a migration to private CAPI types (lock held by %r), not migrated"
+            % (annotations.get(LEASE_HOLDER_ANNOTATION) or "nobody"),
+            "Let that migration end first (re-run migrate_fleet.yml with its run id: it ends migrated, or failed after "
+            "rolling itself back); roll back once it is migrated. Nothing was written.")
+    if requested == current:
+        # legacy: already rolled back (a re-run); in-progress: renew or take over the rollback lock
+        return _plan_same_state(hostedcluster, current, annotations, labels, holder, now, lease_seconds, takeover)
+    if requested not in ROLLBACK_MOVES.get(current, ()):
+        why, what_to_do = _ROLLBACK_REFUSALS.get((current, requested), ("not a rollback move", "Nothing was written."))
+        _refuse_rollback(hostedcluster, current, requested, why, what_to_do)
+    took_over = False
+    if current == IN_PROGRESS:
+        took_over = _check_lease(hostedcluster, annotations, requested, holder, now, lease_seconds, takeover) == "takeover"
+    at = format_time(now)
+    annotations[SCOPE_ANNOTATION] = SCOPE_LEGACY
+    if requested == IN_PROGRESS:
+        # scope legacy + in-progress: the in-progress markers, so both operators keep off while objects move back
+        _drop(annotations, (PRIVATE_TYPES_ANNOTATION, FAILED_ANNOTATION))
+        annotations[IN_PROGRESS_ANNOTATION] = TRUE
+        _lease_annotations(annotations, holder, at, now, lease_seconds)
+        annotations[LEASE_DIRECTION_ANNOTATION] = ROLLBACK
+    else:
+        _drop(annotations, (PRIVATE_TYPES_ANNOTATION, FAILED_ANNOTATION, IN_PROGRESS_ANNOTATION) + LEASE_ANNOTATIONS)
+    return _planned(hostedcluster, current, requested, annotations, labels, holder, at, reason, took_over, rollback=True)
 
 
 def _plan_same_state(hostedcluster, current, annotations, labels, holder, now, lease_seconds, takeover):
@@ -386,6 +491,7 @@ def report(hostedcluster, now, default_lease_seconds=DEFAULT_LEASE_SECONDS):
     lease = lease_of(annotations)
     if lease is not None:
         lease.update(judge_lease(lease, now, default_lease_seconds))
+        lease["direction"] = lease_direction(annotations)
     return {
         "name": metadata.get("name"),
         "namespace": metadata.get("namespace"),

@@ -27,6 +27,14 @@ description:
     failed -> legacy (with O(force=true), after remediation). Any other move fails with the current state,
     the requested one and the legal moves from here, and writes nothing. Asking for the current state is
     C(changed=false)."
+  - "B(Rollback) of a migrated HostedCluster to the standard CAPI types is a separate path, refused unless
+    O(rollback=true) is given - migrated -> in-progress (C(private-capi-types) removed, scope legacy, the lock with
+    C(hypershift.openshift.io/capi-migration-lease-direction=rollback)), then in-progress -> legacy, only for a lock
+    taken that way. A rollback lock is never renewed, taken over or finished without O(rollback=true), so a
+    migration run cannot resume it as a migration; O(rollback=true) on a migration's lock, or from legacy, failed or
+    new, is refused too. Asking for V(legacy) with O(rollback=true) on a legacy HostedCluster is C(changed=false), so
+    a finished rollback can be re-run. The C(hypershift.private_capi) playbook C(playbooks/rollback.yml) does the
+    whole rollback."
   - Each move is one write of the HostedCluster guarded by the resourceVersion it was judged on. When another
     writer got in first (HTTP 409), the module reads the object again and judges the move again, a bounded number
     of times. So of two runs taking the lock at once exactly one wins; the other fails naming the winner.
@@ -88,6 +96,13 @@ options:
   takeover:
     description:
       - Take the in-progress lease from another holder even though it has not expired (to resume a run that died).
+    type: bool
+    default: false
+  rollback:
+    description:
+      - Ask for the rollback path (see the description) - with O(state=in-progress) take, renew or take over the
+        rollback lock of a migrated HostedCluster; with O(state=legacy) end a rollback lock (or confirm a finished
+        rollback). Any other use fails and writes nothing.
     type: bool
     default: false
   query_states:
@@ -167,6 +182,23 @@ EXAMPLES = r"""
     namespace: clusters
     state: legacy
     force: true
+
+- name: Roll a migrated HostedCluster back - take the rollback lock (migrated -> in-progress, direction rollback)
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: in-progress
+    rollback: true
+    holder: rollback-20260301
+  register: rollback_lock
+
+- name: Objects copied back, sidecars out, private objects deleted - finish the rollback (in-progress -> legacy)
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: legacy
+    rollback: true
+    holder: "{{ rollback_lock.holder }}"
 
 - name: Resume a run that died (its lease has not expired yet)
   hypershift.private_capi.migration_state:
@@ -257,10 +289,12 @@ hostedclusters:
       description: The failure reason, or null.
       type: str
     lease:
-      description: The lease (holder, acquire_time, renew_time, duration_seconds, age_seconds, expired, expires_in_seconds) or null.
+      description:
+        - The lease (holder, acquire_time, renew_time, duration_seconds, age_seconds, expired, expires_in_seconds) or null.
+        - C(direction) is V(rollback) for a lock taken with O(rollback=true), otherwise V(migrate).
       type: dict
     history:
-      description: The recorded moves, oldest first (from, to, at, by, and reason/takeover when set).
+      description: The recorded moves, oldest first (from, to, at, by, and reason/takeover/rollback when set).
       type: list
       elements: dict
     resource_version:
@@ -310,6 +344,7 @@ def argspec():
         holder=dict(type="str"),
         lease_seconds=dict(type="int", default=900),
         takeover=dict(type="bool", default=False),
+        rollback=dict(type="bool", default=False),
         query_states=dict(type="list", elements="str", choices=QUERYABLE_STATES),
         repair=dict(type="bool", default=False),
     )

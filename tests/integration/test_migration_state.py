@@ -320,3 +320,62 @@ def test_errors_name_the_object(server):
     misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="x", namespace="clusters",
                                                 state="legacy", repair=True))
     assert misuse.failed and "repair: true works with state: query only" in misuse["msg"]
+
+
+def test_rollback_path_is_explicit_resumable_and_ends_legacy(server):
+    before = new_hostedcluster(server, "clusters", "rb-01", state=ms.MIGRATED)
+    refused = move(server, "rb-01", "in-progress", holder="rb-run")
+    assert refused.failed and "cannot move from migrated to in-progress" in refused["msg"]
+    assert "playbooks/rollback.yml (rollback: true)" in refused["msg"]
+    assert read(server, "clusters", "rb-01")["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    dry = move(server, "rb-01", "in-progress", holder="rb-run", rollback=True, check_mode=True, diff=True)
+    assert_ok(dry, True)
+    assert dry["diff"]["after"]["annotations"][ms.LEASE_DIRECTION_ANNOTATION] == "rollback"
+    assert read(server, "clusters", "rb-01")["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    locked = move(server, "rb-01", "in-progress", holder="rb-run", rollback=True, lease_seconds=600)
+    assert_ok(locked, True)
+    assert (locked["from_state"], locked["state"]) == ("migrated", "in-progress")
+    assert locked["hostedcluster"]["lease"]["direction"] == "rollback"
+    live = read(server, "clusters", "rb-01")
+    annotations = live["metadata"]["annotations"]
+    assert ms.PRIVATE_TYPES_ANNOTATION not in annotations and annotations[ms.SCOPE_ANNOTATION] == "legacy"
+    assert annotations[ms.IN_PROGRESS_ANNOTATION] == "true" and annotations[ms.LEASE_DIRECTION_ANNOTATION] == "rollback"
+    assert live["metadata"]["labels"][ms.STATE_LABEL] == "in-progress"
+    # a migration run (same run id, or takeover) can neither resume nor finish a rollback lock
+    for state, options in (("in-progress", {}), ("migrated", {}), ("failed", {"reason": "r"}), ("in-progress", {"takeover": True})):
+        crossed = move(server, "rb-01", state, holder="rb-run", **options)
+        assert crossed.failed and "a rollback lock ends only in legacy" in crossed["msg"], crossed.get("msg")
+    other = move(server, "rb-01", "legacy", holder="someone-else", rollback=True)
+    assert other.failed and "the migration lock is held by 'rb-run'" in other["msg"]
+    renewed = move(server, "rb-01", "in-progress", holder="rb-run", rollback=True)  # a resumed run renews its lock
+    assert_ok(renewed, False)
+    assert renewed["renewed"] is True
+    unlocked = read(server, "clusters", "rb-01")["metadata"]["resourceVersion"]
+    assert_ok(move(server, "rb-01", "legacy", holder="rb-run", rollback=True, check_mode=True), True)
+    assert read(server, "clusters", "rb-01")["metadata"]["resourceVersion"] == unlocked
+    done = move(server, "rb-01", "legacy", holder="rb-run", rollback=True)
+    assert_ok(done, True)
+    live = read(server, "clusters", "rb-01")
+    assert ms.state_of(live) == "legacy" and live["metadata"]["labels"][ms.STATE_LABEL] == "legacy"
+    assert not [key for key in live["metadata"]["annotations"] if "capi-migration-lease" in key]
+    assert_ok(move(server, "rb-01", "legacy", holder="a-later-run", rollback=True), False)  # re-run of a finished rollback
+    history = json.loads(live["metadata"]["annotations"][ms.HISTORY_ANNOTATION])
+    assert [(e["from"], e["to"], e.get("rollback")) for e in history] == [
+        ("migrated", "in-progress", True), ("in-progress", "legacy", True)]
+    assert events_for(server, "clusters", "rb-01") == ["CAPIMigrationRollbackStarted", "CAPIMigrationRolledBack"]
+    again = move(server, "rb-01", "in-progress", holder="rb-run", rollback=True)
+    assert again.failed and "cannot roll back from legacy to in-progress" in again["msg"]
+    assert live["spec"] == before["spec"], "a state move must touch metadata only"
+
+
+def test_rollback_is_refused_on_a_migration_lock_and_with_query(server):
+    new_hostedcluster(server, "clusters", "rb-02", state=ms.LEGACY)
+    assert_ok(move(server, "rb-02", "in-progress", holder="fwd-run"), True)
+    written = read(server, "clusters", "rb-02")["metadata"]["resourceVersion"]
+    for state in ("in-progress", "legacy"):
+        refused = move(server, "rb-02", state, holder="fwd-run", rollback=True, takeover=True)
+        assert refused.failed and "it is locked for a migration to private CAPI types (lock held by 'fwd-run')" in refused["msg"]
+    assert read(server, "clusters", "rb-02")["metadata"]["resourceVersion"] == written
+    misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="rb-02", namespace="clusters",
+                                                rollback=True))
+    assert misuse.failed and "rollback: true works with state: in-progress or legacy" in misuse["msg"]

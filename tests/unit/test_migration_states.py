@@ -278,3 +278,173 @@ def test_any_plan_either_refuses_or_lands_exactly_on_the_requested_state(markers
 
 def test_argspec_matches_documentation():
     assert_argspec_matches_documentation(migration_state)
+
+
+# --- rollback: migrated -> in-progress (lease direction rollback) -> legacy, only with rollback=True -------------------
+ROLLBACK_LOCK = dict(STATE_ANNOTATIONS[IN_PROGRESS], **{ms.LEASE_DIRECTION_ANNOTATION: ms.ROLLBACK})
+
+
+def rollback_locked(extra=None):
+    source = hostedcluster(IN_PROGRESS, extra=dict({ms.LEASE_DIRECTION_ANNOTATION: ms.ROLLBACK}, **(extra or {})))
+    assert source["metadata"]["annotations"] == dict(ROLLBACK_LOCK, **(extra or {}))
+    return source
+
+
+def test_rollback_takes_the_lock_then_ends_legacy_and_a_rerun_changes_nothing():
+    source = hostedcluster(MIGRATED, extra={ms.HISTORY_ANNOTATION: json.dumps([{"from": "in-progress", "to": "migrated"}])})
+    pristine = copy.deepcopy(source)
+    locked = ms.plan_move(source, IN_PROGRESS, "rb-1", NOW, lease_seconds=600, rollback=True, reason="new operator crashes")
+    assert source == pristine, "plan_move mutated its input"
+    assert (locked.from_state, locked.to_state, locked.changed, locked.write) == (MIGRATED, IN_PROGRESS, True, True)
+    annotations = locked.annotations
+    assert ms.PRIVATE_TYPES_ANNOTATION not in annotations
+    assert annotations[ms.SCOPE_ANNOTATION] == "legacy" and annotations[ms.IN_PROGRESS_ANNOTATION] == "true"
+    assert ms.lease_direction(annotations) == ms.ROLLBACK and ms.lease_of(annotations)["holder"] == "rb-1"
+    assert ms.lease_of(annotations)["duration_seconds"] == 600
+    assert locked.labels[ms.STATE_LABEL] == IN_PROGRESS
+    entry = json.loads(annotations[ms.HISTORY_ANNOTATION])[-1]
+    assert entry == {"from": MIGRATED, "to": IN_PROGRESS, "at": "2026-03-01T12:00:00.000000Z", "by": "rb-1",
+                     "rollback": True, "reason": "new operator crashes"}
+    assert locked.event[:2] == ("Warning", "CAPIMigrationRollbackStarted") and "(rollback)" in locked.event[2]
+    assert ms.report(locked.updated_object(), NOW)["lease"]["direction"] == ms.ROLLBACK
+    lock_object = locked.updated_object()
+    renewed = ms.plan_move(lock_object, IN_PROGRESS, "rb-1", NOW, rollback=True)
+    assert (renewed.changed, renewed.renewed) == (False, True)
+    assert ms.lease_direction(renewed.annotations) == ms.ROLLBACK
+    done = ms.plan_move(lock_object, LEGACY, "rb-1", NOW, rollback=True)
+    updated = done.updated_object()
+    assert ms.state_of(updated) == LEGACY and updated["metadata"]["labels"][ms.STATE_LABEL] == LEGACY
+    assert not [key for key in done.annotations if key.startswith("hypershift.openshift.io/capi-migration-lease")]
+    assert set(done.annotations) == {ms.SCOPE_ANNOTATION, ms.HISTORY_ANNOTATION}
+    history = json.loads(done.annotations[ms.HISTORY_ANNOTATION])
+    assert [(e["from"], e["to"], e.get("rollback")) for e in history] == [
+        (IN_PROGRESS, MIGRATED, None), (MIGRATED, IN_PROGRESS, True), (IN_PROGRESS, LEGACY, True)]
+    assert done.event[:2] == ("Normal", "CAPIMigrationRolledBack")
+    again = ms.plan_move(updated, LEGACY, "rb-1", NOW, rollback=True)
+    assert (again.changed, again.write, again.event) == (False, False, None)
+
+
+def test_rollback_moves_are_refused_without_rollback_true():
+    with pytest.raises(MoveRefused) as raised:
+        ms.plan_move(hostedcluster(MIGRATED), IN_PROGRESS, "rb-1", NOW, force=True, takeover=True)
+    message = str(raised.value)
+    assert "cannot move from migrated to in-progress" in message and "Legal moves from migrated: none." in message
+    assert "rollback move only" in message and "playbooks/rollback.yml" in message
+    with pytest.raises(MoveRefused, match="Legal moves from in-progress: migrated, failed.*rollback move only"):
+        ms.plan_move(hostedcluster(IN_PROGRESS), LEGACY, "run-a", NOW)
+
+
+@pytest.mark.parametrize("requested", [MIGRATED, FAILED, IN_PROGRESS, LEGACY])
+@pytest.mark.parametrize("holder, takeover", [("run-a", False), ("run-b", True)])
+def test_a_rollback_lock_is_never_renewed_taken_over_or_finished_as_a_migration(requested, holder, takeover):
+    source = rollback_locked()
+    with pytest.raises(MoveRefused) as raised:
+        ms.plan_move(source, requested, holder, NOW + datetime.timedelta(hours=2), takeover=takeover, force=True,
+                     reason="r")
+    message = str(raised.value)
+    assert "HostedCluster clusters/prod-01: cannot move from in-progress to %s" % requested in message
+    assert "held by 'run-a', direction rollback" in message and "ends only in legacy" in message
+    assert "is held by" not in message, "the migrate role would take this refusal for a live lock and skip quietly"
+
+
+FORWARD_LOCK = "it is locked for a migration to private CAPI types (lock held by 'run-a'), not migrated"
+
+
+@pytest.mark.parametrize("current, requested, why", [
+    (LEGACY, IN_PROGRESS, "there is nothing to roll back"),
+    (FAILED, IN_PROGRESS, "rolled back when it failed"),
+    (FAILED, LEGACY, "force: true"),
+    (NEW, IN_PROGRESS, "never migrated"),
+    (NEW, LEGACY, "never migrated"),
+    (MIGRATED, LEGACY, "holds the lock while it copies the objects back"),
+    (IN_PROGRESS, IN_PROGRESS, FORWARD_LOCK),
+    (IN_PROGRESS, LEGACY, FORWARD_LOCK),
+])
+def test_rollback_from_anything_but_migrated_or_its_own_lock_is_refused(current, requested, why):
+    source = hostedcluster(current)
+    pristine = copy.deepcopy(source)
+    with pytest.raises(MoveRefused) as raised:
+        ms.plan_move(source, requested, "run-a", NOW, rollback=True, force=True, takeover=True, reason="r")
+    message = str(raised.value)
+    assert "HostedCluster clusters/prod-01: cannot roll back from %s to %s" % (current, requested) in message
+    assert why in message and "migrated -> in-progress, then in-progress -> legacy" in message
+    assert source == pristine
+
+
+@pytest.mark.parametrize("current", ms.STATES)
+@pytest.mark.parametrize("requested", [MIGRATED, FAILED])
+def test_rollback_true_only_asks_for_in_progress_or_legacy(current, requested):
+    with pytest.raises(MoveRefused, match="rollback: true works with state in-progress .* or legacy .*, not %s" % requested):
+        ms.plan_move(hostedcluster(MIGRATED if current == INVALID else current), requested, "run-a", NOW, rollback=True,
+                     reason="r")
+    with pytest.raises(MoveRefused, match="repair: true"):
+        ms.plan_move(hostedcluster(INVALID), IN_PROGRESS, "run-a", NOW, rollback=True)
+
+
+def test_rollback_lock_is_refused_to_others_until_expired_or_taken_over_and_keeps_its_direction():
+    with pytest.raises(MoveRefused) as raised:
+        ms.plan_move(rollback_locked(), LEGACY, "run-b", NOW, rollback=True)
+    assert "the migration lock is held by 'run-a'" in str(raised.value) and "takeover: true" in str(raised.value)
+    taken = ms.plan_move(rollback_locked(), IN_PROGRESS, "run-b", NOW, rollback=True, takeover=True)
+    assert (taken.changed, taken.took_over) == (True, True)
+    assert ms.lease_direction(taken.annotations) == ms.ROLLBACK and ms.lease_of(taken.annotations)["holder"] == "run-b"
+    expired = NOW + datetime.timedelta(seconds=900)
+    finished = ms.plan_move(rollback_locked(), LEGACY, "run-c", expired, rollback=True)
+    assert finished.took_over is True and ms.state_of(finished.updated_object()) == LEGACY
+    assert json.loads(finished.annotations[ms.HISTORY_ANNOTATION])[-1]["takeover"] is True
+
+
+def test_a_migration_lock_never_inherits_a_stray_rollback_direction():
+    source = hostedcluster(LEGACY, extra={ms.LEASE_DIRECTION_ANNOTATION: ms.ROLLBACK})
+    plan = ms.plan_move(source, IN_PROGRESS, "run-a", NOW)
+    assert ms.LEASE_DIRECTION_ANNOTATION not in plan.annotations
+    assert ms.report(plan.updated_object(), NOW)["lease"]["direction"] == ms.MIGRATE
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    markers=st.one_of(
+        st.sampled_from([STATE_ANNOTATIONS[state] for state in ms.STATES]),
+        st.fixed_dictionaries({key: ANNOTATION_VALUES for key in ms.MARKER_ANNOTATIONS + (ms.LEASE_HOLDER_ANNOTATION,)})),
+    direction=st.sampled_from([None, ms.ROLLBACK, ms.MIGRATE, "x"]),
+    requested=st.sampled_from(ms.REQUESTABLE_STATES),
+    rollback=st.booleans(),
+    holder=st.sampled_from(["run-a", "run-b"]),
+    takeover=st.booleans(),
+    seconds=st.integers(min_value=-10, max_value=2000),
+)
+def test_any_plan_with_directions_keeps_rollback_and_migration_apart(markers, direction, requested, rollback, holder,
+                                                                     takeover, seconds):
+    annotations = {key: value for key, value in markers.items() if value is not None}
+    annotations.setdefault(ms.LEASE_RENEW_TIME_ANNOTATION, "2026-03-01T12:00:00.000000Z")
+    if direction is not None:
+        annotations[ms.LEASE_DIRECTION_ANNOTATION] = direction
+    source = {"metadata": {"name": "n", "namespace": "ns", "annotations": annotations, "labels": {}}}
+    pristine = copy.deepcopy(source)
+    current = ms.state_of(source)
+    rollback_lock = current == IN_PROGRESS and direction == ms.ROLLBACK
+    try:
+        plan = ms.plan_move(source, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
+                            force=True, reason="r", rollback=rollback)
+    except MoveRefused as exc:
+        assert source == pristine
+        assert re.search(r"cannot (move|roll back)|held by|works with state", str(exc))
+        return
+    assert source == pristine
+    assert rollback or not rollback_lock, "a rollback lock moved without rollback: true"
+    assert not rollback or rollback_lock or current in (MIGRATED, LEGACY), "a rollback from %s" % current
+    assert not rollback or current != LEGACY or requested == LEGACY, "a rollback locked a legacy HostedCluster"
+    if rollback:
+        assert current == requested or requested in ms.ROLLBACK_MOVES[current]
+    else:
+        assert current == requested or requested in ms.LEGAL_MOVES[current]
+    updated = plan.updated_object()
+    assert ms.state_of(updated) == requested
+    if requested == IN_PROGRESS:
+        expected = ms.ROLLBACK if rollback else ms.MIGRATE
+        assert ms.lease_direction(plan.annotations) == expected and ms.lease_of(plan.annotations)["holder"] == holder
+    elif current != requested:
+        assert ms.LEASE_DIRECTION_ANNOTATION not in plan.annotations and ms.lease_of(plan.annotations) is None
+    again = ms.plan_move(updated, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
+                         force=True, reason="r", rollback=rollback)
+    assert again.changed is False

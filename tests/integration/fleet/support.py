@@ -1,11 +1,14 @@
 """Shared helpers of the fleet tests: a local API server loaded with a fleet, and ansible-playbook runs against it."""
 import json
 import os
+import signal
 import subprocess
 import sys
 
 import yaml
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+    AGENT_EXTRA_GROUPS, TO_PRIVATE, GroupMap, translate_object)
 from tests.conftest import REPO_ROOT
 from tests.fixtures.hcp import build, fleet, state
 from tests.kubeapi.testing import start_server
@@ -33,19 +36,59 @@ def write_inventory(tmp_path, kubeconfig, name="mc-1"):
     return path
 
 
-def run_playbook(playbook, inventory, extra_vars=None, check=False, timeout=600):
+def _playbook_command(playbook, inventory, extra_vars, check):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     command = [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO_ROOT, "playbooks", playbook),
                "-e", json.dumps(dict(FAST_VARS, **(extra_vars or {})))]
     if check:
         command.append("--check")
+    return command, env
+
+
+def run_playbook(playbook, inventory, extra_vars=None, check=False, timeout=600):
+    command, env = _playbook_command(playbook, inventory, extra_vars, check)
     return subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def start_playbook(playbook, inventory, output_path, extra_vars=None, check=False):
+    """ansible-playbook in the background, stdout+stderr to output_path, in its own process group so that
+    kill_playbook can SIGKILL the whole run (ansible-playbook, its forks and their modules) as a dying host would."""
+    command, env = _playbook_command(playbook, inventory, extra_vars, check)
+    with open(output_path, "w") as output:
+        return subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def kill_playbook(process):
+    """SIGKILL a start_playbook run and every process of its group; returns the exit code (-9)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return process.wait(30)
 
 
 def hostedcluster_states(server):
     listed = server.request("GET", "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters").json()
     return {hc["metadata"]["name"]: (hc["metadata"].get("labels") or {}).get(fleet.STATE_LABEL)
             for hc in listed["items"]}
+
+
+def hostedcluster(server, name, namespace=fleet.HC_NAMESPACE):
+    response = server.request("GET", "/apis/hypershift.openshift.io/v1beta1/namespaces/%s/hostedclusters/%s"
+                              % (namespace, name))
+    assert response.status == 200, "HostedCluster %s/%s: %r" % (namespace, name, response)
+    return response.json()
+
+
+def private_keys(canonical):
+    """The keys of a snapshot that are objects of the private CAPI groups (*cluster.hypershift.openshift.io)."""
+    return sorted(key for key in canonical if key.split("/")[0].endswith("cluster.hypershift.openshift.io"))
+
+
+def standard_keys(canonical):
+    """The keys of a snapshot that are objects of the standard CAPI groups (*cluster.x-k8s.io)."""
+    return sorted(key for key in canonical if key.split("/")[0].endswith("cluster.x-k8s.io"))
 
 
 def snapshot(server, crds, namespace):
@@ -56,3 +99,52 @@ def read_report(report_root):
     runs = sorted(os.listdir(report_root))
     with open(os.path.join(report_root, runs[-1], "report.json")) as handle:
         return json.load(handle)
+
+
+def _without_provenance(obj):
+    copy = json.loads(json.dumps(obj))
+    annotations = copy["metadata"].get("annotations") or {}
+    for key in (state.SOURCE_UID_ANNOTATION, state.SOURCE_VERSION_ANNOTATION):
+        annotations.pop(key, None)
+    if not annotations:
+        copy["metadata"].pop("annotations", None)
+    return copy
+
+
+def migrated_content_problems(before, after):
+    """What a migration lost or changed: each standard CAPI object of the `before` snapshot must be in `after` as its
+    private twin with the same content (groups translated, provenance annotations ignored), and no standard CAPI
+    object may be left. [] when nothing was lost."""
+    group_map = GroupMap(AGENT_EXTRA_GROUPS)
+    problems = ["standard object left: " + key for key in standard_keys(after)]
+    for key in standard_keys(before):
+        expected = _without_provenance(translate_object(before[key], TO_PRIVATE, group_map))
+        private_key = "%s/%s/%s" % (expected["apiVersion"].rpartition("/")[0], expected["kind"],
+                                    expected["metadata"]["name"])
+        if private_key not in after:
+            problems.append("lost: %s (no %s)" % (key, private_key))
+            continue
+        got = _without_provenance(after[private_key])
+        if got != expected:
+            problems.append("%s differs from its source %s:\n  expected %s\n  found    %s" % (
+                private_key, key, json.dumps(expected, sort_keys=True), json.dumps(got, sort_keys=True)))
+    return problems
+
+
+def differences(expected, found, path=""):
+    """Where two JSON-like values differ, one line per differing leaf ("path: expected X, found Y"); [] if equal."""
+    if isinstance(expected, dict) and isinstance(found, dict):
+        lines = []
+        for key in sorted(set(expected) | set(found), key=str):
+            where = "%s/%s" % (path, key)
+            if key not in found:
+                lines.append("%s: expected %s, missing" % (where, json.dumps(expected[key], sort_keys=True)[:300]))
+            elif key not in expected:
+                lines.append("%s: unexpected %s" % (where, json.dumps(found[key], sort_keys=True)[:300]))
+            else:
+                lines += differences(expected[key], found[key], where)
+        return lines
+    if expected != found:
+        return ["%s: expected %s, found %s" % (path or "/", json.dumps(expected, sort_keys=True)[:300],
+                                               json.dumps(found, sort_keys=True)[:300])]
+    return []

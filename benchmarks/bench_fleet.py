@@ -1,0 +1,170 @@
+"""migrate_fleet.yml on the local API server: N HostedClusters x 1 NodePool x 3 Machines, serial 1 versus serial 10.
+
+Each run gets its own tests/kubeapi server with zero controller delays (Deployments become available and pods go at
+once, as tests/integration/fleet/support.py start_fleet does) loaded with the same fleet
+(tests/fixtures/hcp/fleet.py fleet_spec, AWS and KubeVirt alternating), so the time measured is the collection's own
+overhead: ansible-playbook, module start-up, API round trips. The role's deliberate waits (pause settle time, health
+stable period) are set to 0, as in the fleet tests. Printed side by side: wall time of the whole playbook, of the
+migrate play (first cluster's start to last cluster's end, from the per-cluster records), per-cluster time and the
+speed-up of serial 10 over serial 1.
+
+    python -m benchmarks fleet                          # N from PRIVATE_CAPI_BENCH_FLEET (default 100)
+    PRIVATE_CAPI_BENCH_FLEET=10 python -m benchmarks fleet
+    PRIVATE_CAPI_BENCH_SERIALS=1,5,10                   # other batch sizes (default 1,10)
+    PRIVATE_CAPI_BENCH_PROFILE=1                        # also print the 15 slowest tasks of each run
+
+The forks of each run are max(serial, 5) (Ansible's default is 5, which would cap serial 10 at 5 hosts at a time).
+"""
+import datetime
+import glob
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+from tests.fixtures.hcp import fleet
+from tests.kubeapi.testing import REPO_ROOT, start_server
+
+MACHINES = 3
+FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
+
+
+def fleet_size():
+    value = os.environ.get("PRIVATE_CAPI_BENCH_FLEET", "100")
+    try:
+        count = int(value)
+    except ValueError:
+        raise SystemExit("PRIVATE_CAPI_BENCH_FLEET must be a number of HostedClusters, got %r" % value)
+    if count < 1:
+        raise SystemExit("PRIVATE_CAPI_BENCH_FLEET must be at least 1, got %d" % count)
+    return count
+
+
+def serials():
+    value = os.environ.get("PRIVATE_CAPI_BENCH_SERIALS", "1,10")
+    try:
+        return [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise SystemExit("PRIVATE_CAPI_BENCH_SERIALS must be comma-separated numbers, got %r" % value)
+
+
+def start_loaded_server(workdir, seed):
+    """A zero-delay server with the seeded fleet loaded; returns (server, inventory path)."""
+    server = start_server(workdir, extra_args=["--deployment-delay", "0", "--pod-grace-delay", "0"])
+    fleet.load_fleet_dir(server.kubeconfig, seed)
+    inventory = os.path.join(workdir, "inventory.yml")
+    with open(inventory, "w") as handle:
+        yaml.safe_dump({"all": {"children": {"management_clusters": {"hosts": {
+            "mc-1": {"private_capi_kubeconfig": server.kubeconfig}}}}}}, handle)
+    return server, inventory
+
+
+def read_records(report_root):
+    """The per-cluster records the migrate role wrote (one JSON per HostedCluster)."""
+    records = []
+    for path in sorted(glob.glob(os.path.join(report_root, "*", "clusters", "*.json"))):
+        with open(path) as handle:
+            records.append(json.load(handle))
+    return records
+
+
+def parse_time(text):
+    return datetime.datetime.strptime(text, TIME_FORMAT)
+
+
+def slowest_tasks(output, count=15):
+    """(seconds, task) of the profile_tasks recap lines, slowest first."""
+    rows = []
+    for line in output.splitlines():
+        head, _sep, tail = line.rpartition(" ")
+        if tail.endswith("s") and " -" in head and head.count("-") >= 1:
+            try:
+                seconds = float(tail[:-1])
+            except ValueError:
+                continue
+            rows.append((seconds, head.rstrip(" -").strip()))
+    return sorted(rows, reverse=True)[:count]
+
+
+def run_fleet(workdir, seed, count, serial, profile=False):
+    """migrate_fleet.yml on a fresh server: wall times, per-cluster times, end states."""
+    server, inventory = start_loaded_server(workdir, seed)
+    try:
+        report_root = os.path.join(workdir, "reports")
+        extra_vars = dict(FAST_VARS, private_capi_fleet_serial=serial, private_capi_fleet_report_root=report_root)
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+        if profile:
+            env["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_tasks"
+        command = [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO_ROOT, "playbooks", "migrate_fleet.yml"),
+                   "--forks", str(max(serial, 5)), "-e", json.dumps(extra_vars)]
+        usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - started
+        usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # CPU of ansible-playbook and every process it started (the server is not reaped yet: not counted)
+        cpu = (usage_after.ru_utime - usage_before.ru_utime) + (usage_after.ru_stime - usage_before.ru_stime)
+        if completed.returncode != 0:
+            raise RuntimeError("migrate_fleet.yml (serial %d) failed with %d:\n%s"
+                               % (serial, completed.returncode, (completed.stdout + completed.stderr)[-4000:]))
+        records = read_records(report_root)
+        states = {record["name"]: record.get("state_after") for record in records}
+        not_migrated = sorted(name for name, state in states.items() if state != "migrated")
+        if len(records) != count or not_migrated:
+            raise RuntimeError("serial %d: expected %d HostedClusters migrated, records say %d, not migrated: %s"
+                               % (serial, count, len(records), not_migrated[:10]))
+        starts = [parse_time(record["marks"][0]["at"]) for record in records]
+        ends = [parse_time(record["marks"][-1]["at"]) for record in records]
+        durations = [(end - start).total_seconds() for start, end in zip(starts, ends)]
+        return {"serial": serial, "wall": wall, "cpu": cpu, "migrate_wall": (max(ends) - min(starts)).total_seconds(),
+                "cluster_mean": sum(durations) / len(durations), "cluster_max": max(durations),
+                "slowest": slowest_tasks(completed.stdout) if profile else []}
+    finally:
+        server.stop()
+
+
+def main():
+    count = fleet_size()
+    batch_sizes = serials()
+    profile = os.environ.get("PRIVATE_CAPI_BENCH_PROFILE", "") not in ("", "0")
+    workdir = tempfile.mkdtemp(prefix="bench-fleet-")
+    try:
+        seed = os.path.join(workdir, "seed")
+        fleet.seed_fleet_dir(seed, fleet.fleet_spec(count, machines=MACHINES))
+        print("fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS/KubeVirt), tests/kubeapi with zero controller "
+              "delays, pause settle and health stable periods 0; %d CPU cores" % (count, MACHINES, os.cpu_count() or 0))
+        results = []
+        for serial in batch_sizes:
+            run_dir = os.path.join(workdir, "serial-%d" % serial)
+            os.makedirs(run_dir)
+            results.append(run_fleet(run_dir, seed, count, serial, profile))
+            print("  serial %d done in %.1f s" % (serial, results[-1]["wall"]), flush=True)
+        base = results[0]
+        print("%-7s %9s %12s %16s %22s %14s %9s" % ("serial", "wall (s)", "migrate (s)", "per cluster (s)",
+                                                      "one cluster (s)", "CPU/cluster (s)", "speed-up"))
+        for result in results:
+            print("%-7d %9.1f %12.1f %16.2f %11.2f (max %5.1f) %14.2f %8.2fx" % (
+                result["serial"], result["wall"], result["migrate_wall"], result["migrate_wall"] / count,
+                result["cluster_mean"], result["cluster_max"], result["cpu"] / count,
+                base["migrate_wall"] / result["migrate_wall"]))
+        print("per cluster = migrate play wall time / %d (target: under 20 s at serial 1); one cluster = mean "
+              "start-to-end of one HostedCluster's migration; CPU/cluster = CPU seconds of ansible-playbook and its "
+              "module processes / %d; speed-up = serial %d migrate time / this one (bounded by the %d cores: the "
+              "work is CPU-bound Python processes)" % (count, count, base["serial"], os.cpu_count() or 0))
+        for result in results:
+            for seconds, task in result["slowest"]:
+                print("  serial %d slowest: %7.2f s  %s" % (result["serial"], seconds, task))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Action plugin of hypershift.private_capi.controller_files (documented in plugins/modules/controller_files.py).
+
+Writes files on the controller inside the worker process: no module process is started, which is what makes it
+cheaper than ansible.builtin.copy with delegate_to localhost (a new Python process per file).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import stat
+import tempfile
+
+from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.plugins.action import ActionBase
+
+DEFAULT_MODE = "0644"
+
+
+class FileSpecError(Exception):
+    """A files entry that cannot be written as given."""
+
+
+def file_specs(files):
+    """Validated (path, bytes content, int mode) of each entry; raises FileSpecError naming the entry."""
+    if not isinstance(files, list) or not files:
+        raise FileSpecError("files must be a non-empty list of {path, content, mode}, got %r" % (files,))
+    specs = []
+    for index, entry in enumerate(files):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry.get("path"):
+            raise FileSpecError("files[%d] must have a path (a non-empty string), got %r" % (index, entry))
+        unknown = sorted(set(entry) - {"path", "content", "mode"})
+        if unknown:
+            raise FileSpecError("files[%d] (%s) has unknown keys %s; expected path, content, mode"
+                                % (index, entry["path"], ", ".join(unknown)))
+        path = entry["path"]
+        if not os.path.isabs(path):
+            raise FileSpecError("files[%d] path %r is relative; give an absolute path on the controller" % (index, path))
+        mode_text = str(entry.get("mode", DEFAULT_MODE))
+        try:
+            mode = int(mode_text, 8)
+        except ValueError:
+            raise FileSpecError("files[%d] (%s) mode %r is not an octal mode such as '0644'" % (index, path, mode_text))
+        content = entry.get("content", "")
+        if not isinstance(content, str):
+            raise FileSpecError("files[%d] (%s) content must be a string, got %s" % (index, path, type(content).__name__))
+        specs.append((path, to_bytes(content), mode))
+    return specs
+
+
+def current(path):
+    """(bytes, mode) of the file at path, or (None, None) when it does not exist."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        return data, stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return None, None
+
+
+def write_atomically(path, data, mode):
+    """Write to a temporary file beside path, set its mode, then rename it over path (readers never see half)."""
+    directory = os.path.dirname(path)
+    handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("files",))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        try:
+            specs = file_specs(self._task.args.get("files"))
+        except FileSpecError as error:
+            result.update(failed=True, msg=str(error))
+            return result
+        written = []
+        diffs = []
+        for path, data, mode in specs:
+            before, before_mode = current(path)
+            changed = before != data or before_mode != mode
+            written.append({"path": path, "changed": changed})
+            if not changed:
+                continue
+            diffs.append({"before_header": path, "after_header": path,
+                          "before": to_native(before or b""), "after": to_native(data)})
+            if self._task.check_mode:
+                continue
+            try:
+                write_atomically(path, data, mode)
+            except (IOError, OSError) as error:
+                result.update(failed=True, files=written,
+                              msg="could not write %s on the controller: %s; check that its directory exists and is "
+                                  "writable" % (path, to_native(error)))
+                return result
+        result["changed"] = any(entry["changed"] for entry in written)
+        result["files"] = written
+        if self._task.diff and diffs:
+            result["diff"] = diffs
+        return result

@@ -1,0 +1,391 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Runner of hypershift.private_capi.hcp_quiesce: fence, pause, scale the CAPI consumers of one HCP namespace.
+
+Pure parts (no I/O, inputs never mutated): the merge patches (fence_patch, unfence_patch, pause_patch,
+stop_patch, start_patch, unrecord_patch), the pod ownership test (owned_pods) and the availability test
+(unavailable). QuiesceService does the requests in the documented order:
+quiesced: fence -> pause -> check the pause holds -> record and scale to 0 -> wait for the pods to go;
+resumed: scale back to the record -> wait available -> unpause -> remove the records -> lift the fence.
+Errors are not retried: a step that fails stops the run and the caller rolls back.
+"""
+
+import re
+import time
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+    ApiClient,
+    ApiError,
+    api_path,
+    describe,
+)
+
+PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
+REPLICAS_ANNOTATION = "hypershift.openshift.io/capi-migration-replicas"
+PAUSED_UNTIL_ANNOTATION = "hypershift.openshift.io/capi-migration-paused-until"
+PHASE_ANNOTATION = "hypershift.openshift.io/capi-migration-phase"
+NO_PAUSED_UNTIL = "none"
+HYPERSHIFT_GROUP = "hypershift.openshift.io"
+HYPERSHIFT_VERSION = "v1beta1"
+# kind -> plural of the objects a pause touches: the Cluster by spec.paused, the others by annotation
+PAUSE_KINDS = (("Cluster", "clusters"), ("MachineDeployment", "machinedeployments"), ("MachineSet", "machinesets"))
+POLL_FIRST_DELAY = 0.1
+POLL_MAX_DELAY = 1.0
+
+
+class QuiesceError(Exception):
+    """A step could not be done or did not complete; the message names the object and what to do."""
+
+
+def _annotations(obj):
+    return (obj.get("metadata") or {}).get("annotations") or {}
+
+
+def fence_patch(hostedcluster):
+    """Merge patch fencing the HyperShift operator (spec.pausedUntil "true", the original kept once), or None."""
+    annotations = _annotations(hostedcluster)
+    paused_until = (hostedcluster.get("spec") or {}).get("pausedUntil")
+    if paused_until == "true" and PAUSED_UNTIL_ANNOTATION in annotations:
+        return None
+    patch = {"spec": {"pausedUntil": "true"}}
+    if PAUSED_UNTIL_ANNOTATION not in annotations:
+        patch["metadata"] = {"annotations": {PAUSED_UNTIL_ANNOTATION: paused_until if paused_until else NO_PAUSED_UNTIL}}
+    return patch
+
+
+def unfence_patch(hostedcluster):
+    """Merge patch restoring the recorded spec.pausedUntil and dropping the migration's fence and phase records."""
+    annotations = _annotations(hostedcluster)
+    if PAUSED_UNTIL_ANNOTATION not in annotations and PHASE_ANNOTATION not in annotations:
+        return None
+    patch = {"metadata": {"annotations": {PAUSED_UNTIL_ANNOTATION: None, PHASE_ANNOTATION: None}}}
+    if PAUSED_UNTIL_ANNOTATION in annotations:
+        recorded = annotations[PAUSED_UNTIL_ANNOTATION]
+        patch["spec"] = {"pausedUntil": None if recorded in (None, NO_PAUSED_UNTIL) else recorded}
+    return patch
+
+
+def pause_patch(obj, paused):
+    """Merge patch pausing (or unpausing) one Cluster (spec.paused) or other CAPI object (annotation), or None.
+
+    Unpausing sets a Cluster's spec.paused to false and removes the annotation from the others where present.
+    """
+    if obj.get("kind") == "Cluster":
+        current = (obj.get("spec") or {}).get("paused")
+        if current is paused:
+            return None
+        return {"spec": {"paused": paused}}
+    present = PAUSED_ANNOTATION in _annotations(obj)
+    if paused and _annotations(obj).get(PAUSED_ANNOTATION) != "true":
+        return {"metadata": {"annotations": {PAUSED_ANNOTATION: "true"}}}
+    if not paused and present:
+        return {"metadata": {"annotations": {PAUSED_ANNOTATION: None}}}
+    return None
+
+
+def stop_patch(deployment):
+    """Merge patch recording the replicas (once, so a resumed run keeps the original) and scaling to 0, or None."""
+    annotations = _annotations(deployment)
+    replicas = (deployment.get("spec") or {}).get("replicas", 1)
+    if REPLICAS_ANNOTATION in annotations and replicas == 0:
+        return None
+    patch = {"spec": {"replicas": 0}}
+    if REPLICAS_ANNOTATION not in annotations:
+        patch["metadata"] = {"annotations": {REPLICAS_ANNOTATION: str(1 if replicas is None else replicas)}}
+    return patch
+
+
+def recorded_replicas(deployment):
+    """The replicas recorded on a Deployment, or None; a record that is not a number is an error naming it."""
+    value = _annotations(deployment).get(REPLICAS_ANNOTATION)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        metadata = deployment.get("metadata") or {}
+        raise QuiesceError("%s has annotation %s=%r, expected a number of replicas; set it to the replicas the "
+                           "Deployment had before the migration, then re-run"
+                           % (describe("Deployment", metadata.get("name"), metadata.get("namespace")),
+                              REPLICAS_ANNOTATION, value))
+
+
+def start_patch(deployment):
+    """Merge patch scaling a recorded Deployment back to its record, or None (not recorded, or already there)."""
+    recorded = recorded_replicas(deployment)
+    if recorded is None or (deployment.get("spec") or {}).get("replicas") == recorded:
+        return None
+    return {"spec": {"replicas": recorded}}
+
+
+def unrecord_patch(deployment):
+    """Merge patch removing the replica record, or None."""
+    if REPLICAS_ANNOTATION not in _annotations(deployment):
+        return None
+    return {"metadata": {"annotations": {REPLICAS_ANNOTATION: None}}}
+
+
+def owner_pattern(names):
+    """Pods of a Deployment belong to its ReplicaSet <deployment>-<hash> (or, on simple servers, the Deployment)."""
+    return re.compile("^(%s)(-[a-z0-9]{6,10})?$" % "|".join(re.escape(name) for name in sorted(names)))
+
+
+def owned_pods(pods, names):
+    """Names of the pods owned by the named Deployments (directly or through their ReplicaSets), sorted."""
+    if not names:
+        return []
+    pattern = owner_pattern(names)
+    found = []
+    for pod in pods:
+        metadata = pod.get("metadata") or {}
+        if any(pattern.match(ref.get("name") or "") for ref in metadata.get("ownerReferences") or ()):
+            found.append(metadata.get("name"))
+    return sorted(found)
+
+
+def unavailable(deployments, expected):
+    """'name (available/expected)' of each Deployment in expected ({name: replicas}) not yet that available."""
+    by_name = dict(((d.get("metadata") or {}).get("name"), d) for d in deployments)
+    waiting = []
+    for name in sorted(expected):
+        status = (by_name.get(name) or {}).get("status") or {}
+        available = status.get("availableReplicas") or 0
+        if available != expected[name]:
+            waiting.append("%s (%d/%d available)" % (name, available, expected[name]))
+    return waiting
+
+
+class QuiesceService(object):
+    """One run of hcp_quiesce: the requests, in order, for the module's parameters."""
+
+    def __init__(self, client, params, check_mode=False, sleep=time.sleep, clock=time.monotonic):
+        self.client = client
+        self.params = params
+        self.namespace = params["namespace"]
+        self.check_mode = check_mode
+        self.sleep = sleep
+        self.clock = clock
+        self.changed = False
+        self.actions = []
+        self.before = {}
+        self.after = {}
+        self.result = {"core_version": None, "deployments": [], "replicas": {}, "waited_seconds": 0.0}
+
+    # --- requests ---------------------------------------------------------------------------------
+    def _patch(self, path, patch, kind, name, namespace, action):
+        if not self.check_mode:  # check mode sends no write at all, not even a dry run: the plan is the result
+            self.client.patch(path, patch, "patch %s (%s)" % (describe(kind, name, namespace), action))
+        self.changed = True
+        key = "%s/%s" % (kind, name)
+        self.actions.append({"action": action, "kind": kind, "name": name})
+        self.after.setdefault(key, {}).update(patch)
+
+    def _hostedcluster_path(self):
+        return api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, "hostedclusters",
+                        self.params["hostedcluster_namespace"], self.params["hostedcluster_name"])
+
+    def _read_hostedcluster(self):
+        name = self.params["hostedcluster_name"]
+        if not name:
+            raise QuiesceError("fence needs hostedcluster_name (the HostedCluster whose operator is fenced); set it")
+        return self.client.get(self._hostedcluster_path(), "get " + describe(
+            "HostedCluster", name, self.params["hostedcluster_namespace"]))
+
+    def _storage_version(self, group):
+        crd_name = "clusters." + group
+        crd = self.client.get_or_none(api_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", name=crd_name),
+                                      "get " + describe("CustomResourceDefinition", crd_name))
+        if crd is None:
+            return None
+        versions = [v.get("name") for v in (crd.get("spec") or {}).get("versions") or () if v.get("storage")]
+        if not versions:
+            raise QuiesceError("CustomResourceDefinition %s has no storage version; expected one version with "
+                               "storage: true; repair the CRD" % crd_name)
+        return versions[0]
+
+    def _pause_targets(self, group, version):
+        targets = []
+        for kind, plural in PAUSE_KINDS:
+            path = api_path(group, version, plural, self.namespace)
+            for obj in self.client.list(path, "list %s" % describe("%s.%s" % (plural, group), namespace=self.namespace)):
+                obj.setdefault("kind", kind)
+                targets.append((kind, plural, obj))
+        return targets
+
+    def _set_paused(self, group, paused):
+        version = self._storage_version(group)
+        self.result["core_version"] = version
+        if version is None:
+            if paused:
+                raise QuiesceError("CustomResourceDefinition clusters.%s is not installed, expected the CAPI CRDs of "
+                                   "group %s; install them (or fix pause_group)" % (group, group))
+            return
+        for kind, plural, obj in self._pause_targets(group, version):
+            patch = pause_patch(obj, paused)
+            if patch is None:
+                continue
+            name = obj["metadata"]["name"]
+            key = "%s/%s" % (kind, name)
+            self.before.setdefault(key, {"spec": {"paused": (obj.get("spec") or {}).get("paused")}} if kind == "Cluster" else {
+                "metadata": {"annotations": {PAUSED_ANNOTATION: _annotations(obj).get(PAUSED_ANNOTATION)}}})
+            self._patch(api_path(group, version, plural, self.namespace, name), patch, kind, name, self.namespace,
+                        "pause" if paused else "unpause")
+
+    def _check_pause_holds(self, group):
+        settle = self.params["settle_seconds"]
+        if self.check_mode or settle <= 0 or self.result["core_version"] is None:
+            return
+        self.sleep(settle)
+        path = api_path(group, self.result["core_version"], "clusters", self.namespace)
+        clusters = self.client.list(path, "list %s" % describe("clusters." + group, namespace=self.namespace))
+        unpaused = sorted(c["metadata"]["name"] for c in clusters if (c.get("spec") or {}).get("paused") is not True)
+        if unpaused:
+            raise QuiesceError(
+                "Cluster(s) %s in %s were un-paused within %ss (expected spec.paused=true): an operator still "
+                "reconciles this HostedCluster; fence it (fence, the operator's scope) and re-run"
+                % (unpaused, self.namespace, settle))
+
+    def _deployments(self):
+        names = self.params["deployments"]
+        if not names:
+            return []
+        path = api_path("apps", "v1", "deployments", self.namespace)
+        found = self.client.list(path, "list " + describe("Deployments", namespace=self.namespace))
+        selected = [d for d in found if d["metadata"]["name"] in names]
+        self.result["deployments"] = sorted(d["metadata"]["name"] for d in selected)
+        return selected
+
+    def _scale(self, deployments, make_patch, action):
+        for deployment in deployments:
+            patch = make_patch(deployment)
+            if patch is None:
+                continue
+            name = deployment["metadata"]["name"]
+            self.before.setdefault("Deployment/%s" % name, {
+                "spec": {"replicas": (deployment.get("spec") or {}).get("replicas")},
+                "metadata": {"annotations": {REPLICAS_ANNOTATION: _annotations(deployment).get(REPLICAS_ANNOTATION)}}})
+            self._patch(api_path("apps", "v1", "deployments", self.namespace, name), patch, "Deployment", name,
+                        self.namespace, action)
+
+    def _wait(self, what, pending):
+        """Poll pending() (a list of what is not done yet) until it is empty or wait_timeout passes."""
+        timeout = self.params["wait_timeout"]
+        if self.check_mode or timeout <= 0:
+            return
+        started = self.clock()
+        delay = POLL_FIRST_DELAY
+        while True:
+            waiting = pending()
+            if not waiting:
+                self.result["waited_seconds"] = round(self.result["waited_seconds"] + self.clock() - started, 3)
+                return
+            if self.clock() - started >= timeout:
+                raise QuiesceError("timed out after %ss waiting for %s in namespace %s: still %s; check their "
+                                   "controllers and events, then re-run (or raise wait_timeout)"
+                                   % (timeout, what, self.namespace, ", ".join(waiting[:10])))
+            self.sleep(delay)
+            delay = min(POLL_MAX_DELAY, delay * 2)
+
+    def _pods_of(self, names):
+        path = api_path("", "v1", "pods", self.namespace)
+        return owned_pods(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)), names)
+
+    def _unavailable(self, expected):
+        path = api_path("apps", "v1", "deployments", self.namespace)
+        return unavailable(self.client.list(path, "list " + describe("Deployments", namespace=self.namespace)), expected)
+
+    def _fence(self, up):
+        hostedcluster = self._read_hostedcluster()
+        patch = fence_patch(hostedcluster) if up else unfence_patch(hostedcluster)
+        annotations = _annotations(hostedcluster)
+        self.result["hostedcluster_annotations"] = dict(annotations)
+        recorded = annotations.get(PAUSED_UNTIL_ANNOTATION)
+        if up and recorded is None and patch is not None:
+            recorded = patch["metadata"]["annotations"][PAUSED_UNTIL_ANNOTATION]
+        self.result["paused_until_recorded"] = recorded
+        if patch is None:
+            return
+        name = self.params["hostedcluster_name"]
+        self.before.setdefault("HostedCluster/%s" % name, {
+            "spec": {"pausedUntil": (hostedcluster.get("spec") or {}).get("pausedUntil")},
+            "metadata": {"annotations": dict((key, annotations.get(key))
+                                             for key in (PAUSED_UNTIL_ANNOTATION, PHASE_ANNOTATION))}})
+        self._patch(self._hostedcluster_path(), patch, "HostedCluster", name, self.params["hostedcluster_namespace"],
+                    "fence" if up else "lift fence")
+
+    # --- the two directions -----------------------------------------------------------------------
+    def quiesce(self):
+        group = self.params["pause_group"]
+        if self.params["fence"]:
+            self._fence(True)
+        elif self.params["hostedcluster_name"]:
+            self.result["hostedcluster_annotations"] = dict(_annotations(self._read_hostedcluster()))
+        if group:
+            self._set_paused(group, True)
+            self._check_pause_holds(group)
+        deployments = self._deployments()
+        self._scale(deployments, stop_patch, "record replicas and scale to 0")
+        names = [d["metadata"]["name"] for d in deployments]
+        self._wait("the pods of Deployments %s to go" % ", ".join(names), lambda: self._pods_of(names))
+        for deployment in deployments:
+            recorded = recorded_replicas(deployment)
+            self.result["replicas"][deployment["metadata"]["name"]] = (
+                recorded if recorded is not None else (deployment.get("spec") or {}).get("replicas", 1))
+
+    def resume(self):
+        deployments = self._deployments()
+        expected = {}
+        for deployment in deployments:
+            recorded = recorded_replicas(deployment)
+            if recorded is not None:
+                expected[deployment["metadata"]["name"]] = recorded
+        self.result["replicas"] = dict(expected)
+        self._scale(deployments, start_patch, "scale back to the recorded replicas")
+        self._wait("Deployments %s to be available" % ", ".join(sorted(expected)), lambda: self._unavailable(expected))
+        if self.params["pause_group"]:
+            self._set_paused(self.params["pause_group"], False)
+        if self.params["remove_records"]:
+            self._scale(deployments, unrecord_patch, "remove the replica record")
+        if self.params["fence"]:
+            self._fence(False)
+
+    def run(self):
+        if self.params["state"] == "quiesced":
+            self.quiesce()
+        else:
+            self.resume()
+        return self.result
+
+
+def run_module(module):
+    """Build the client, run the service, exit with the result (fail_json naming the step on any error)."""
+    started = time.monotonic()
+    client = None
+    service = None
+    try:
+        for option in ("settle_seconds", "wait_timeout"):
+            if module.params[option] < 0:
+                raise QuiesceError("%s must be 0 or more, got %d" % (option, module.params[option]))
+        client = ApiClient.from_module(module)
+        service = QuiesceService(client, module.params, check_mode=module.check_mode)
+        service.run()
+    except (QuiesceError, ApiError) as error:
+        extra = error.result() if isinstance(error, ApiError) else {}
+        extra.update(_result(service, client, started, module))
+        extra.pop("changed", None)
+        module.fail_json(msg=str(error), changed=bool(service and service.changed), **extra)
+    module.exit_json(**_result(service, client, started, module))
+
+
+def _result(service, client, started, module):
+    result = {}
+    if service is not None:
+        result.update(service.result)
+        result["changed"] = service.changed
+        result["actions"] = list(service.actions)
+        if module._diff and service.changed:
+            result["diff"] = {"before": dict(service.before), "after": dict(service.after)}
+    if client is not None:
+        result["api_calls"] = {"total": client.calls, "by_method": dict(client.calls_by_method)}
+    result["elapsed_seconds"] = round(time.monotonic() - started, 3)
+    return result

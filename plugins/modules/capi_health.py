@@ -1,0 +1,176 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: capi_health
+short_description: Health checks of the CAPI objects of one hosted control plane namespace after a migration
+version_added: 0.1.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - Read-only. Lists every kind of O(kinds) in its target group (one LIST per kind) and runs the enhancement's
+    health checks on them, failing with one line per failed check when any fails.
+  - B(Cluster) - at least one; each in a phase of O(cluster_phases), infrastructure ready (v1beta1
+    C(status.infrastructureReady) or v1beta2 C(status.initialization.infrastructureProvisioned)), not paused.
+  - B(Counts) - per kind, as many objects as O(source_counts) says there were sources, minus the O(not_copied) of
+    that kind.
+  - B(Machines) - each in a phase of O(machine_phases) (unset counts as V(Pending)), except Machines whose source
+    (same name, in the kind's C(source_group)) is already unhealthy - those were unhealthy before the migration.
+  - B(Deployments) - each of O(deployments) has all of its C(spec.replicas) available.
+  - With O(stable_seconds) the checks run again after that many seconds and must still pass.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  namespace:
+    description:
+      - The HCP namespace.
+    type: str
+    required: true
+  kinds:
+    description:
+      - The kinds to check, as M(hypershift.private_capi.capi_object_migrate) returns them in RV(kinds) - each with
+        C(kind), C(resource), C(version), C(target_group) (read) and C(source_group) (for the Machines' sources).
+        Must include the C(Cluster) kind.
+    type: list
+    elements: dict
+    required: true
+  source_counts:
+    description:
+      - Per kind, the number of source objects - a number, or capi_object_migrate's RV(counts) entry (its C(found)).
+    type: dict
+    default: {}
+  not_copied:
+    description:
+      - Objects counted in O(source_counts) that were deliberately not copied (each with its C(kind)), such as those
+        being deleted (capi_object_migrate's RV(skipped)).
+    type: list
+    elements: dict
+    default: []
+  cluster_phases:
+    description:
+      - Healthy Cluster phases.
+    type: list
+    elements: str
+    default: [Provisioned, Provisioning]
+  machine_phases:
+    description:
+      - Healthy Machine phases.
+    type: list
+    elements: str
+    default: [Running, Provisioning, Pending, Provisioned]
+  deployments:
+    description:
+      - Deployments of the namespace that must have all their replicas available.
+    type: list
+    elements: str
+    default: []
+  stable_seconds:
+    description:
+      - Run the checks again after this many seconds; both rounds must pass (0 checks once).
+    type: int
+    default: 0
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: The module only reads; it runs the same in check mode.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: none
+    details: Nothing changes.
+notes:
+  - RBAC in the HCP namespace - C(list) on the resources of O(kinds) in their target groups, on C(machines) of the
+    source group and, with O(deployments), on C(apps/deployments).
+seealso:
+  - module: hypershift.private_capi.capi_object_migrate
+  - module: hypershift.private_capi.hcp_quiesce
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Copy the CAPI objects to the private groups
+  hypershift.private_capi.capi_object_migrate:
+    namespace: clusters-prod-01
+  register: copy
+
+- name: Check the copies are healthy, and still after 30 seconds
+  hypershift.private_capi.capi_health:
+    namespace: clusters-prod-01
+    kinds: "{{ copy.kinds }}"
+    source_counts: "{{ copy.counts }}"
+    not_copied: "{{ copy.skipped | selectattr('reason', 'search', 'delet') | list }}"
+    deployments: [cluster-api, capi-provider]
+    stable_seconds: 30
+"""
+
+RETURN = r"""
+failures:
+  description: One line per failed check (empty when healthy); the module fails when there is any.
+  returned: always
+  type: list
+  elements: str
+  sample: ["Cluster prod-01-x7k2p phase is Failed, expected one of Provisioned/Provisioning"]
+counts:
+  description: Objects found per kind in the target groups (last round).
+  returned: always
+  type: dict
+  sample: {"Cluster": 1, "Machine": 3}
+unhealthy_before:
+  description: Names of the Machines whose source was already unhealthy (not failures).
+  returned: always
+  type: list
+  elements: str
+rounds:
+  description: Rounds of checks run (2 with O(stable_seconds) when the first passed).
+  returned: always
+  type: int
+  sample: 1
+api_calls:
+  description: Requests this run sent to the API server - C(total) and C(by_method).
+  returned: success
+  type: dict
+elapsed_seconds:
+  description: Wall time of the run.
+  returned: success
+  type: float
+"""
+
+import copy
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_health import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        namespace=dict(type="str", required=True),
+        kinds=dict(type="list", elements="dict", required=True),
+        source_counts=dict(type="dict", default={}),
+        not_copied=dict(type="list", elements="dict", default=[]),
+        cluster_phases=dict(type="list", elements="str", default=["Provisioned", "Provisioning"]),
+        machine_phases=dict(type="list", elements="str", default=["Running", "Provisioning", "Pending", "Provisioned"]),
+        deployments=dict(type="list", elements="str", default=[]),
+        stable_seconds=dict(type="int", default=0),
+    )
+    return copy.deepcopy(spec)
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    run_module(module)
+
+
+if __name__ == "__main__":
+    main()

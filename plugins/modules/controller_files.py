@@ -1,0 +1,84 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: controller_files
+short_description: Write small files on the Ansible controller without starting a module process
+version_added: 0.1.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - Writes each file of O(files) on the controller (where C(ansible-playbook) runs), whatever host the task runs
+    for - like M(ansible.builtin.copy) with O(ansible.builtin.copy#module:content) and C(delegate_to=localhost), but
+    inside the controller's worker process, so no Python process is started per file. The fleet migration writes
+    its per-cluster records and its report with it.
+  - A file whose content and mode are already as given is left alone (C(changed=false)); the others are written to
+    a temporary file in the same directory and renamed over the target, so a reader never sees half a file.
+  - The directory of each file must exist.
+  - This is an action plugin; the module file only documents it.
+options:
+  files:
+    description:
+      - The files - each a dict with C(path) (absolute, on the controller), C(content) (a string, default empty) and
+        C(mode) (octal string, default V(0644)).
+    type: list
+    elements: dict
+    required: true
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the files.
+    support: full
+    details: In check mode nothing is written; set C(check_mode=false) on the task to write reports during a dry run.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: full
+  action:
+    description: Runs as an action plugin on the controller.
+    support: full
+notes:
+  - The files are always written on the controller, never on the task's host.
+"""
+
+EXAMPLES = r"""
+- name: Write the report as JSON and Markdown (on the controller, one task, no module process)
+  hypershift.private_capi.controller_files:
+    files:
+      - path: "{{ report_dir }}/report.json"
+        content: "{{ report | to_nice_json }}\n"
+      - path: "{{ report_dir }}/report.md"
+        content: "{{ report_markdown }}"
+        mode: "0600"
+  check_mode: false
+"""
+
+RETURN = r"""
+files:
+  description: Each file with C(path) and C(changed).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"path": "/tmp/reports/run-1/report.json", "changed": true}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def argspec():
+    """This module's argument spec (the action plugin validates the entries themselves)."""
+    return dict(files=dict(type="list", elements="dict", required=True))
+
+
+def main():
+    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
+    module.fail_json(msg="hypershift.private_capi.controller_files runs as an action plugin on the controller; "
+                         "call it as a task (it cannot run as a module on a host)", files=module.params["files"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: hcp_quiesce
+short_description: Fence, pause and stop (or resume) the CAPI consumers of one hosted control plane namespace
+version_added: 0.1.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - One call does what a step of the CAPI migration needs around the copy, in a fixed order, so that a migration
+    spends one module run per step instead of a chain of reads and patches.
+  - B(O(state=quiesced)), in this order - with O(fence=true) the HyperShift operator is fenced first
+    (C(HostedCluster.spec.pausedUntil=true); the original value is kept once in the annotation
+    C(hypershift.openshift.io/capi-migration-paused-until), V(none) when unset), because the operator un-pauses the
+    Cluster on every reconcile; with O(pause_group) the C(Cluster) of that group gets C(spec.paused=true) and its
+    C(MachineDeployments) and C(MachineSets) the C(cluster.x-k8s.io/paused) annotation, and after O(settle_seconds)
+    the Clusters are read again and the run fails if one was un-paused; each Deployment of O(deployments) that
+    exists gets its replica count recorded once (annotation C(hypershift.openshift.io/capi-migration-replicas), so a
+    resumed run keeps the original) and is scaled to 0; then the run waits up to O(wait_timeout) seconds until no
+    pod of those Deployments (or of their ReplicaSets) is left.
+  - B(O(state=resumed)), in this order - each recorded Deployment of O(deployments) is scaled back to its recorded
+    replicas and the run waits up to O(wait_timeout) seconds until each has that many available replicas; with
+    O(pause_group) the C(Cluster) of that group gets C(spec.paused=false) and the paused annotation is removed from
+    its C(MachineDeployments) and C(MachineSets); with O(remove_records=true) the replica records are removed; with
+    O(fence=true) the fence is lifted (C(spec.pausedUntil) back to the recorded value, the record and the annotation
+    C(hypershift.openshift.io/capi-migration-phase) removed).
+  - The version of the paused objects is the storage version of the CRD C(clusters.<pause_group>). With
+    O(state=resumed) a group whose CRD is not installed has nothing to unpause; with O(state=quiesced) it is an
+    error.
+  - Every write is a JSON merge patch sent only when something differs, so a second run changes nothing. In check
+    mode nothing is written; the patches a real run would send are returned. Errors
+    are not retried - the step fails, naming the object, and the caller rolls back.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  namespace:
+    description:
+      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)) whose objects and Deployments are handled.
+    type: str
+    required: true
+  state:
+    description:
+      - V(quiesced) fences, pauses and stops; V(resumed) scales back, unpauses, removes the records and lifts the fence.
+    type: str
+    choices: [quiesced, resumed]
+    default: quiesced
+  hostedcluster_name:
+    description:
+      - Name of the HostedCluster whose operator is fenced (needed with O(fence=true)); with O(state=quiesced) its
+        annotations are returned in RV(hostedcluster_annotations) even without O(fence).
+    type: str
+    default: ""
+  hostedcluster_namespace:
+    description:
+      - Namespace of the HostedCluster.
+    type: str
+    default: clusters
+  fence:
+    description:
+      - Put up (O(state=quiesced)) or lift (O(state=resumed)) the fence on the HostedCluster.
+    type: bool
+    default: false
+  pause_group:
+    description:
+      - The core CAPI group whose Cluster, MachineDeployments and MachineSets are paused or unpaused -
+        V(cluster.x-k8s.io) (standard) or V(cluster.hypershift.openshift.io) (private). Empty leaves them alone.
+    type: str
+    default: ""
+  settle_seconds:
+    description:
+      - With O(state=quiesced) and O(pause_group), wait this long and fail if a Cluster was un-paused (0 skips the
+        check; skipped in check mode).
+    type: int
+    default: 0
+  deployments:
+    description:
+      - Names of the CAPI-dependent Deployments of the namespace; those that exist are handled, the others ignored.
+    type: list
+    elements: str
+    default: []
+  wait_timeout:
+    description:
+      - Seconds to wait for the pods to go (V(quiesced)) or the Deployments to be available (V(resumed)); 0 does not
+        wait. No wait in check mode.
+    type: int
+    default: 300
+  remove_records:
+    description:
+      - With O(state=resumed), remove the replica records from the Deployments once they are back.
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: Reads only - no write is sent (not even a server-side dry run) and nothing is waited for; RV(actions)
+      and the diff show the patches that would be sent.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: full
+    details: C(before) and C(after) hold, per C(Kind/name), the fields each patch changes.
+notes:
+  - RBAC in the HCP namespace - C(get), C(list) on C(customresourcedefinitions) (cluster-scoped); C(list), C(patch)
+    on C(clusters), C(machinedeployments), C(machinesets) of O(pause_group); C(list), C(patch) on
+    C(apps/deployments); C(list) on C(pods); with O(fence) C(get), C(patch) on the C(hostedclusters).
+seealso:
+  - module: hypershift.private_capi.capi_object_migrate
+  - module: hypershift.private_capi.migration_state
+  - module: hypershift.private_capi.capi_health
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Fence the operator and pause the standard CAPI objects of clusters-prod-01 (check that the pause holds)
+  hypershift.private_capi.hcp_quiesce:
+    namespace: clusters-prod-01
+    hostedcluster_name: prod-01
+    fence: true
+    pause_group: cluster.x-k8s.io
+    settle_seconds: 2
+
+- name: Record and scale the CAPI-dependent Deployments to zero, wait for their pods to go
+  hypershift.private_capi.hcp_quiesce:
+    namespace: clusters-prod-01
+    deployments: [cluster-api, capi-provider, control-plane-operator]
+    wait_timeout: 300
+  register: stopped
+
+- name: Scale them back, wait for availability, unpause the private Cluster
+  hypershift.private_capi.hcp_quiesce:
+    namespace: clusters-prod-01
+    state: resumed
+    deployments: [cluster-api, capi-provider, control-plane-operator]
+    pause_group: cluster.hypershift.openshift.io
+    wait_timeout: 600
+
+- name: Rollback - back to the record, standard objects unpaused, records removed, fence lifted
+  hypershift.private_capi.hcp_quiesce:
+    namespace: clusters-prod-01
+    state: resumed
+    hostedcluster_name: prod-01
+    fence: true
+    deployments: [cluster-api, capi-provider, control-plane-operator]
+    pause_group: cluster.x-k8s.io
+    remove_records: true
+"""
+
+RETURN = r"""
+core_version:
+  description: Storage version of the CRD C(clusters.<pause_group>), or null (no O(pause_group), or not installed).
+  returned: always
+  type: str
+  sample: v1beta2
+deployments:
+  description: The Deployments of O(deployments) that exist in the namespace, sorted.
+  returned: always
+  type: list
+  elements: str
+  sample: [capi-provider, cluster-api]
+replicas:
+  description: Per Deployment, the recorded replicas (the count it goes back to).
+  returned: always
+  type: dict
+  sample: {"cluster-api": 1, "capi-provider": 1}
+paused_until_recorded:
+  description: The recorded original C(spec.pausedUntil) of the HostedCluster (V(none) when it was unset).
+  returned: with O(fence=true)
+  type: str
+  sample: none
+hostedcluster_annotations:
+  description: The HostedCluster's annotations as read before the fence was put up or lifted.
+  returned: with O(fence=true), and with O(state=quiesced) whenever O(hostedcluster_name) is set
+  type: dict
+actions:
+  description: The patches sent (or, in check mode, that would be), in order - C(action), C(kind), C(name).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"action": "pause", "kind": "Cluster", "name": "prod-01-x7k2p"}]
+waited_seconds:
+  description: Seconds spent waiting for pods to go or Deployments to be available.
+  returned: always
+  type: float
+  sample: 0.4
+api_calls:
+  description: Requests this run sent to the API server - C(total) and C(by_method).
+  returned: always
+  type: dict
+  sample: {"total": 9, "by_method": {"GET": 6, "PATCH": 3}}
+elapsed_seconds:
+  description: Wall time of the run.
+  returned: always
+  type: float
+  sample: 0.21
+"""
+
+import copy
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp_quiesce import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        namespace=dict(type="str", required=True),
+        state=dict(type="str", choices=["quiesced", "resumed"], default="quiesced"),
+        hostedcluster_name=dict(type="str", default=""),
+        hostedcluster_namespace=dict(type="str", default="clusters"),
+        fence=dict(type="bool", default=False),
+        pause_group=dict(type="str", default=""),
+        settle_seconds=dict(type="int", default=0),
+        deployments=dict(type="list", elements="str", default=[]),
+        wait_timeout=dict(type="int", default=300),
+        remove_records=dict(type="bool", default=False),
+    )
+    return copy.deepcopy(spec)
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    run_module(module)
+
+
+if __name__ == "__main__":
+    main()

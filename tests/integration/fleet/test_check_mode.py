@@ -1,0 +1,80 @@
+"""`--check` on a fleet writes nothing and prints the plan (issue 7, "Must show").
+
+The proof that nothing was written is the server's own: its global resourceVersion (bumped by every stored write,
+Events included) is the same after the run, and no mutating request reached it; the HCP namespaces, HostedClusters
+and Deployments read back exactly as before.
+"""
+import os
+import re
+
+import pytest
+
+from tests.fixtures.hcp import fleet
+from tests.integration.fleet.support import differences, read_report, run_playbook, snapshot, start_fleet, write_inventory
+
+NAMES = ("hc-01", "hc-02", "hc-03")
+MUTATING = ("create", "update", "patch", "delete", "deletecollection")
+
+
+def _cluster_view(server, crds):
+    hostedclusters = server.request("GET", "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters")
+    view = {"hostedclusters": [(hc["metadata"], hc["spec"]) for hc in hostedclusters.json()["items"]],
+            "crds": sorted(crd["metadata"]["name"] for crd in server.request(
+                "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions").json()["items"])}
+    for name in NAMES:
+        namespace = "clusters-" + name
+        view[namespace] = snapshot(server, crds, namespace)
+        deployments = server.request("GET", "/apis/apps/v1/namespaces/%s/deployments" % namespace).json()["items"]
+        view[namespace + "/deployments"] = [(d["metadata"], d["spec"]) for d in deployments]
+    return view
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("check-mode")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1))
+    before = _cluster_view(server, crds)
+    version_before = server.state()["resourceVersion"]
+    inventory = write_inventory(tmp_path, server.kubeconfig)
+    root = os.path.join(str(tmp_path), "reports")
+    server.reset_requests()
+    result = run_playbook("migrate_fleet.yml", inventory, {"private_capi_fleet_serial": len(NAMES),
+                                                            "private_capi_fleet_report_root": root}, check=True)
+    yield {"server": server, "result": result, "counts": server.request_counts(), "root": root,
+           "version": (version_before, server.state()["resourceVersion"]), "before": before,
+           "after": _cluster_view(server, crds)}
+    assert server.stop() == 0
+
+
+def test_check_mode_succeeds(dry_run):
+    result = dry_run["result"]
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+
+
+def test_check_mode_writes_nothing(dry_run):
+    version_before, version_after = dry_run["version"]
+    assert version_after == version_before, "the server stored writes during --check"
+    # kubernetes.core and the collection's modules send their writes with dryRun=All in check mode; the request log
+    # does not record the query, but every such write was answered 2xx without moving the resourceVersion above,
+    # so none of them was stored
+    mutating = [e for e in dry_run["counts"]["entries"] if e["verb"] in MUTATING]
+    assert all(200 <= e["code"] < 300 for e in mutating), [e for e in mutating if not 200 <= e["code"] < 300]
+    changed = differences(dry_run["before"], dry_run["after"])
+    assert not changed, "\n".join(changed)
+
+
+def test_check_mode_prints_the_plan_for_every_cluster(dry_run):
+    output = dry_run["result"].stdout
+    assert "DRY RUN (check mode): nothing is changed" in output
+    assert re.search(r"%d of %d HostedClusters selected" % (len(NAMES), len(NAMES)), output)
+    for name in NAMES:
+        assert re.search(r"mc-1/clusters/%s \[\w+\] legacy -> migrated: lock, pause, scale 0, crds, copy, proxy, resume, "
+                         r"health, delete sources" % name, output), output[-3000:]
+    report = read_report(dry_run["root"])
+    assert report["check_mode"] is True
+    records = {c["name"]: c for c in report["clusters"]}
+    for name in NAMES:
+        # per cluster what the copy would do (7 CAPI objects: their creates and status writes), state unchanged
+        record = records[name]
+        assert (record["status"], record["state_after"], record["objects_total"]) == ("planned", "legacy", 7), record
+        assert record["plan"] >= 7, record

@@ -1,0 +1,86 @@
+"""A fleet of 20 HostedClusters migrated end to end by migrate_fleet.yml (issue 7, "Must show").
+
+20 HostedClusters over two platforms, 10 at a time; one of them has its private Machine creates refused by the
+server and must roll back to exactly what it was. Then: the report counts 19 migrated and 1 failed, every migrated
+cluster kept all of its objects and their content, a second run changes nothing on the server, and verify_fleet.yml
+proves the 19 and flags the failed one. (tests/integration/fleet/test_fleet_migrate.py covers the same on 3 clusters
+in detail; this file is the scale proof and takes a few minutes.)
+"""
+import json
+import os
+
+import pytest
+
+from tests.fixtures.hcp import fleet
+from tests.integration.fleet.support import (
+    hostedcluster, hostedcluster_states, migrated_content_problems, read_report, run_playbook, snapshot, start_fleet,
+    write_inventory)
+
+pytestmark = pytest.mark.slow
+
+COUNT = 20
+NAMES = ["hc-%02d" % (index + 1) for index in range(COUNT)]
+FAULTY = "hc-13"
+
+
+@pytest.fixture(scope="module")
+def big_fleet(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("fleet-20")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(COUNT, machines=1))
+    before = {name: snapshot(server, crds, "clusters-" + name) for name in NAMES}
+    server.add_fault({"verb": "create", "group": "cluster.hypershift.openshift.io", "resource": "machines",
+                      "namespace": "clusters-" + FAULTY, "code": 403, "count": -1,
+                      "message": "admission webhook denied the request (injected)"})
+    inventory = write_inventory(tmp_path, server.kubeconfig)
+    root = os.path.join(str(tmp_path), "reports")
+    result = run_playbook("migrate_fleet.yml", inventory, {"private_capi_fleet_serial": 10,
+                                                          "private_capi_fleet_report_root": root}, timeout=1800)
+    yield {"server": server, "crds": crds, "before": before, "result": result, "inventory": inventory, "root": root}
+    assert server.stop() == 0
+
+
+def test_twenty_clusters_migrate_and_the_faulty_one_rolls_back(big_fleet):
+    server, result = big_fleet["server"], big_fleet["result"]
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, "the faulty HostedCluster must show failed:\n" + output[-3000:]
+    expected = {name: "migrated" for name in NAMES}
+    expected[FAULTY] = "failed"
+    assert hostedcluster_states(server) == expected, output[-4000:]
+    for name in NAMES:
+        if name == FAULTY:
+            continue
+        problems = migrated_content_problems(big_fleet["before"][name], snapshot(server, big_fleet["crds"], "clusters-" + name))
+        assert problems == [], "%s:\n%s" % (name, "\n".join(problems))
+    assert snapshot(server, big_fleet["crds"], "clusters-" + FAULTY) == big_fleet["before"][FAULTY]
+    reason = hostedcluster(server, FAULTY)["metadata"]["annotations"]["hypershift.openshift.io/migration-failed"]
+    assert reason.startswith("copy:") and "admission webhook denied" in reason, reason
+
+
+def test_report_counts_the_fleet(big_fleet):
+    report = read_report(big_fleet["root"])
+    assert report["totals"] == {"migrated": COUNT - 1, "failed": 1}
+    assert len(report["clusters"]) == COUNT
+    markdown = open(os.path.join(big_fleet["root"], report["run_id"], "report.md")).read()
+    assert "```mermaid\ngantt" in markdown and all("section %s" % name in markdown for name in NAMES)
+
+
+def test_second_run_changes_nothing(big_fleet):
+    server = big_fleet["server"]
+    server.clear_faults()
+    server.reset_requests()
+    result = run_playbook("migrate_fleet.yml", big_fleet["inventory"], {"private_capi_fleet_report_root": big_fleet["root"]})
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    writes = {verb: count for verb, count in server.request_counts()["by_verb"].items()
+              if verb in ("create", "update", "patch", "delete", "deletecollection")}
+    assert not writes, "a second run wrote to the cluster: %r" % writes
+
+
+def test_verify_proves_the_migrated_clusters(big_fleet):
+    result = run_playbook("verify_fleet.yml", big_fleet["inventory"], {"private_capi_verify_report_root": big_fleet["root"]})
+    output = result.stdout + result.stderr
+    latest = sorted(name for name in os.listdir(big_fleet["root"]) if name.startswith("verify-"))[-1]
+    with open(os.path.join(big_fleet["root"], latest)) as handle:
+        rows = {row["name"]: row for row in json.load(handle)}
+    assert result.returncode == 2, output[-3000:]
+    assert [name for name in NAMES if not rows[name]["ok"]] == [FAULTY], output[-3000:]
+    assert "%d of %d HostedClusters verified" % (COUNT - 1, COUNT) in output

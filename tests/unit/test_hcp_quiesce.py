@@ -1,0 +1,336 @@
+"""hcp_quiesce and capi_health: the pure patches and judgements, the order of a run, documentation = argspec."""
+import copy
+
+import pytest
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils import capi_health, hcp_quiesce
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp_quiesce import (
+    PAUSED_ANNOTATION,
+    PAUSED_UNTIL_ANNOTATION,
+    PHASE_ANNOTATION,
+    REPLICAS_ANNOTATION,
+    QuiesceError,
+    QuiesceService,
+)
+from ansible_collections.hypershift.private_capi.plugins.modules import capi_health as capi_health_module
+from ansible_collections.hypershift.private_capi.plugins.modules import hcp_quiesce as hcp_quiesce_module
+from tests.unit.module_docs import assert_argspec_matches_documentation
+
+NS = "clusters-hc-01"
+
+
+def deployment(name, replicas=1, recorded=None, available=None):
+    annotations = {} if recorded is None else {REPLICAS_ANNOTATION: str(recorded)}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": NS, "annotations": annotations},
+            "spec": {"replicas": replicas}, "status": {"availableReplicas": replicas if available is None else available}}
+
+
+def test_module_documentation_matches_argspec():
+    assert_argspec_matches_documentation(hcp_quiesce_module)
+    assert_argspec_matches_documentation(capi_health_module)
+
+
+def test_fence_records_the_original_once_and_unfence_restores_it():
+    hostedcluster = {"metadata": {"annotations": {}}, "spec": {"pausedUntil": "2030-01-01T00:00:00Z"}}
+    patch = hcp_quiesce.fence_patch(hostedcluster)
+    assert patch == {"spec": {"pausedUntil": "true"},
+                     "metadata": {"annotations": {PAUSED_UNTIL_ANNOTATION: "2030-01-01T00:00:00Z"}}}
+    assert hostedcluster == {"metadata": {"annotations": {}}, "spec": {"pausedUntil": "2030-01-01T00:00:00Z"}}
+    fenced = {"metadata": {"annotations": {PAUSED_UNTIL_ANNOTATION: "2030-01-01T00:00:00Z"}}, "spec": {"pausedUntil": "true"}}
+    assert hcp_quiesce.fence_patch(fenced) is None
+    # a resumed run whose fence was lifted by someone keeps the first record
+    assert hcp_quiesce.fence_patch(dict(fenced, spec={})) == {"spec": {"pausedUntil": "true"}}
+    assert hcp_quiesce.unfence_patch(fenced) == {
+        "metadata": {"annotations": {PAUSED_UNTIL_ANNOTATION: None, PHASE_ANNOTATION: None}},
+        "spec": {"pausedUntil": "2030-01-01T00:00:00Z"}}
+
+
+def test_fence_of_an_unset_paused_until_records_none_and_unfence_removes_it():
+    patch = hcp_quiesce.fence_patch({"metadata": {}, "spec": {}})
+    assert patch["metadata"]["annotations"][PAUSED_UNTIL_ANNOTATION] == "none"
+    fenced = {"metadata": {"annotations": {PAUSED_UNTIL_ANNOTATION: "none", PHASE_ANNOTATION: "finish"}},
+              "spec": {"pausedUntil": "true"}}
+    assert hcp_quiesce.unfence_patch(fenced)["spec"] == {"pausedUntil": None}
+    assert hcp_quiesce.unfence_patch({"metadata": {"annotations": {PHASE_ANNOTATION: "finish"}}}) == {
+        "metadata": {"annotations": {PAUSED_UNTIL_ANNOTATION: None, PHASE_ANNOTATION: None}}}
+    assert hcp_quiesce.unfence_patch({"metadata": {}}) is None
+
+
+@pytest.mark.parametrize("obj, paused, expected", [
+    ({"kind": "Cluster", "spec": {}}, True, {"spec": {"paused": True}}),
+    ({"kind": "Cluster", "spec": {"paused": True}}, True, None),
+    ({"kind": "Cluster", "spec": {"paused": True}}, False, {"spec": {"paused": False}}),
+    ({"kind": "Cluster", "spec": {}}, False, {"spec": {"paused": False}}),
+    ({"kind": "Cluster", "spec": {"paused": False}}, False, None),
+    ({"kind": "MachineSet", "metadata": {}}, True, {"metadata": {"annotations": {PAUSED_ANNOTATION: "true"}}}),
+    ({"kind": "MachineSet", "metadata": {"annotations": {PAUSED_ANNOTATION: "true"}}}, True, None),
+    ({"kind": "MachineSet", "metadata": {"annotations": {PAUSED_ANNOTATION: ""}}}, False,
+     {"metadata": {"annotations": {PAUSED_ANNOTATION: None}}}),
+    ({"kind": "MachineDeployment", "metadata": {}}, False, None),
+])
+def test_pause_patch(obj, paused, expected):
+    before = copy.deepcopy(obj)
+    assert hcp_quiesce.pause_patch(obj, paused) == expected
+    assert obj == before
+
+
+def test_stop_records_once_and_start_goes_back_to_the_record():
+    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=2)) == {
+        "spec": {"replicas": 0}, "metadata": {"annotations": {REPLICAS_ANNOTATION: "2"}}}
+    # a resumed run: the record stays the original even though the Deployment is at 0 now
+    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=0, recorded=2)) is None
+    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=1, recorded=2)) == {"spec": {"replicas": 0}}
+    assert hcp_quiesce.start_patch(deployment("cluster-api", replicas=0, recorded=2)) == {"spec": {"replicas": 2}}
+    assert hcp_quiesce.start_patch(deployment("cluster-api", replicas=2, recorded=2)) is None
+    assert hcp_quiesce.start_patch(deployment("cluster-api", replicas=0)) is None
+    assert hcp_quiesce.unrecord_patch(deployment("cluster-api", recorded=2)) == {
+        "metadata": {"annotations": {REPLICAS_ANNOTATION: None}}}
+    assert hcp_quiesce.unrecord_patch(deployment("cluster-api")) is None
+
+
+def test_a_record_that_is_not_a_number_names_the_deployment():
+    with pytest.raises(QuiesceError, match=r"Deployment clusters-hc-01/cluster-api has annotation .*'two'"):
+        hcp_quiesce.start_patch(deployment("cluster-api", recorded="two"))
+
+
+def test_owned_pods_match_the_deployment_or_its_replicasets_only():
+    def pod(name, owner):
+        return {"metadata": {"name": name, "ownerReferences": [{"kind": "ReplicaSet", "name": owner}]}}
+    pods = [pod("a", "cluster-api-7d9f8b6c5"), pod("b", "cluster-api"), pod("c", "cluster-api-extra-7d9f8b6c5"),
+            pod("d", "capi-provider-5f6d7c8b9"), {"metadata": {"name": "e"}}]
+    assert hcp_quiesce.owned_pods(pods, ["cluster-api"]) == ["a", "b"]
+    assert hcp_quiesce.owned_pods(pods, ["cluster-api", "capi-provider"]) == ["a", "b", "d"]
+    assert hcp_quiesce.owned_pods(pods, []) == []
+
+
+def test_unavailable_lists_what_is_missing():
+    deployments = [deployment("cluster-api", replicas=2, available=1), deployment("capi-provider")]
+    assert hcp_quiesce.unavailable(deployments, {"cluster-api": 2, "capi-provider": 1}) == ["cluster-api (1/2 available)"]
+    assert hcp_quiesce.unavailable(deployments, {"gone": 1}) == ["gone (0/1 available)"]
+
+
+class FakeClient(object):
+    """Objects by REST path; GET of a collection lists the objects under it; PATCH merges (None removes)."""
+
+    def __init__(self, objects, fail_patch=None):
+        self.objects = copy.deepcopy(objects)
+        self.requests = []
+        self.fail_patch = fail_patch
+
+    def get(self, path, what):
+        self.requests.append(("GET", path))
+        return copy.deepcopy(self.objects[path])
+
+    def get_or_none(self, path, what):
+        self.requests.append(("GET", path))
+        return copy.deepcopy(self.objects.get(path))
+
+    def list(self, path, what):
+        self.requests.append(("LIST", path))
+        return [copy.deepcopy(obj) for key, obj in sorted(self.objects.items())
+                if key.startswith(path + "/") and key.count("/") == path.count("/") + 1]
+
+    def patch(self, path, body, what):
+        self.requests.append(("PATCH", path))
+        if self.fail_patch and self.fail_patch in path:
+            raise hcp_quiesce.ApiError(500, "InternalError", "injected", what)
+        self.objects[path] = merge(self.objects[path], body)
+        return self.objects[path]
+
+
+def merge(target, patch):
+    result = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, dict):
+            result[key] = merge(result.get(key) or {}, value)
+        else:
+            result[key] = value
+    return result
+
+
+def hcp_objects():
+    core = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s" % NS
+    return {
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clusters.cluster.x-k8s.io": {
+            "spec": {"versions": [{"name": "v1beta1", "storage": False}, {"name": "v1beta2", "storage": True}]}},
+        "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters/hc-01": {
+            "metadata": {"name": "hc-01", "annotations": {"keep": "me"}}, "spec": {}},
+        core + "/clusters/hc-01-abc": {"kind": "Cluster", "metadata": {"name": "hc-01-abc"}, "spec": {}},
+        core + "/machinedeployments/pool": {"kind": "MachineDeployment", "metadata": {"name": "pool"}},
+        core + "/machinesets/pool-1": {"kind": "MachineSet", "metadata": {"name": "pool-1"}},
+        "/apis/apps/v1/namespaces/%s/deployments/cluster-api" % NS: deployment("cluster-api", replicas=2),
+        "/apis/apps/v1/namespaces/%s/deployments/other" % NS: deployment("other"),
+    }
+
+
+def params(**overrides):
+    base = {"namespace": NS, "state": "quiesced", "hostedcluster_name": "hc-01", "hostedcluster_namespace": "clusters",
+            "fence": True, "pause_group": "cluster.x-k8s.io", "settle_seconds": 0,
+            "deployments": ["cluster-api", "karpenter-operator"], "wait_timeout": 5, "remove_records": False}
+    base.update(overrides)
+    return base
+
+
+def run(client, **overrides):
+    service = QuiesceService(client, params(**overrides), sleep=lambda seconds: None)
+    return service, service.run()
+
+
+def test_quiesce_then_resume_round_trips_and_a_second_run_changes_nothing():
+    original = hcp_objects()
+    client = FakeClient(original)
+    service, result = run(client)
+    assert service.changed and result["core_version"] == "v1beta2"
+    assert [a["action"] for a in service.actions] == ["fence", "pause", "pause", "pause", "record replicas and scale to 0"]
+    assert result["deployments"] == ["cluster-api"] and result["replicas"] == {"cluster-api": 2}
+    hc = client.objects["/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters/hc-01"]
+    assert hc["spec"]["pausedUntil"] == "true" and hc["metadata"]["annotations"][PAUSED_UNTIL_ANNOTATION] == "none"
+    assert result["hostedcluster_annotations"] == {"keep": "me"}
+    sent = len(client.requests)
+    again, _ = run(client)
+    assert not again.changed and "PATCH" not in [verb for verb, _path in client.requests[sent:]]
+    resumed, result = run(client, state="resumed", remove_records=True)
+    assert [a["action"] for a in resumed.actions] == [
+        "scale back to the recorded replicas", "unpause", "unpause", "unpause", "remove the replica record", "lift fence"]
+    assert result["replicas"] == {"cluster-api": 2}
+    # what the round trip leaves: the Cluster's spec.paused=false, everything else as it was
+    expected = copy.deepcopy(original)
+    expected["/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/clusters/hc-01-abc" % NS]["spec"] = {"paused": False}
+    for path, obj in expected.items():
+        assert normalised(client.objects[path]) == normalised(obj), path
+
+
+def normalised(obj):
+    """Empty annotation maps and spec maps compare equal to absent ones (a merge patch leaves them empty)."""
+    obj = copy.deepcopy(obj)
+    metadata = obj.get("metadata") or {}
+    if not metadata.get("annotations"):
+        metadata.pop("annotations", None)
+    if obj.get("spec") == {}:
+        obj.pop("spec")
+    return obj
+
+
+def test_quiesce_fails_naming_the_pods_still_there_after_the_timeout():
+    objects = hcp_objects()
+    objects["/api/v1/namespaces/%s/pods/cluster-api-7d9f8b6c5-x1" % NS] = {"metadata": {
+        "name": "cluster-api-7d9f8b6c5-x1", "ownerReferences": [{"name": "cluster-api-7d9f8b6c5"}]}}
+    ticks = iter(range(100))
+    service = QuiesceService(FakeClient(objects), params(wait_timeout=3), sleep=lambda seconds: None,
+                             clock=lambda: next(ticks))
+    with pytest.raises(QuiesceError, match=r"timed out after 3s waiting for the pods of Deployments cluster-api to go "
+                                           r"in namespace clusters-hc-01: still cluster-api-7d9f8b6c5-x1"):
+        service.run()
+
+
+def test_a_cluster_unpaused_during_the_settle_time_fails_the_pause():
+    client = FakeClient(hcp_objects())
+    cluster = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/clusters/hc-01-abc" % NS
+
+    def operator_unpauses(seconds):
+        client.objects[cluster]["spec"]["paused"] = False
+    service = QuiesceService(client, params(settle_seconds=2), sleep=operator_unpauses)
+    with pytest.raises(QuiesceError, match=r"\['hc-01-abc'\] in clusters-hc-01 were un-paused within 2s"):
+        service.run()
+
+
+def test_check_mode_waits_for_nothing_and_a_failed_patch_stops_the_run():
+    objects = hcp_objects()
+    objects["/api/v1/namespaces/%s/pods/cluster-api-x" % NS] = {"metadata": {"name": "cluster-api-x",
+                                                                            "ownerReferences": [{"name": "cluster-api"}]}}
+    service = QuiesceService(FakeClient(objects), params(), check_mode=True, sleep=lambda seconds: None)
+    service.run()
+    assert not any(path.endswith("/pods") for _verb, path in service.client.requests)
+    # no write at all, not even a dry run; the plan is in the actions
+    assert "PATCH" not in [verb for verb, _path in service.client.requests]
+    assert service.changed and [a["action"] for a in service.actions][:2] == ["fence", "pause"]
+    failing = QuiesceService(FakeClient(hcp_objects(), fail_patch="/machinedeployments/"), params(),
+                             sleep=lambda seconds: None)
+    with pytest.raises(hcp_quiesce.ApiError, match="injected"):
+        failing.run()
+    assert [a["action"] for a in failing.actions] == ["fence", "pause"]
+
+
+def test_pausing_a_group_without_crds_is_an_error_but_unpausing_it_is_nothing_to_do():
+    objects = hcp_objects()
+    with pytest.raises(QuiesceError, match="clusters.cluster.hypershift.openshift.io is not installed"):
+        run(FakeClient(objects), pause_group="cluster.hypershift.openshift.io")
+    service, result = run(FakeClient(objects), state="resumed", pause_group="cluster.hypershift.openshift.io",
+                          fence=False, deployments=[])
+    assert not service.changed and result["core_version"] is None
+
+
+def machine(name, phase=None):
+    return {"metadata": {"name": name}, "status": {"phase": phase} if phase else {}}
+
+
+HEALTHY_CLUSTER = {"metadata": {"name": "hc-01-abc"}, "spec": {},
+                   "status": {"phase": "Provisioned", "initialization": {"infrastructureProvisioned": True}}}
+PHASES = (["Provisioned", "Provisioning"], ["Running", "Provisioning", "Pending", "Provisioned"])
+
+
+def test_health_of_a_healthy_namespace_is_empty():
+    objects = {"Cluster": [HEALTHY_CLUSTER], "Machine": [machine("m-1", "Running"), machine("m-2")]}
+    assert capi_health.health_failures(NS, objects, {"Cluster": 1, "Machine": 2}, *PHASES) == []
+
+
+def test_health_lists_every_failure():
+    cluster = copy.deepcopy(HEALTHY_CLUSTER)
+    cluster["status"] = {"phase": "Failed", "infrastructureReady": False}
+    cluster["spec"]["paused"] = True
+    objects = {"Cluster": [cluster], "Machine": [machine("m-1", "Failed"), machine("m-2", "Deleting")]}
+    deployments = [deployment("cluster-api", replicas=2, available=1)]
+    failures = capi_health.health_failures(NS, objects, {"Cluster": 1, "Machine": 3}, *PHASES,
+                                           unhealthy_before=["m-2"], deployments=deployments,
+                                           required_deployments=["cluster-api", "capi-provider"])
+    assert failures == [
+        "Cluster hc-01-abc phase is Failed, expected one of Provisioned/Provisioning",
+        "Cluster hc-01-abc infrastructure is not ready",
+        "Cluster hc-01-abc is still paused",
+        "Machine count 2 != 3 before migration",
+        "Machine m-1 phase Failed",
+        "Deployment clusters-hc-01/capi-provider is missing",
+        "Deployment clusters-hc-01/cluster-api has 1 of 2 replicas available",
+    ]
+    assert capi_health.health_failures(NS, {}, {}, *PHASES) == ["no private Cluster in clusters-hc-01"]
+
+
+def test_expected_counts_leave_out_what_was_not_copied():
+    counts = {"Machine": {"found": 3, "created": 2}, "Cluster": 1}
+    assert capi_health.expected_counts_from(counts, [{"kind": "Machine", "name": "m-3"}]) == {"Machine": 2, "Cluster": 1}
+    with pytest.raises(capi_health.HealthInputError, match=r"source_counts\['Machine'\] is 'many'"):
+        capi_health.expected_counts_from({"Machine": "many"}, [])
+    assert capi_health.unhealthy_machine_names([machine("b", "Failed"), machine("a"), machine("c", "Running")],
+                                               PHASES[1]) == ["a", "b"]
+
+
+def test_controller_files_validates_entries_and_writes_atomically(tmp_path):
+    from ansible_collections.hypershift.private_capi.plugins.action import controller_files
+    from ansible_collections.hypershift.private_capi.plugins.modules import controller_files as controller_files_module
+
+    assert_argspec_matches_documentation_without_auth(controller_files_module)
+    target = str(tmp_path / "report.json")
+    assert controller_files.file_specs([{"path": target, "content": "{}\n"}]) == [(target, b"{}\n", 0o644)]
+    for files, message in (([], "non-empty list"), ([{"content": "x"}], r"files\[0\] must have a path"),
+                           ([{"path": "report.json"}], "is relative"),
+                           ([{"path": target, "mode": "rw"}], "not an octal mode"),
+                           ([{"path": target, "dest": target}], "unknown keys dest"),
+                           ([{"path": target, "content": 3}], "content must be a string, got int")):
+        with pytest.raises(controller_files.FileSpecError, match=message):
+            controller_files.file_specs(files)
+    assert controller_files.current(target) == (None, None)
+    controller_files.write_atomically(target, b"{}\n", 0o600)
+    assert controller_files.current(target) == (b"{}\n", 0o600)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # no temporary file left
+
+
+def assert_argspec_matches_documentation_without_auth(module):
+    import yaml
+    documented = yaml.safe_load(module.DOCUMENTATION)["options"]
+    spec = module.argspec()
+    assert set(spec) == set(documented)
+    for name, option in spec.items():
+        assert option.get("type") == documented[name].get("type") and option.get("elements") == documented[name].get("elements")
