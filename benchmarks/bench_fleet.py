@@ -148,8 +148,8 @@ def main():
             results.append(run_fleet(run_dir, seed, count, serial, profile))
             print("  serial %d done in %.1f s" % (serial, results[-1]["wall"]), flush=True)
         base = results[0]
-        print("%-7s %9s %12s %16s %22s %14s %9s" % ("serial", "wall (s)", "migrate (s)", "per cluster (s)",
-                                                      "one cluster (s)", "CPU/cluster (s)", "speed-up"))
+        header = ("serial", "wall (s)", "migrate (s)", "per cluster (s)", "one cluster (s)", "CPU/cluster (s)", "speed-up")
+        print("%-7s %9s %12s %16s %22s %14s %9s" % header)
         for result in results:
             print("%-7d %9.1f %12.1f %16.2f %11.2f (max %5.1f) %14.2f %8.2fx" % (
                 result["serial"], result["wall"], result["migrate_wall"], result["migrate_wall"] / count,

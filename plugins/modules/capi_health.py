@@ -34,8 +34,9 @@ options:
     required: true
   kinds:
     description:
-      - The kinds to check, as M(hypershift.private_capi.capi_object_migrate) returns them in RV(kinds) - each with
-        C(kind), C(resource), C(version), C(target_group) (read) and C(source_group) (for the Machines' sources).
+      - The kinds to check, as M(hypershift.private_capi.capi_object_migrate) returns them in
+        RV(hypershift.private_capi.capi_object_migrate#module:kinds) - each with C(kind), C(resource), C(version),
+        C(target_group) (read) and C(source_group) (for the Machines' sources).
         Must include the C(Cluster) kind.
     type: list
     elements: dict
@@ -48,7 +49,7 @@ options:
   not_copied:
     description:
       - Objects counted in O(source_counts) that were deliberately not copied (each with its C(kind)), such as those
-        being deleted (capi_object_migrate's RV(skipped)).
+        being deleted (RV(hypershift.private_capi.capi_object_migrate#module:skipped)).
     type: list
     elements: dict
     default: []

@@ -49,7 +49,7 @@ def test_check_mode_changes_nothing_and_shows_the_plan(server):
     before = [get(server, HC_PATH), items(server, CORE + "clusters"), workload_state(server)]
     server.reset_requests()
     result = run_module("hcp_quiesce", args(server, hostedcluster_name=HC, fence=True, pause_group="cluster.x-k8s.io",
-                                             deployments=DEPLOYMENTS), check_mode=True, diff=True)
+                                            deployments=DEPLOYMENTS), check_mode=True, diff=True)
     assert not result.failed, result
     assert result["changed"] and result["diff"]["after"]["Deployment/cluster-api"]["spec"] == {"replicas": 0}
     assert [a["action"] for a in result["actions"]][:2] == ["fence", "pause"]
@@ -60,7 +60,7 @@ def test_check_mode_changes_nothing_and_shows_the_plan(server):
 
 def test_quiesce_fences_pauses_stops_and_is_idempotent(server):
     result = run_module("hcp_quiesce", args(server, hostedcluster_name=HC, fence=True, pause_group="cluster.x-k8s.io",
-                                             settle_seconds=1, deployments=DEPLOYMENTS, wait_timeout=30))
+                                            settle_seconds=1, deployments=DEPLOYMENTS, wait_timeout=30))
     assert not result.failed, result
     assert result["changed"] and result["core_version"] == "v1beta2"
     assert result["deployments"] == sorted(fleet.CAPI_DEPLOYMENTS)  # karpenter-operator is absent: ignored
@@ -73,7 +73,7 @@ def test_quiesce_fences_pauses_stops_and_is_idempotent(server):
     assert set(workload_state(server).values()) == {(0, "1")}
     assert not items(server, "/api/v1/namespaces/%s/pods" % NS)
     again = run_module("hcp_quiesce", args(server, hostedcluster_name=HC, fence=True, pause_group="cluster.x-k8s.io",
-                                            deployments=DEPLOYMENTS))
+                                           deployments=DEPLOYMENTS))
     assert not again.failed and not again["changed"] and again["actions"] == [], again
     assert again["api_calls"]["by_method"].get("PATCH", 0) == 0
 
@@ -89,8 +89,8 @@ def test_health_of_the_paused_standard_objects_names_the_pause(server):
 
 def test_resume_restores_everything_and_lifts_the_fence(server):
     result = run_module("hcp_quiesce", args(server, state="resumed", hostedcluster_name=HC, fence=True,
-                                             pause_group="cluster.x-k8s.io", deployments=DEPLOYMENTS,
-                                             remove_records=True, wait_timeout=30))
+                                            pause_group="cluster.x-k8s.io", deployments=DEPLOYMENTS,
+                                            remove_records=True, wait_timeout=30))
     assert not result.failed, result
     assert result["replicas"] == dict((name, 1) for name in fleet.CAPI_DEPLOYMENTS)
     hc = get(server, HC_PATH)

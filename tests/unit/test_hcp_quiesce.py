@@ -190,8 +190,8 @@ def test_quiesce_then_resume_round_trips_and_a_second_run_changes_nothing():
     assert hc["spec"]["pausedUntil"] == "true" and hc["metadata"]["annotations"][PAUSED_UNTIL_ANNOTATION] == "none"
     assert result["hostedcluster_annotations"] == {"keep": "me"}
     sent = len(client.requests)
-    again, _ = run(client)
-    assert not again.changed and "PATCH" not in [verb for verb, _path in client.requests[sent:]]
+    again = run(client)[0]
+    assert not again.changed and "PATCH" not in [request[0] for request in client.requests[sent:]]
     resumed, result = run(client, state="resumed", remove_records=True)
     assert [a["action"] for a in resumed.actions] == [
         "scale back to the recorded replicas", "unpause", "unpause", "unpause", "remove the replica record", "lift fence"]
@@ -239,8 +239,8 @@ def test_a_cluster_unpaused_during_the_settle_time_fails_the_pause():
 
 def test_check_mode_waits_for_nothing_and_a_failed_patch_stops_the_run():
     objects = hcp_objects()
-    objects["/api/v1/namespaces/%s/pods/cluster-api-x" % NS] = {"metadata": {"name": "cluster-api-x",
-                                                                            "ownerReferences": [{"name": "cluster-api"}]}}
+    objects["/api/v1/namespaces/%s/pods/cluster-api-x" % NS] = {
+        "metadata": {"name": "cluster-api-x", "ownerReferences": [{"name": "cluster-api"}]}}
     service = QuiesceService(FakeClient(objects), params(), check_mode=True, sleep=lambda seconds: None)
     service.run()
     assert not any(path.endswith("/pods") for _verb, path in service.client.requests)

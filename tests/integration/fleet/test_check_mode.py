@@ -38,8 +38,8 @@ def dry_run(tmp_path_factory):
     inventory = write_inventory(tmp_path, server.kubeconfig)
     root = os.path.join(str(tmp_path), "reports")
     server.reset_requests()
-    result = run_playbook("migrate_fleet.yml", inventory, {"private_capi_fleet_serial": len(NAMES),
-                                                            "private_capi_fleet_report_root": root}, check=True)
+    extra_vars = {"private_capi_fleet_serial": len(NAMES), "private_capi_fleet_report_root": root}
+    result = run_playbook("migrate_fleet.yml", inventory, extra_vars, check=True)
     yield {"server": server, "result": result, "counts": server.request_counts(), "root": root,
            "version": (version_before, server.state()["resourceVersion"]), "before": before,
            "after": _cluster_view(server, crds)}

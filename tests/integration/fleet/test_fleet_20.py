@@ -33,8 +33,8 @@ def big_fleet(tmp_path_factory):
                       "message": "admission webhook denied the request (injected)"})
     inventory = write_inventory(tmp_path, server.kubeconfig)
     root = os.path.join(str(tmp_path), "reports")
-    result = run_playbook("migrate_fleet.yml", inventory, {"private_capi_fleet_serial": 10,
-                                                          "private_capi_fleet_report_root": root}, timeout=1800)
+    extra_vars = {"private_capi_fleet_serial": 10, "private_capi_fleet_report_root": root}
+    result = run_playbook("migrate_fleet.yml", inventory, extra_vars, timeout=1800)
     yield {"server": server, "crds": crds, "before": before, "result": result, "inventory": inventory, "root": root}
     assert server.stop() == 0
 
