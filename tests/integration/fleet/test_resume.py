@@ -23,6 +23,7 @@ NAMES = ("hc-01", "hc-02")
 RUN_A, RUN_B = "resume-run-a", "resume-run-b"
 HOLDER = "hypershift.openshift.io/capi-migration-lease-holder"
 KILL_TIMEOUT = 420
+HANG_SECONDS = 15  # the first private Machine create of each cluster is held this long, then refused (503)
 
 
 def _ns(name):
@@ -53,6 +54,21 @@ def _mutating_requests_on(server, since, names):
     return touched
 
 
+def _wait_until_quiet(server, not_before, quiet_seconds=3, timeout=120):
+    """Until no request reached the server for quiet_seconds (and not before the monotonic time not_before)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < not_before:
+        time.sleep(0.5)
+    seen = _last_seq(server)
+    while time.monotonic() < deadline:
+        time.sleep(quiet_seconds)
+        latest = _last_seq(server)
+        if latest == seen:
+            return
+        seen = latest
+    raise AssertionError("the server still got requests %ss after run A was killed" % timeout)
+
+
 def _last_seq(server):
     entries = server.request_counts()["entries"]
     return entries[-1]["seq"] if entries else 0
@@ -68,16 +84,20 @@ def resumed_fleet(tmp_path_factory):
     for name in NAMES:
         # hold the first private Machine create of each cluster, then refuse it: the killed run's request never lands
         server.add_fault({"verb": "create", "group": PRIVATE, "resource": "machines", "namespace": _ns(name),
-                          "action": "hang", "seconds": 30, "code": 503, "message": "held by the test"})
+                          "action": "hang", "seconds": HANG_SECONDS, "code": 503, "message": "held by the test"})
     output_a = os.path.join(str(tmp_path), "run-a-killed.log")
     process = start_playbook("migrate_fleet.yml", inventory, output_a, {
         "private_capi_fleet_run_id": RUN_A, "private_capi_fleet_serial": len(NAMES),
         "private_capi_fleet_report_root": root})
     _wait_until_both_copies_hang(server, process, output_a)
     killed = {"code": kill_playbook(process)}
-    server.clear_faults()
+    killed_at = time.monotonic()
+    # read before the held creates are answered: nothing of the copies has landed yet
     killed.update(states=hostedcluster_states(server), holders={n: hostedcluster(server, n)["metadata"]["annotations"].get(
         HOLDER) for n in NAMES}, partial={n: private_keys(snapshot(server, crds, _ns(n))) for n in NAMES})
+    server.clear_faults()
+    # a module process of the killed run may outlive it (as on a real controller) and finish its copy: let it end
+    _wait_until_quiet(server, killed_at + HANG_SECONDS + 2)
 
     since = _last_seq(server)
     refused = run_playbook("migrate_fleet.yml", inventory, {
