@@ -6,115 +6,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-
 from ansible.errors import AnsibleFilterError
 
-STANDARD_GROUP_SUFFIX = "cluster.x-k8s.io"
-SIDECAR = "kube-apiserver-proxy"
-
-
-def _uids(objects):
-    return set((obj.get("metadata") or {}).get("uid") for obj in objects if obj)
+from ansible_collections.hypershift.private_capi.plugins.module_utils import capi_verify_judge as judge
 
 
 def capi_owners_outside(objects, others=()):
     """The ownerReferences of objects whose uid is none of objects' or others' uids, once each, sorted."""
-    known = _uids(list(objects) + list(others or []))
-    outside = {}
-    for obj in objects:
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("uid") not in known:
-                key = (ref.get("apiVersion"), ref.get("kind"), ref.get("name"), ref.get("uid"))
-                outside[key] = {"apiVersion": key[0], "kind": key[1], "name": key[2], "uid": key[3]}
-    return [outside[key] for key in sorted(outside, key=lambda k: tuple(str(part) for part in k))]
-
-
-def _record(raw, where):
-    if raw is None:
-        return None, ["%s has no count record (annotation hypershift.openshift.io/capi-migration-counts, written by the "
-                      "migrate role at the copy): migrate it with this collection's migrate role" % where]
-    try:
-        record = json.loads(raw)
-    except ValueError as error:
-        return None, ["%s: count record %r is not JSON (%s); restore it from the run's report" % (where, raw, error)]
-    if not isinstance(record, dict):
-        return None, ["%s: count record %r is not a {kind: count} object" % (where, raw)]
-    return record, []
-
-
-def _count_problems(record, private_counts, where):
-    problems = []
-    for kind in sorted(set(record) | set(private_counts)):
-        expected, found = int(record.get(kind, 0)), int(private_counts.get(kind, 0))
-        if expected != found:
-            problems.append("%s: %d private %s objects, the record before migration says %d; compare the HCP namespace "
-                            "with the run's report" % (where, found, kind, expected))
-    return problems
-
-
-def _ref_key(ref):
-    return "%s/%s/%s" % (ref.get("apiVersion"), ref.get("kind"), ref.get("name"))
-
-
-def _owner_problems(outside, lookup_results, where):
-    """lookup_results: the k8s_info loop results ({item: ref, resources: [...]}) for the refs in outside."""
-    lookups = {}
-    for result in lookup_results:
-        found = result.get("resources") or []
-        lookups[_ref_key(result.get("item") or {})] = (found[0].get("metadata") or {}).get("uid") if found else None
-    problems = []
-    for ref in outside:
-        found = lookups.get(_ref_key(ref))
-        if found is None:
-            problems.append("%s: ownerReference %s %s (uid %s) points at nothing" % (where, ref["kind"], ref["name"], ref["uid"]))
-        elif found != ref["uid"]:
-            problems.append("%s: ownerReference %s %s has uid %s, the object has uid %s (not re-pointed)"
-                            % (where, ref["kind"], ref["name"], ref["uid"], found))
-    return problems
-
-
-def _sidecar_problems(deployments, names, config_map_present, where):
-    problems = []
-    present = dict(((d.get("metadata") or {}).get("name"), d) for d in deployments)
-    for name in names:
-        if name not in present:
-            continue
-        containers = [c.get("name") for c in present[name]["spec"]["template"]["spec"].get("containers") or []]
-        if SIDECAR not in containers:
-            problems.append("%s: Deployment %s has containers %s, expected the sidecar %s; re-run the api_proxy role"
-                            % (where, name, containers, SIDECAR))
-    if not config_map_present:
-        problems.append("%s: ConfigMap capi-proxy-kubeconfig (the sidecar's kubeconfig) is missing; re-run the api_proxy "
-                        "role" % where)
-    return problems
+    return judge.capi_owners_outside(objects, others)
 
 
 def capi_verify_judge(inputs):
-    """The verify result of one HostedCluster from what the verify role read (pure; see capi_verify_judge.yml)."""
-    if not isinstance(inputs, dict):
-        raise AnsibleFilterError("capi_verify_judge: expected a dict of what was read, got %s" % type(inputs).__name__)
-    where = "HostedCluster %s/%s" % (inputs.get("namespace"), inputs.get("name"))
-    standard = dict((k, v) for k, v in (inputs.get("standard_counts") or {}).items() if int(v))
-    private = dict((k, int(v)) for k, v in (inputs.get("private_counts") or {}).items() if int(v))
-    problems = []
-    if inputs.get("state") != "migrated":
-        problems.append("%s: migration state %s, expected migrated" % (where, inputs.get("state")))
-    if standard:
-        problems.append("%s: objects left in the standard CAPI groups %s, expected none; re-run migrate_fleet.yml"
-                        % (where, ", ".join("%s=%s" % item for item in sorted(standard.items()))))
-    record, record_problems = _record(inputs.get("record"), where)
-    problems += record_problems
-    if record is not None:
-        problems += _count_problems(record, private, where)
-    problems += _owner_problems(inputs.get("outside_owners") or [], inputs.get("owner_lookups") or [], where)
-    if not inputs.get("hostedcontrolplane"):
-        problems.append("%s: HostedControlPlane %s/%s not found" % (where, inputs.get("hcp_namespace"), inputs.get("name")))
-    problems += _sidecar_problems(inputs.get("deployments") or [], inputs.get("deployment_names") or [],
-                                  inputs.get("config_map_present"), where)
-    return {"management_cluster": inputs.get("management_cluster"), "namespace": inputs.get("namespace"),
-            "name": inputs.get("name"), "state": inputs.get("state"), "objects": sum(private.values()),
-            "standard_left": sum(int(v) for v in standard.values()), "ok": not problems, "problems": problems}
+    """The verify result of one HostedCluster from what was read (pure; see capi_verify_judge.yml)."""
+    try:
+        return judge.capi_verify_judge(inputs)
+    except judge.VerifyInputError as error:
+        raise AnsibleFilterError(str(error))
 
 
 def capi_verify_table(results):

@@ -77,3 +77,59 @@ def test_table_has_a_row_per_cluster_and_a_total():
     assert "clusters/hc-01" in lines[1] and lines[1].rstrip().endswith("OK")
     assert "clusters/hc-02" in lines[2] and "FAIL: migration state failed" in lines[2]
     assert lines[-1] == "1 of 2 HostedClusters verified"
+
+
+# -- the capi_verify module's pure parts: which resources it lists, how it resolves an owner ------------------------
+
+def _served():
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import ServedResource
+    verbs = ["get", "list", "create", "update"]
+    return {
+        "": [("v1", [ServedResource("", "v1", "secrets", "Secret", True, verbs, False)])],
+        "cluster.x-k8s.io": [("v1beta2", [ServedResource("cluster.x-k8s.io", "v1beta2", "machines", "Machine", True, verbs, True)]),
+                             ("v1beta1", [ServedResource("cluster.x-k8s.io", "v1beta1", "machines", "Machine", True, verbs, True),
+                                          ClusterScoped])],
+        "cluster.hypershift.openshift.io": [("v1beta2", [
+            ServedResource("cluster.hypershift.openshift.io", "v1beta2", "machines", "Machine", True, verbs, True),
+            ServedResource("cluster.hypershift.openshift.io", "v1beta2", "watchonly", "WatchOnly", True, ["watch"], False)])],
+        "infrastructure.cluster.hypershift.openshift.io": [("v1alpha1", [ServedResource(
+            "infrastructure.cluster.hypershift.openshift.io", "v1alpha1", "kubevirtmachines", "KubevirtMachine", True,
+            verbs, True)])],
+        "mycluster.x-k8s.io": [("v1", [ServedResource("mycluster.x-k8s.io", "v1", "things", "Thing", True, verbs, False)])],
+    }
+
+
+def _cluster_scoped():
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import ServedResource
+    return ServedResource("cluster.x-k8s.io", "v1beta1", "clusterthings", "ClusterThing", False, ["get", "list"], False)
+
+
+ClusterScoped = _cluster_scoped()
+
+
+def test_verify_lists_each_namespaced_capi_resource_once_in_its_preferred_version():
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import GroupMap
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_verify import capi_resources
+    group_map = GroupMap()
+    standard = capi_resources(_served(), group_map.is_standard)
+    assert [(r.group, r.version, r.plural) for r in standard] == [("cluster.x-k8s.io", "v1beta2", "machines")]
+    private = capi_resources(_served(), group_map.is_private)
+    assert [(r.group, r.plural) for r in private] == [
+        ("cluster.hypershift.openshift.io", "machines"), ("infrastructure.cluster.hypershift.openshift.io", "kubevirtmachines")]
+
+
+def test_verify_resolves_an_owner_in_its_own_version_else_the_preferred_one():
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_verify import counts_by_kind, owner_resource
+    served = _served()
+    assert owner_resource(served, {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine"}).version == "v1beta1"
+    assert owner_resource(served, {"apiVersion": "cluster.x-k8s.io/v1alpha4", "kind": "Machine"}).version == "v1beta2"
+    assert owner_resource(served, {"apiVersion": "v1", "kind": "Secret"}).plural == "secrets"
+    assert owner_resource(served, {"apiVersion": "example.com/v1", "kind": "Widget"}) is None
+    secret = owner_resource(served, {"apiVersion": "v1", "kind": "Secret"})
+    assert counts_by_kind([(secret, [{}]), (secret, [{}, {}])]) == {"Secret": 3}
+
+
+def test_verify_module_documents_its_argument_spec():
+    from ansible_collections.hypershift.private_capi.plugins.modules import capi_verify as capi_verify_module
+    from tests.unit.module_docs import assert_argspec_matches_documentation
+    assert_argspec_matches_documentation(capi_verify_module)

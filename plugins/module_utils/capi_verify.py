@@ -1,0 +1,152 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Runner of hypershift.private_capi.capi_verify: read-only proof that one HostedCluster is migrated.
+
+VerifyService reads, in one process: the HostedCluster (state, count record), its HostedControlPlane, API discovery,
+every namespaced resource of the standard and the private CAPI groups in the HCP namespace (one LIST each, in
+parallel), the owners the private objects reference outside themselves, the Deployments and the proxy's kubeconfig
+ConfigMap. The judgement is capi_verify_judge.capi_verify_judge (pure). Nothing is written.
+"""
+
+import time
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states as states
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import (
+    preferred_resources,
+    read_served_resources,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_verify_judge import (
+    VerifyInputError,
+    capi_owners_outside,
+    capi_verify_judge,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+    ApiClient,
+    ApiError,
+    api_path,
+    describe,
+    parallel_map,
+)
+
+HYPERSHIFT_GROUP = "hypershift.openshift.io"
+HYPERSHIFT_VERSION = "v1beta1"
+COUNTS_ANNOTATION = "hypershift.openshift.io/capi-migration-counts"
+
+
+def capi_resources(served, is_group):
+    """The namespaced, listable resources of every served group for which is_group(group) holds, each once in its
+    group's most preferred version serving it, sorted by group then plural."""
+    chosen = []
+    for group in sorted(served):
+        if not group or not is_group(group):
+            continue
+        chosen.extend(resource for resource in preferred_resources(served[group])
+                      if resource.namespaced and "list" in resource.verbs)
+    return chosen
+
+
+def owner_resource(served, ref):
+    """The ServedResource an ownerReference names (its version if served, else the group's preferred), or None."""
+    group, _slash, version = (ref.get("apiVersion") or "").rpartition("/")
+    versions = served.get(group) or ()
+    candidates = [resource for _version, resources in versions for resource in resources if resource.kind == ref.get("kind")]
+    exact = [resource for resource in candidates if resource.version == version]
+    return (exact or candidates or [None])[0]
+
+
+def counts_by_kind(listed):
+    """{kind: number of objects} over (ServedResource, items) pairs."""
+    counts = {}
+    for resource, items in listed:
+        counts[resource.kind] = counts.get(resource.kind, 0) + len(items)
+    return counts
+
+
+class VerifyService(object):
+    def __init__(self, client, params):
+        self.client = client
+        self.params = params
+        self.name = params["name"]
+        self.namespace = params["namespace"]
+        self.hcp_namespace = params.get("hcp_namespace") or states.hcp_namespace(self.namespace, self.name)
+        self.group_map = GroupMap(params.get("extra_groups") or {})
+        self.parallelism = params.get("parallelism") or 8
+
+    def _list(self, resource):
+        return resource, self.client.list(api_path(resource.group, resource.version, resource.plural, self.hcp_namespace),
+                                          "list " + describe("%s.%s" % (resource.plural, resource.group),
+                                                             namespace=self.hcp_namespace))
+
+    def _owner(self, served, ref):
+        resource = owner_resource(served, ref)
+        found = None
+        if resource is not None:
+            namespace = self.hcp_namespace if resource.namespaced else None
+            found = self.client.get_or_none(api_path(resource.group, resource.version, resource.plural, namespace,
+                                                     ref.get("name")),
+                                            describe(ref.get("kind"), ref.get("name"), namespace))
+        return {"item": ref, "resources": [found] if found else []}
+
+    def read(self):
+        """Everything the judgement needs, as the dict capi_verify_judge takes."""
+        where = describe("HostedCluster", self.name, self.namespace)
+        hostedcluster = self.client.get_or_none(
+            api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, "hostedclusters", self.namespace, self.name), where)
+        if hostedcluster is None:
+            raise VerifyInputError("%s not found: check the name and namespace given (nothing was read further)" % where)
+        hostedcontrolplane = self.client.get_or_none(
+            api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, "hostedcontrolplanes", self.hcp_namespace, self.name),
+            describe("HostedControlPlane", self.name, self.hcp_namespace))
+        self.client.size_connection_pool(self.parallelism)
+        served = read_served_resources(self.client, self.parallelism)
+        standard = capi_resources(served, self.group_map.is_standard)
+        private = capi_resources(served, self.group_map.is_private)
+        listed = parallel_map(self._list, standard + private, self.parallelism)
+        standard_listed, private_listed = listed[:len(standard)], listed[len(standard):]
+        private_objects = [obj for _resource, items in private_listed for obj in items]
+        outside = capi_owners_outside(private_objects, [obj for obj in (hostedcluster, hostedcontrolplane) if obj])
+        lookups = parallel_map(lambda ref: self._owner(served, ref), outside, self.parallelism)
+        deployments = self.client.list(api_path("apps", "v1", "deployments", self.hcp_namespace),
+                                       "list " + describe("deployments.apps", namespace=self.hcp_namespace))
+        config_map = self.client.get_or_none(api_path("", "v1", "configmaps", self.hcp_namespace,
+                                                      self.params["proxy_config_map"]),
+                                             describe("ConfigMap", self.params["proxy_config_map"], self.hcp_namespace))
+        annotations = (hostedcluster.get("metadata") or {}).get("annotations") or {}
+        return {
+            "management_cluster": self.params.get("management_cluster"),
+            "namespace": self.namespace, "name": self.name, "hcp_namespace": self.hcp_namespace,
+            "state": states.state_of(hostedcluster),
+            "standard_counts": counts_by_kind(standard_listed),
+            "private_counts": counts_by_kind(private_listed),
+            "record": annotations.get(COUNTS_ANNOTATION),
+            "hostedcontrolplane": hostedcontrolplane is not None,
+            "outside_owners": outside,
+            "owner_lookups": lookups,
+            "deployments": deployments,
+            "deployment_names": self.params["deployments"],
+            "config_map_present": config_map is not None,
+        }
+
+    def run(self):
+        inputs = self.read()
+        result = capi_verify_judge(inputs)
+        result.update(hcp_namespace=self.hcp_namespace, standard_counts=inputs["standard_counts"],
+                      private_counts=inputs["private_counts"], record=inputs["record"],
+                      outside_owners=inputs["outside_owners"])
+        return result
+
+
+def run_module(module):
+    started = time.monotonic()
+    client = None
+    try:
+        client = ApiClient.from_module(module)
+        result = VerifyService(client, module.params).run()
+    except (VerifyInputError, ApiError) as error:
+        extra = error.result() if isinstance(error, ApiError) else {}
+        module.fail_json(msg=str(error), changed=False, **extra)
+    result["changed"] = False
+    result["api_calls"] = {"total": client.calls, "by_method": dict(client.calls_by_method)}
+    result["elapsed_seconds"] = round(time.monotonic() - started, 3)
+    module.exit_json(**result)

@@ -1,0 +1,224 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: capi_verify
+short_description: Prove, read-only, that one HostedCluster is migrated to the private CAPI types
+version_added: 0.1.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - Read-only. Reads the HostedCluster, its HostedControlPlane, API discovery, every namespaced resource of the
+    standard (C(*cluster.x-k8s.io)) and the private (C(*cluster.hypershift.openshift.io)) CAPI groups in the HCP
+    namespace (one LIST each, in parallel), the owners the private objects reference outside themselves, the
+    Deployments and the proxy's kubeconfig ConfigMap, and judges them.
+  - B(State) - the HostedCluster's migration state is C(migrated).
+  - B(Nothing left behind) - no object in a standard CAPI group.
+  - B(Counts) - the private objects per kind equal the record the migrate role took before the copy (annotation
+    C(hypershift.openshift.io/capi-migration-counts) on the HostedCluster).
+  - B(Owners) - every ownerReference of a private object resolves - to another private object, the HostedCluster or
+    the HostedControlPlane by uid, or else to an object read by name whose uid matches.
+  - B(HostedControlPlane) present; B(sidecars) - each existing Deployment of O(deployments) has the container
+    C(kube-apiserver-proxy), and the ConfigMap O(proxy_config_map) exists.
+  - The module does not fail when a check fails; it returns RV(ok) false and the RV(problems). It fails only when it
+    cannot read (the HostedCluster does not exist, or the API refuses a read).
+  - Used by the role C(hypershift.private_capi.verify) and C(playbooks/verify_fleet.yml).
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+options:
+  name:
+    description:
+      - Name of the HostedCluster.
+    type: str
+    required: true
+  namespace:
+    description:
+      - Namespace of the HostedCluster.
+    type: str
+    default: clusters
+  hcp_namespace:
+    description:
+      - The HCP namespace; empty means C(<namespace>-<name with dots as dashes>), as HyperShift names it.
+    type: str
+    default: ""
+  management_cluster:
+    description:
+      - Name of the management cluster, returned in the result (for fleet tables).
+    type: str
+    default: default
+  deployments:
+    description:
+      - The CAPI-dependent Deployments that must carry the proxy sidecar when they exist.
+    type: list
+    elements: str
+    default: [cluster-api, capi-provider, control-plane-operator, cluster-autoscaler, machine-approver,
+              hosted-cluster-config-operator, karpenter-operator]
+  proxy_config_map:
+    description:
+      - Name of the ConfigMap holding the sidecar's kubeconfig (written by the role C(hypershift.private_capi.api_proxy)).
+    type: str
+    default: capi-proxy-kubeconfig
+  extra_groups:
+    description:
+      - Provider groups moved besides the CAPI ones (standard group -> private group), as given to
+        M(hypershift.private_capi.capi_object_migrate).
+    type: dict
+    default:
+      capi-provider.agent-install.openshift.io: capi-provider.agent-install.hypershift.openshift.io
+  parallelism:
+    description:
+      - Requests in flight at once.
+    type: int
+    default: 8
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: The module only reads; it runs the same in check mode.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: none
+    details: Nothing changes.
+notes:
+  - RBAC - C(get) on C(hypershift.openshift.io) hostedclusters (HostedCluster namespace) and hostedcontrolplanes (HCP
+    namespace); discovery; in the HCP namespace C(list) on every resource of the standard and private CAPI groups and
+    on C(apps/deployments), C(get) on C(configmaps) and on the kinds the private objects' ownerReferences name.
+seealso:
+  - module: hypershift.private_capi.capi_object_migrate
+  - module: hypershift.private_capi.migration_state
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Verify one HostedCluster
+  hypershift.private_capi.capi_verify:
+    name: prod-01
+    namespace: clusters
+  register: verified
+
+- name: Fail with what is wrong
+  ansible.builtin.fail:
+    msg: "{{ verified.problems | join('; ') }}"
+  when: not verified.ok
+"""
+
+RETURN = r"""
+ok:
+  description: Every check passed.
+  returned: success
+  type: bool
+  sample: true
+problems:
+  description: One line per failed check, each naming the HostedCluster, what was expected, what was found and what to do.
+  returned: success
+  type: list
+  elements: str
+  sample: ["HostedCluster clusters/prod-01: 2 private Machine objects, the record before migration says 3; compare the
+           HCP namespace with the run's report"]
+name:
+  description: Name of the HostedCluster.
+  returned: success
+  type: str
+namespace:
+  description: Namespace of the HostedCluster.
+  returned: success
+  type: str
+hcp_namespace:
+  description: The HCP namespace read.
+  returned: success
+  type: str
+management_cluster:
+  description: O(management_cluster), for fleet tables.
+  returned: success
+  type: str
+state:
+  description: The HostedCluster's migration state (C(legacy), C(in-progress), C(migrated), C(failed), ...).
+  returned: success
+  type: str
+  sample: migrated
+objects:
+  description: Objects in the private CAPI groups.
+  returned: success
+  type: int
+  sample: 9
+standard_left:
+  description: Objects left in the standard CAPI groups.
+  returned: success
+  type: int
+  sample: 0
+standard_counts:
+  description: Objects per kind in the standard CAPI groups (kinds with none included).
+  returned: success
+  type: dict
+  sample: {"Cluster": 0, "Machine": 0}
+private_counts:
+  description: Objects per kind in the private CAPI groups (kinds with none included).
+  returned: success
+  type: dict
+  sample: {"Cluster": 1, "Machine": 3}
+record:
+  description: The count record on the HostedCluster (JSON text), or null when there is none.
+  returned: success
+  type: str
+  sample: '{"Cluster": 1, "Machine": 3}'
+outside_owners:
+  description: The ownerReferences of private objects that point at none of them, the HostedCluster or the
+    HostedControlPlane (each looked up by name).
+  returned: success
+  type: list
+  elements: dict
+api_calls:
+  description: Requests this run sent to the API server - C(total) and C(by_method).
+  returned: success
+  type: dict
+elapsed_seconds:
+  description: Wall time of the run.
+  returned: success
+  type: float
+"""
+
+import copy
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_verify import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+DEFAULT_DEPLOYMENTS = ["cluster-api", "capi-provider", "control-plane-operator", "cluster-autoscaler",
+                       "machine-approver", "hosted-cluster-config-operator", "karpenter-operator"]
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        name=dict(type="str", required=True),
+        namespace=dict(type="str", default="clusters"),
+        hcp_namespace=dict(type="str", default=""),
+        management_cluster=dict(type="str", default="default"),
+        deployments=dict(type="list", elements="str", default=DEFAULT_DEPLOYMENTS),
+        proxy_config_map=dict(type="str", default="capi-proxy-kubeconfig"),
+        extra_groups=dict(type="dict", default={
+            "capi-provider.agent-install.openshift.io": "capi-provider.agent-install.hypershift.openshift.io"}),
+        parallelism=dict(type="int", default=8),
+    )
+    return copy.deepcopy(spec)
+
+
+def main():
+    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    if module.params["parallelism"] < 1:
+        module.fail_json(msg="parallelism must be 1 or more, got %d" % module.params["parallelism"])
+    run_module(module)
+
+
+if __name__ == "__main__":
+    main()
