@@ -7,8 +7,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-installed
 COLLECTION_LINK := .collections/ansible_collections/hypershift/private_capi
 PYTEST_ARGS ?=
-# Two workers on CI's two cores; loadfile keeps each module's local API server on one worker.
-PYTEST_PARALLEL ?= -n 2 --dist loadfile
+# Two workers on CI's two cores; loadfile keeps each module's local API server on one worker;
+# --no-loadscope-reorder keeps tests/conftest.py's order (costliest files first) instead of xdist's tests-per-file one.
+PYTEST_PARALLEL ?= -n 2 --dist loadfile --no-loadscope-reorder
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
