@@ -7,6 +7,7 @@ proves the 19, flags the failed one, and then catches a private Machine deleted 
 """
 import json
 import os
+import re
 
 import pytest
 
@@ -77,6 +78,11 @@ def test_second_run_changes_nothing(big_fleet):
     writes = {verb: count for verb, count in server.request_counts()["by_verb"].items()
               if verb in ("create", "update", "patch", "delete", "deletecollection")}
     assert not writes, "a second run wrote to the cluster: %r" % writes
+    # and says so: every recap line (the controller's and the management cluster's) shows changed=0
+    recap = result.stdout[result.stdout.index("PLAY RECAP"):]
+    changed = re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", recap, re.M)
+    assert sorted(host for host, _ in changed) == ["localhost", "mc-1"], recap
+    assert all(count == "0" for _, count in changed), recap
 
 
 def _verify(big_fleet):
