@@ -81,8 +81,8 @@ def test_second_run_changes_nothing(big_fleet):
     # and says so: every recap line (the controller's and the management cluster's) shows changed=0
     recap = result.stdout[result.stdout.index("PLAY RECAP"):]
     changed = re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", recap, re.M)
-    assert sorted(host for host, _ in changed) == ["localhost", "mc-1"], recap
-    assert all(count == "0" for _, count in changed), recap
+    assert sorted(host for host, _count in changed) == ["localhost", "mc-1"], recap
+    assert all(count == "0" for _host, count in changed), recap
 
 
 def _verify(big_fleet):
