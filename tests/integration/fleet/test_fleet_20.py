@@ -78,11 +78,15 @@ def test_second_run_changes_nothing(big_fleet):
     writes = {verb: count for verb, count in server.request_counts()["by_verb"].items()
               if verb in ("create", "update", "patch", "delete", "deletecollection")}
     assert not writes, "a second run wrote to the cluster: %r" % writes
-    # and says so: every recap line (the controller's and the management cluster's) shows changed=0
+    # and says so: every recap line shows changed=0. The migrated clusters are not even visited; the failed one is
+    # (to report it skipped: failed clusters wait for private_capi_migrate_retry_failed) but nothing changes on it
     recap = result.stdout[result.stdout.index("PLAY RECAP"):]
     changed = re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)", recap, re.M)
-    assert sorted(host for host, _count in changed) == ["localhost", "mc-1"], recap
+    assert sorted(host for host, _count in changed) == ["localhost", "mc-1", "mc-1/clusters/" + FAULTY], recap
     assert all(count == "0" for _host, count in changed), recap
+    clusters = read_report(big_fleet["root"])["clusters"]
+    assert [(cluster["name"], cluster["status"]) for cluster in clusters] == [(FAULTY, "skipped")], clusters
+    assert "private_capi_migrate_retry_failed=true" in clusters[0]["reason"], clusters[0]
 
 
 def _verify(big_fleet):
