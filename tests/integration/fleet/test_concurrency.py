@@ -14,7 +14,7 @@ from tests.integration.fleet.support import (
     write_inventory)
 
 PRIVATE = "cluster.hypershift.openshift.io"
-NAMES = ("hc-01", "hc-02", "hc-03")
+NAMES = ("hc-01", "hc-02")
 MACHINES = 1
 RUNS = ("concurrent-a", "concurrent-b")
 RUN_TIMEOUT = 600
