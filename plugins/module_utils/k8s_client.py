@@ -22,10 +22,10 @@ from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions imp
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
     from kubernetes.client.exceptions import ApiException
-    from kubernetes.dynamic.exceptions import DynamicApiError
+    from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
 except ImportError:  # reported by AnsibleK8SModule's requirement check
     get_api_client = None
-    ApiException = DynamicApiError = Exception
+    ApiException = DynamicApiError = ResourceNotFoundError = Exception
 
 try:
     from urllib3.exceptions import HTTPError as TransportError
@@ -185,6 +185,21 @@ class ApiClient(object):
         if self.dry_run:
             params["dry_run"] = DRY_RUN_ALL
         return params
+
+    def collection_path(self, api_version, kind, namespace, what):
+        """(REST path of kind's collection, namespaced) resolved by discovery exactly as kubernetes.core's k8s_info
+        does (kind, plural, singular or short name); (None, False) when the server does not serve it."""
+        try:
+            resource = self._k8s_client.resource(kind, api_version)
+        except ResourceNotFoundError:
+            return None, False
+        except (ApiException, DynamicApiError) as exc:
+            status, reason, message = _status_from_exception(exc)
+            raise ApiError(status, reason, message, what + " (discovery)")
+        except TransportError as exc:
+            raise ApiError(None, CONNECTION_ERROR_REASON, "no answer from the API server (%s)" % exc, what + " (discovery)")
+        namespaced = bool(resource.namespaced)
+        return resource.path(namespace=namespace if namespaced else None), namespaced
 
     def get(self, path, what):
         return self.request("GET", path, what)
