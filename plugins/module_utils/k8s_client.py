@@ -25,7 +25,10 @@ try:
     from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
 except ImportError:  # reported by AnsibleK8SModule's requirement check
     get_api_client = None
-    ApiException = DynamicApiError = ResourceNotFoundError = Exception
+    ApiException = DynamicApiError = Exception
+
+    class ResourceNotFoundError(Exception):
+        pass
 
 try:
     from urllib3.exceptions import HTTPError as TransportError
