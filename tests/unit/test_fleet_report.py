@@ -1,8 +1,12 @@
-"""The fleet report's pure logic: phases from marks, totals, Markdown with a Mermaid gantt, summary lines."""
+"""The fleet report's pure logic: phases from marks, totals, Markdown with a Mermaid gantt, summary lines; the records
+and report files of the fleet_report_files action."""
 import copy
+import json
 
 import pytest
+from ansible.plugins.filter.core import to_nice_json
 
+from ansible_collections.hypershift.private_capi.plugins.action.fleet_report_files import read_records, report_files
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet_report import (
     FleetReportError, build_report, phases, report_markdown, report_summary)
 
@@ -54,3 +58,23 @@ def test_unreadable_mark_names_the_record():
     broken = dict(MIGRATED, marks=[{"name": "read", "at": "yesterday"}, {"name": "end", "at": "today"}])
     with pytest.raises(FleetReportError, match="clusters/hc-01.*'yesterday'"):
         build_report([broken], "run-3")
+
+
+def test_report_files_reads_the_records_and_writes_what_to_nice_json_would(tmp_path):
+    for item in (FAILED, MIGRATED):
+        (tmp_path / ("mc-1__clusters__%s.json" % item["name"])).write_text(json.dumps(item))
+    (tmp_path / "notes.txt").write_text("not a record")
+    records = read_records(str(tmp_path))
+    assert records == [MIGRATED, FAILED]  # by file name: hc-01, hc-02
+    report = build_report(records, "run-1")
+    files = dict(report_files(report, "/reports/run-1"))
+    assert files["/reports/run-1/report.json"].decode() == to_nice_json(report) + "\n"
+    assert files["/reports/run-1/report.md"].decode() == report_markdown(report)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]"])
+def test_report_files_names_the_record_it_cannot_read(tmp_path, content):
+    (tmp_path / "mc-1__clusters__hc-09.json").write_text(content)
+    with pytest.raises(FleetReportError) as raised:
+        read_records(str(tmp_path))
+    assert str(tmp_path / "mc-1__clusters__hc-09.json") in str(raised.value) and "remove or repair it" in str(raised.value)
