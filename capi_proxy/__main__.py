@@ -4,10 +4,11 @@ import asyncio
 import gc
 import sys
 
-from capi_proxy.cli import address, extra_group, metrics_app, positive, serve
+from capi_proxy.cli import address, extra_group, positive
 from capi_proxy.core import GroupMap
-from capi_proxy.kubeconfig import KubeconfigError, Upstream
+from capi_proxy.kubeconfig import KubeconfigError, Upstream, trust_only_the_named_ca
 from capi_proxy.logs import LEVELS, JsonLogger
+from capi_proxy.memory import DEFAULT_DELAY_SECONDS
 from capi_proxy.metrics import ProxyMetrics
 
 
@@ -30,13 +31,14 @@ def proxy_parser():
     parser.add_argument("--discovery-ttl", type=positive(float), default=30.0, help="seconds the served-versions index is kept")
     parser.add_argument("--extra-group", type=extra_group, action="append", default=[],
                         help="STANDARD=PRIVATE group pair outside the *.cluster.x-k8s.io pattern (repeatable)")
+    parser.add_argument("--memory-trim-delay", type=float, default=DEFAULT_DELAY_SECONDS, help=(
+        "seconds after a large body or a closed watch before freed memory is given back to the system "
+        "(glibc malloc_trim; 0 turns it off)"))
     parser.add_argument("--log-level", choices=sorted(LEVELS), default="info")
     return parser
 
 
 def run_proxy(argv):
-    from capi_proxy.proxy import Options, Proxy  # pylint: disable=import-outside-toplevel
-    from capi_proxy.upstream import limit_tls_read_buffer  # pylint: disable=import-outside-toplevel
     args = proxy_parser().parse_args(argv)
     logger = JsonLogger(args.log_level)
     try:
@@ -45,10 +47,17 @@ def run_proxy(argv):
     except (KubeconfigError, ValueError) as exc:
         logger.error("cannot start", error=str(exc))
         return 2
+    trust_only_the_named_ca(upstream)  # before aiohttp is imported (below): its default contexts load no bundle
+    # pylint: disable=import-outside-toplevel
+    from capi_proxy.proxy import Options, Proxy
+    from capi_proxy.serving import metrics_app, serve
+    from capi_proxy.upstream import limit_tls_read_buffer
+    # pylint: enable=import-outside-toplevel
     metrics = ProxyMetrics()
     options = Options(show_private=args.show_private, use_own_credentials=args.use_own_credentials,
                       max_body_bytes=args.max_body_bytes, upstream_timeout=args.upstream_timeout,
-                      max_event_bytes=args.max_event_bytes, discovery_ttl=args.discovery_ttl, group_map=group_map)
+                      max_event_bytes=args.max_event_bytes, discovery_ttl=args.discovery_ttl, group_map=group_map,
+                      memory_trim_delay=max(0.0, args.memory_trim_delay))
     proxy = Proxy(upstream, options, logger, metrics)
     apps = [(proxy.application(), args.listen, None)]
     if args.metrics_listen:

@@ -130,5 +130,7 @@ class ProxyMetrics(object):
         self.watch_events = Counter(self.registry, prefix + "watch_events_total", "Watch events forwarded.", ())
         self.bytes = Counter(self.registry, prefix + "bytes_total", "Body bytes, by direction (request, response).",
                              ("direction",))
+        self.memory_trims = Counter(self.registry, prefix + "memory_trims_total",
+                                    "Times freed memory was given back to the system after a burst (malloc_trim).", ())
         self.adaptations = Counter(self.registry, prefix + "version_adaptations_total",
                                    "Requests served by converting between API versions.", ("client_version", "served_version"))

@@ -30,6 +30,7 @@ from capi_proxy.core import (
     translate_path,
 )
 from capi_proxy.errors import ProxyError, status_bytes
+from capi_proxy.memory import DEFAULT_DELAY_SECONDS, Trimmer
 from capi_proxy.pathing import check_path, parse_target, replace_segment
 from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds, load_index
 
@@ -67,7 +68,7 @@ class Options(object):
 
     def __init__(self, show_private=False, use_own_credentials=False, max_body_bytes=3 * 1024 * 1024,
                  upstream_timeout=60.0, max_event_bytes=watch.DEFAULT_MAX_EVENT_BYTES, discovery_ttl=30.0,
-                 group_map=None):
+                 group_map=None, memory_trim_delay=DEFAULT_DELAY_SECONDS):
         self.show_private = show_private
         self.use_own_credentials = use_own_credentials
         self.max_body_bytes = max_body_bytes
@@ -75,6 +76,7 @@ class Options(object):
         self.max_event_bytes = max_event_bytes
         self.discovery_ttl = discovery_ttl
         self.group_map = group_map or DEFAULT_GROUP_MAP
+        self.memory_trim_delay = memory_trim_delay  # 0: never trim
 
 
 class Route(object):
@@ -118,6 +120,8 @@ class Proxy(object):
         self._event_cache_bytes = 0
         self._request_ids = ("%s%%08x" % os.urandom(4).hex(), itertools.count(1))  # unique per process, no syscall
         self._request_timeout = aiohttp.ClientTimeout(total=options.upstream_timeout)
+        self.trimmer = Trimmer(asyncio.get_running_loop, options.memory_trim_delay,
+                               on_trim=metrics.memory_trims.inc)
 
     # ---- lifecycle ------------------------------------------------------------------------------
     def application(self):
@@ -131,6 +135,7 @@ class Proxy(object):
         await self.client.start()
 
     async def _on_cleanup(self, _app):
+        self.trimmer.cancel()
         await self.client.close()
 
     # ---- entry point ----------------------------------------------------------------------------
@@ -373,6 +378,7 @@ class Proxy(object):
                 headers.add(name, value)
         response = web.Response(status=status, body=body, headers=headers)
         self.metrics.bytes.inc("response", amount=len(body))
+        self.trimmer.released_body(len(raw))
         return response
 
     def _translate_response_body(self, route, content_type, raw):
@@ -503,6 +509,7 @@ class Proxy(object):
                 pass  # one side went away: leaving the block closes the upstream connection
             finally:
                 self.metrics.open_watches.dec()
+                self.trimmer.released()
             return response
 
     def _translate_event(self, route, line):

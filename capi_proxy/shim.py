@@ -13,11 +13,12 @@ import time
 import aiohttp
 from aiohttp import web
 
-from capi_proxy.cli import address, extra_group, metrics_app, positive, serve
+from capi_proxy.cli import address, extra_group, positive
 from capi_proxy.core import TO_PRIVATE, TO_STANDARD, CapiTranslationError, GroupMap, convert_object, translate_object
 from capi_proxy.kubeconfig import KubeconfigError, Upstream
 from capi_proxy.logs import LEVELS, JsonLogger
 from capi_proxy.metrics import Counter, Histogram, Registry
+from capi_proxy.serving import metrics_app, serve
 from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds
 
 REVIEW_API_VERSION = "apiextensions.k8s.io/v1"

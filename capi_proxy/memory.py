@@ -1,0 +1,63 @@
+"""Giving freed memory back to the system after a burst (a LIST of thousands of objects, a wave of watches).
+
+CPython frees a parsed body or a closed watch to the C allocator, but glibc keeps pages that sit between
+live allocations, so a sidecar's RSS stays at its peak for as long as the pod lives. After such a burst
+the proxy asks glibc to return whatever is free (malloc_trim), at most once per interval and only once
+the burst is over (a timer that each new release pushes back). Elsewhere (musl, macOS) it does nothing.
+"""
+import ctypes
+import ctypes.util
+
+DEFAULT_DELAY_SECONDS = 1.0
+LARGE_BODY_BYTES = 256 * 1024  # a released body at least this large is worth a trim
+
+
+def find_malloc_trim():
+    """libc's malloc_trim, or None where the C library has none."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return None
+    try:
+        function = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = (ctypes.c_size_t,)
+    function.restype = ctypes.c_int
+    return function
+
+
+class Trimmer(object):
+    """released() after a burst ends; the trim runs on the event loop delay seconds after the last release."""
+
+    def __init__(self, loop_getter, delay=DEFAULT_DELAY_SECONDS, trim=None, on_trim=None):
+        self._loop_getter = loop_getter
+        self._delay = delay
+        self._trim = find_malloc_trim() if trim is None else trim
+        self._on_trim = on_trim
+        self._handle = None
+
+    @property
+    def available(self):
+        return self._trim is not None and self._delay > 0
+
+    def released(self):
+        if not self.available:
+            return
+        if self._handle is not None:
+            self._handle.cancel()
+        self._handle = self._loop_getter().call_later(self._delay, self._run)
+
+    def released_body(self, size):
+        if size >= LARGE_BODY_BYTES:
+            self.released()
+
+    def _run(self):
+        self._handle = None
+        self._trim(0)
+        if self._on_trim is not None:
+            self._on_trim()
+
+    def cancel(self):
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
