@@ -23,7 +23,7 @@ description:
     M(kubernetes.core.k8s_info) does.
   - Never changes anything; check mode reads the same way.
   - Used by the roles C(hypershift.private_capi.api_proxy) (Deployments and the RBAC the private-group grants derive
-    from).
+    from) and C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
 options:
