@@ -29,6 +29,7 @@ for _path in (os.path.join(REPO_ROOT, ".collections"), REPO_ROOT):
 
 from capi_proxy import bodies  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.core import TO_STANDARD  # noqa: E402  pylint: disable=wrong-import-position
+from capi_proxy.memory import DEFAULT_DELAY_SECONDS  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.proxy import gc_paused  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.upstream import TLS_READ_BUFFER_BYTES  # noqa: E402  pylint: disable=wrong-import-position
 from tests.integration.proxy import support  # noqa: E402  pylint: disable=wrong-import-position
@@ -318,7 +319,7 @@ def main():
         rss_requests = rss_mb(pid)
         print("proxy RSS after the GETs and LISTs: %.1f MB" % rss_requests)
         watches = bench_watches(server, proxy)
-        time.sleep(1.0 + 1.5)  # the proxy's trim runs --memory-trim-delay (1 s) after the last watch closed
+        time.sleep(DEFAULT_DELAY_SECONDS + 1.5)  # the proxy's trim runs --memory-trim-delay after the last watch closed
         rss_after = rss_mb(pid)
         tls_kb = tls_connection_kb(server)
         print("proxy RSS with %d watches open: %.1f MB (%.0f KB per watch: a client socket, an upstream TLS "

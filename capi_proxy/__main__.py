@@ -33,7 +33,7 @@ def proxy_parser():
                         help="STANDARD=PRIVATE group pair outside the *.cluster.x-k8s.io pattern (repeatable)")
     parser.add_argument("--memory-trim-delay", type=float, default=DEFAULT_DELAY_SECONDS, help=(
         "seconds after a large body or a closed watch before freed memory is given back to the system "
-        "(glibc malloc_trim; 0 turns it off)"))
+        "(glibc malloc_trim; 0 or less turns it off)"))
     parser.add_argument("--log-level", choices=sorted(LEVELS), default="info")
     return parser
 
@@ -57,7 +57,7 @@ def run_proxy(argv):
     options = Options(show_private=args.show_private, use_own_credentials=args.use_own_credentials,
                       max_body_bytes=args.max_body_bytes, upstream_timeout=args.upstream_timeout,
                       max_event_bytes=args.max_event_bytes, discovery_ttl=args.discovery_ttl, group_map=group_map,
-                      memory_trim_delay=max(0.0, args.memory_trim_delay))
+                      memory_trim_delay=args.memory_trim_delay)
     proxy = Proxy(upstream, options, logger, metrics)
     apps = [(proxy.application(), args.listen, None)]
     if args.metrics_listen:

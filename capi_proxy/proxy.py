@@ -76,7 +76,7 @@ class Options(object):
         self.max_event_bytes = max_event_bytes
         self.discovery_ttl = discovery_ttl
         self.group_map = group_map or DEFAULT_GROUP_MAP
-        self.memory_trim_delay = memory_trim_delay  # 0: never trim
+        self.memory_trim_delay = memory_trim_delay  # 0 or less: never trim
 
 
 class Route(object):
