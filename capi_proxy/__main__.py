@@ -4,12 +4,12 @@ import asyncio
 import gc
 import sys
 
+from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES
 from capi_proxy.cli import address, extra_group, positive
 from capi_proxy.core import GroupMap
 from capi_proxy.kubeconfig import KubeconfigError, Upstream, trust_only_the_named_ca
 from capi_proxy.logs import LEVELS, JsonLogger
 from capi_proxy.memory import DEFAULT_DELAY_SECONDS
-from capi_proxy.metrics import ProxyMetrics
 
 
 def proxy_parser():
@@ -25,6 +25,12 @@ def proxy_parser():
         "send the kubeconfig's credentials on requests that carry no Authorization header (the pod's service "
         "account, as in the enhancement); without it such requests go upstream anonymous"))
     parser.add_argument("--max-body-bytes", type=positive(int), default=3 * 1024 * 1024, help="request body limit")
+    parser.add_argument("--max-inflight-bytes", type=positive(int), default=DEFAULT_MAX_INFLIGHT_BYTES, help=(
+        "body bytes all requests in flight may hold at once; past it reads get 429 with Retry-After "
+        "(default 64 MiB; one request alone may exceed it)"))
+    parser.add_argument("--idle-timeout", type=positive(float), default=60.0, help=(
+        "seconds a client connection may stay without a complete request head (idle keep-alive, slow or "
+        "half-open clients) before it is closed"))
     parser.add_argument("--max-event-bytes", type=positive(int), default=16 * 1024 * 1024, help="one watch event's limit")
     parser.add_argument("--upstream-timeout", type=positive(float), default=60.0,
                         help="seconds to wait for the API server (non-watch requests; watch headers)")
@@ -49,6 +55,7 @@ def run_proxy(argv):
         return 2
     trust_only_the_named_ca(upstream)  # before aiohttp is imported (below): its default contexts load no bundle
     # pylint: disable=import-outside-toplevel
+    from capi_proxy.metrics import ProxyMetrics
     from capi_proxy.proxy import Options, Proxy
     from capi_proxy.serving import metrics_app, serve
     from capi_proxy.upstream import limit_tls_read_buffer
@@ -57,7 +64,7 @@ def run_proxy(argv):
     options = Options(show_private=args.show_private, use_own_credentials=args.use_own_credentials,
                       max_body_bytes=args.max_body_bytes, upstream_timeout=args.upstream_timeout,
                       max_event_bytes=args.max_event_bytes, discovery_ttl=args.discovery_ttl, group_map=group_map,
-                      memory_trim_delay=args.memory_trim_delay)
+                      memory_trim_delay=args.memory_trim_delay, max_inflight_bytes=args.max_inflight_bytes)
     proxy = Proxy(upstream, options, logger, metrics)
     apps = [(proxy.application(), args.listen, None)]
     if args.metrics_listen:
@@ -67,7 +74,7 @@ def run_proxy(argv):
     limit_tls_read_buffer()
     gc.collect()
     gc.freeze()  # modules and settings live forever: keep them out of every later full collection
-    asyncio.run(serve(apps, logger, "capi-proxy"))
+    asyncio.run(serve(apps, logger, "capi-proxy", idle_timeout=args.idle_timeout))
     return 0
 
 

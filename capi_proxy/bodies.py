@@ -13,6 +13,11 @@ try:
     import orjson
 except ImportError:  # pragma: no cover - the stdlib codec gives the same documents, slower
     orjson = None
+# orjson before 3.13 corrupts the heap when dumps() reaches its recursion limit (a document nested ~255 deep
+# aborted the process with "realloc(): invalid next size"): such a version is not used at all.
+ORJSON_MINIMUM = (3, 13)
+if orjson is not None and tuple(int(part) for part in orjson.__version__.split(".")[:2]) < ORJSON_MINIMUM:
+    orjson = None  # pragma: no cover - requirements.txt pins a fixed version
 
 from capi_proxy.core import (
     DEFAULT_GROUP_MAP,
@@ -34,9 +39,16 @@ JSON_TYPES = frozenset(("application/json", JSON_PATCH, MERGE_PATCH, STRATEGIC_P
 _PLACEHOLDER_API_VERSION = "v1"  # untranslatable: lets partial objects (patches) pass the core's apiVersion check
 
 try:
-    _YAML_LOADER = yaml.CSafeLoader
+    _YAML_C_LOADER = yaml.CSafeLoader
 except AttributeError:  # PyYAML built without libyaml
-    _YAML_LOADER = yaml.SafeLoader
+    _YAML_C_LOADER = yaml.SafeLoader
+# libyaml's composer recurses on the C stack with no limit of its own (a body of 30,000 '[' is a segmentation
+# fault): it only reads bodies that cannot nest deeper than this; others go to the pure-Python loader, whose
+# recursion Python bounds.
+_YAML_C_MAX_NESTING = 1000
+# YAML anchors and aliases can make a small body expand to an exponentially large document ("billion laughs").
+_YAML_NODES_PER_BYTE = 2
+_YAML_NODES_FLOOR = 10000
 
 # orjson reads integers beyond 64 bits as floats (lossy); any such literal has 19 digits in a row.
 _DIGITS_AS_ZERO = bytes(ord("0") if ord("0") <= code <= ord("9") else code for code in range(256))
@@ -104,12 +116,63 @@ def decode(raw, content_type, what):
     """The JSON (or YAML, for apply patches) document in raw; ProxyError 400 names what failed."""
     kind = media_type(content_type)
     try:
-        if kind in YAML_TYPES:
-            return yaml.load(raw, Loader=_YAML_LOADER)  # nosec B506 - SafeLoader/CSafeLoader only
+        if is_yaml_text(raw, content_type):
+            return _yaml_document(raw, what)
         return loads(raw)
     except (ValueError, yaml.YAMLError) as exc:
         raise ProxyError(400, "%s is not valid %s (%s); send a well-formed body"
                               % (what, "YAML" if kind in YAML_TYPES else "JSON", str(exc)[:300]))
+
+
+def is_yaml_text(raw, content_type):
+    """True for a YAML body that is not JSON (kubectl sends its apply patches as JSON text: read as JSON)."""
+    if media_type(content_type) not in YAML_TYPES:
+        return False
+    return raw.lstrip()[:1] not in (b"{", b"[") or not _parses_as_json(raw)
+
+
+def _parses_as_json(raw):
+    try:
+        loads(raw)
+    except ValueError:
+        return False
+    except RecursionError:
+        return True  # JSON that is deep: the JSON path and its deep thread take it
+    return True
+
+
+def _yaml_document(raw, what):
+    shallow = raw.count(b"[") + raw.count(b"{") + raw.count(b"\n") <= _YAML_C_MAX_NESTING
+    document = yaml.load(raw, Loader=_YAML_C_LOADER if shallow else yaml.SafeLoader)  # nosec B506 - safe loaders
+    limit = max(_YAML_NODES_FLOOR, _YAML_NODES_PER_BYTE * len(raw))
+    if expanded_nodes(document, limit) > limit:
+        raise ProxyError(413, "%s expands through YAML anchors and aliases to more than %d values; send it "
+                              "without aliases" % (what, limit))
+    return document
+
+
+def expanded_nodes(document, limit):
+    """How many values document holds with every shared (aliased) part counted each time it appears; counting
+    stops soon after limit. Shared parts are measured once, so this takes time linear in the distinct parts."""
+    measured = {}
+
+    def count(node):
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            return 1
+        known = measured.get(id(node))
+        if known is None:
+            known = 1
+            for child in children:
+                known += count(child)
+                if known > limit:
+                    break
+            measured[id(node)] = known
+        return known
+    return count(document)
 
 
 def encode(document):

@@ -10,6 +10,7 @@ _REASONS = {
     413: "RequestEntityTooLarge",
     415: "UnsupportedMediaType",
     422: "Invalid",
+    429: "TooManyRequests",
     500: "InternalError",
     501: "NotImplemented",
     502: "InternalError",

@@ -7,16 +7,20 @@ import time
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 # Defence in depth: nothing should ever pass a credential here, but scrub anything that looks like one.
 _SECRET_PATTERNS = (
-    re.compile(r"(?i)(bearer\s+)[^\s\"',]+"),
+    re.compile(r"(?i)((?:bearer|basic)\s+)[^\s\"',]+"),
     re.compile(r"(?i)((?:access_)?token=)[^&\s\"']+"),
     re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    # any Authorization value, however malformed: "Authorization : x", "authorization:\ttoken\x01"
+    re.compile(r"(?i)(authorization\W{0,8}?(?:\s|:|=)\W{0,8})[^\s\"',]+"),
 )
 
 
 def scrub(text):
     lowered = text.lower()
     # Each pattern only runs when its literal part occurs (a plain substring test costs a tenth of a regex scan).
-    for pattern, present in zip(_SECRET_PATTERNS, ("bearer" in lowered, "token=" in lowered, "eyJ" in text)):
+    present_parts = ("bearer" in lowered or "basic" in lowered, "token=" in lowered, "eyJ" in text,
+                     "authorization" in lowered)
+    for pattern, present in zip(_SECRET_PATTERNS, present_parts):
         if present:
             text = pattern.sub(lambda match: (match.group(1) if match.groups() else "") + "<redacted>", text)
     return text

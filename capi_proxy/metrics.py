@@ -1,106 +1,108 @@
-"""Prometheus text exposition (format 0.0.4), written here to keep the sidecar free of extra packages."""
-import bisect
-import threading
+"""Prometheus metrics of the proxy and the shim, on prometheus-client, with every label drawn from a bounded set.
+
+Label values a client chooses (the API group in its path, an HTTP method) are never used as they come: a
+group is labelled by name only when the API server serves it (or its private twin), a verb only when it
+is a Kubernetes verb; anything else is counted under "other", so no request can add a series.
+"""
+import prometheus_client
+from prometheus_client import exposition
+
+prometheus_client.disable_created_metrics()  # the *_created series double the output and no dashboard reads them
 
 OWN_BUCKETS = (0.00005, 0.0001, 0.0002, 0.0003, 0.0005, 0.00075, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1)
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+OTHER = "other"
+CORE_GROUP = "core"
+VERBS = frozenset(("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "head",
+                   "options", "post", "put"))
 
 
-def _escape(value):
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+def verb_label(verb):
+    return verb if verb in VERBS else OTHER
 
 
-def _labels(names, values, extra=()):
-    pairs = list(zip(names, values)) + list(extra)
-    if not pairs:
-        return ""
-    return "{" + ",".join('%s="%s"' % (name, _escape(value)) for name, value in pairs) + "}"
-
-
-class _Metric(object):
-    kind = "untyped"
-
-    def __init__(self, registry, name, help_text, labelnames=()):
-        self.name = name
-        self.help_text = help_text
-        self.labelnames = tuple(labelnames)
-        self.values = {}
-        self.lock = threading.Lock()
-        registry.metrics.append(self)
-
-    def header(self):
-        return ["# HELP %s %s" % (self.name, self.help_text), "# TYPE %s %s" % (self.name, self.kind)]
-
-
-class Counter(_Metric):
-    kind = "counter"
-
-    def inc(self, *labelvalues, amount=1.0):
-        with self.lock:
-            self.values[labelvalues] = self.values.get(labelvalues, 0.0) + amount
-
-    def value(self, *labelvalues):
-        return self.values.get(labelvalues, 0.0)
-
-    def render(self):
-        lines = self.header()
-        for labelvalues, value in sorted(self.values.items()):
-            lines.append("%s%s %s" % (self.name, _labels(self.labelnames, labelvalues), repr(float(value))))
-        return lines
-
-
-class Gauge(Counter):
-    kind = "gauge"
-
-    def dec(self, *labelvalues):
-        self.inc(*labelvalues, amount=-1.0)
-
-
-class Histogram(_Metric):
-    kind = "histogram"
-
-    def __init__(self, registry, name, help_text, labelnames=(), buckets=LATENCY_BUCKETS):
-        super().__init__(registry, name, help_text, labelnames)
-        self.buckets = tuple(buckets)
-
-    def observe(self, value, *labelvalues):
-        with self.lock:
-            state = self.values.get(labelvalues)
-            if state is None:
-                state = self.values[labelvalues] = [[0] * len(self.buckets), 0, 0.0]
-            index = bisect.bisect_left(self.buckets, value)
-            if index < len(self.buckets):
-                state[0][index] += 1
-            state[1] += 1
-            state[2] += value
-
-    def count(self, *labelvalues):
-        state = self.values.get(labelvalues)
-        return state[1] if state else 0
-
-    def render(self):
-        lines = self.header()
-        for labelvalues, (counts, total, value_sum) in sorted(self.values.items()):
-            cumulative = 0
-            for bound, count in zip(self.buckets, counts):
-                cumulative += count
-                lines.append("%s_bucket%s %d" % (self.name, _labels(self.labelnames, labelvalues, [("le", repr(bound))]),
-                                                 cumulative))
-            lines.append("%s_bucket%s %d" % (self.name, _labels(self.labelnames, labelvalues, [("le", "+Inf")]), total))
-            lines.append("%s_sum%s %s" % (self.name, _labels(self.labelnames, labelvalues), repr(float(value_sum))))
-            lines.append("%s_count%s %d" % (self.name, _labels(self.labelnames, labelvalues), total))
-        return lines
+def group_label(group, known_groups, group_map):
+    """group as a label: "core", the group when served (as itself or as its private twin), else "other"."""
+    if not group:
+        return CORE_GROUP
+    if group in known_groups:
+        return group
+    if group_map.is_standard(group) and group_map.to_private(group) in known_groups:
+        return group
+    return OTHER
 
 
 class Registry(object):
+    """One prometheus-client registry per proxy or shim (tests run several in one process)."""
+
     def __init__(self):
-        self.metrics = []
+        self.collectors = prometheus_client.CollectorRegistry(auto_describe=True)
+
+    def exposition(self):
+        """(body bytes, Content-Type) in the text format every Prometheus scrapes."""
+        return exposition.generate_latest(self.collectors), exposition.CONTENT_TYPE_LATEST
 
     def render(self):
-        lines = []
-        for metric in self.metrics:
-            lines.extend(metric.render())
-        return "\n".join(lines) + "\n"
+        return self.exposition()[0].decode()
+
+    def sample(self, name, labels=None):
+        return self.collectors.get_sample_value(name, labels or {})
+
+
+class _Metric(object):
+    factory = None
+
+    def __init__(self, registry, name, help_text, labelnames=(), **options):
+        self.registry = registry
+        self.name = name
+        self.labelnames = tuple(labelnames)
+        self.metric = self.factory(name, help_text, self.labelnames, registry=registry.collectors, **options)
+
+    def child(self, labelvalues):
+        return self.metric.labels(*labelvalues) if self.labelnames else self.metric
+
+    def labels_dict(self, labelvalues):
+        return dict(zip(self.labelnames, labelvalues))
+
+
+class Counter(_Metric):
+    factory = prometheus_client.Counter
+
+    def inc(self, *labelvalues, amount=1.0):
+        self.child(labelvalues).inc(amount)
+
+    def value(self, *labelvalues):
+        sample = "%s_total" % self.name if not self.name.endswith("_total") else self.name
+        return self.registry.sample(sample, self.labels_dict(labelvalues)) or 0.0
+
+
+class Gauge(_Metric):
+    factory = prometheus_client.Gauge
+
+    def inc(self, *labelvalues, amount=1.0):
+        self.child(labelvalues).inc(amount)
+
+    def dec(self, *labelvalues):
+        self.child(labelvalues).dec()
+
+    def set(self, value, *labelvalues):
+        self.child(labelvalues).set(value)
+
+    def value(self, *labelvalues):
+        return self.registry.sample(self.name, self.labels_dict(labelvalues)) or 0.0
+
+
+class Histogram(_Metric):
+    factory = prometheus_client.Histogram
+
+    def __init__(self, registry, name, help_text, labelnames=(), buckets=LATENCY_BUCKETS):
+        super().__init__(registry, name, help_text, labelnames, buckets=buckets)
+
+    def observe(self, value, *labelvalues):
+        self.child(labelvalues).observe(value)
+
+    def count(self, *labelvalues):
+        return int(self.registry.sample(self.name + "_count", self.labels_dict(labelvalues)) or 0)
 
 
 class ProxyMetrics(object):
@@ -110,8 +112,8 @@ class ProxyMetrics(object):
         self.registry = Registry()
         prefix = "hypershift_api_proxy_"
         self.requests = Counter(self.registry, prefix + "requests_total",
-                                "Requests answered, by API group as the client sees it, verb and HTTP code.",
-                                ("group", "verb", "code"))
+                                "Requests answered, by API group as the client sees it (served groups only, the "
+                                "rest as other), verb and HTTP code.", ("group", "verb", "code"))
         self.translation_errors = Counter(self.registry, prefix + "translation_errors_total",
                                           "Bodies or events that could not be translated or converted.", ("direction",))
         self.translation_seconds = Histogram(self.registry, prefix + "translation_duration_seconds",
@@ -134,3 +136,7 @@ class ProxyMetrics(object):
                                     "Times freed memory was given back to the system after a burst (malloc_trim).", ())
         self.adaptations = Counter(self.registry, prefix + "version_adaptations_total",
                                    "Requests served by converting between API versions.", ("client_version", "served_version"))
+        self.inflight_bytes = Gauge(self.registry, prefix + "inflight_body_bytes",
+                                    "Body bytes held now by requests in flight (the --max-inflight-bytes budget).")
+        self.budget_refusals = Counter(self.registry, prefix + "budget_refusals_total",
+                                       "Requests answered 429 because the in-flight body budget was spent.", ())

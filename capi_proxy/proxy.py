@@ -19,7 +19,7 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from capi_proxy import bodies, discovery, openapi, watch
+from capi_proxy import bodies, discovery, metrics as metric_labels, nesting, openapi, watch
 from capi_proxy.adaptation import apply_patch, convert_document
 from capi_proxy.core import (
     DEFAULT_GROUP_MAP,
@@ -29,9 +29,11 @@ from capi_proxy.core import (
     translate_object,
     translate_path,
 )
+from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES, RETRY_AFTER_SECONDS, ByteBudget
 from capi_proxy.errors import ProxyError, status_bytes
 from capi_proxy.memory import DEFAULT_DELAY_SECONDS, Trimmer
 from capi_proxy.pathing import check_path, parse_target, replace_segment
+from capi_proxy.serving import read_body, status_errors
 from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds, load_index
 
 _HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
@@ -48,6 +50,9 @@ _EVENT_CACHE_BYTES = 4 * 1024 * 1024  # lines and translations together: a bound
 _EVENT_CACHE_MAX_LINE = 256 * 1024
 # Seconds the current request (its task) waited for the API server: handle sets it, _send adds to it.
 _UPSTREAM_WAIT = contextvars.ContextVar("capi_proxy_upstream_wait")
+# The body bytes the current request holds of the in-flight budget (budget.Hold): handle sets and releases it.
+_HOLD = contextvars.ContextVar("capi_proxy_hold")
+_READ_METHODS = frozenset(("GET", "HEAD"))
 
 
 @contextlib.contextmanager
@@ -68,7 +73,8 @@ class Options(object):
 
     def __init__(self, show_private=False, use_own_credentials=False, max_body_bytes=3 * 1024 * 1024,
                  upstream_timeout=60.0, max_event_bytes=watch.DEFAULT_MAX_EVENT_BYTES, discovery_ttl=30.0,
-                 group_map=None, memory_trim_delay=DEFAULT_DELAY_SECONDS):
+                 group_map=None, memory_trim_delay=DEFAULT_DELAY_SECONDS,
+                 max_inflight_bytes=DEFAULT_MAX_INFLIGHT_BYTES):
         self.show_private = show_private
         self.use_own_credentials = use_own_credentials
         self.max_body_bytes = max_body_bytes
@@ -77,6 +83,7 @@ class Options(object):
         self.discovery_ttl = discovery_ttl
         self.group_map = group_map or DEFAULT_GROUP_MAP
         self.memory_trim_delay = memory_trim_delay  # 0 or less: never trim
+        self.max_inflight_bytes = max_inflight_bytes
 
 
 class Route(object):
@@ -103,6 +110,22 @@ def _strip_binary_accept(accept):
     return ",".join(parts).strip(" ,") or "application/json"
 
 
+def _client_authorization(request_headers):
+    """The client's one Authorization value, or None when it sent none; a present but malformed one is refused
+    (never replaced by the proxy's own credentials)."""
+    values = request_headers.getall("Authorization", [])
+    if not values:
+        return None
+    if len(values) > 1:
+        raise ProxyError(400, "the request carries %d Authorization headers; send exactly one" % len(values))
+    scheme, _space, credentials = values[0].strip().partition(" ")
+    if not scheme or not credentials.strip() or any(ord(char) < 32 or ord(char) == 127 for char in values[0]):
+        raise ProxyError(401, "the Authorization header is malformed: expected 'Bearer <token>'; send a valid "
+                              "credential or none (the proxy then uses its own, if it was started with "
+                              "--use-own-credentials)")
+    return values[0]
+
+
 class Proxy(object):
     def __init__(self, upstream, options, logger, metrics):
         self.options = options
@@ -122,10 +145,12 @@ class Proxy(object):
         self._request_timeout = aiohttp.ClientTimeout(total=options.upstream_timeout)
         self.trimmer = Trimmer(asyncio.get_running_loop, options.memory_trim_delay,
                                on_trim=metrics.memory_trims.inc)
+        self.budget = ByteBudget(options.max_inflight_bytes, on_change=metrics.inflight_bytes.set,
+                                 on_refusal=metrics.budget_refusals.inc)
 
     # ---- lifecycle ------------------------------------------------------------------------------
     def application(self):
-        app = web.Application(client_max_size=self.options.max_body_bytes + 1)
+        app = web.Application(client_max_size=self.options.max_body_bytes + 1, middlewares=[status_errors])
         app.router.add_route("*", "/{tail:.*}", self.handle)
         app.on_startup.append(self._on_startup)
         app.on_cleanup.append(self._on_cleanup)
@@ -143,6 +168,8 @@ class Proxy(object):
         started = time.perf_counter()
         upstream_wait = [0.0]
         _UPSTREAM_WAIT.set(upstream_wait)
+        hold = self.budget.hold()
+        _HOLD.set(hold)
         request_id = request.headers.get("X-Request-Id", "")
         if not _REQUEST_ID.match(request_id):
             request_id = self._request_ids[0] % next(self._request_ids[1])
@@ -157,7 +184,10 @@ class Proxy(object):
                 response = await self._proxy(request, raw_path, request_id, info)
         except ProxyError as exc:
             response = self._status(exc.code, exc.message, exc.reason)
+            if exc.code == 429:
+                response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
         except asyncio.CancelledError:
+            hold.release()
             self.logger.info("client went away", request_id=request_id, method=request.method, path=raw_path)
             raise
         except Exception as exc:  # pylint: disable=broad-except  # the proxy answers, it never dies on one request
@@ -169,15 +199,26 @@ class Proxy(object):
             own = duration - upstream_wait[0]
             response.headers["X-Request-Id"] = request_id
             response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, upstream_wait[0] * 1e3)
-            self.metrics.own_seconds.observe(own, info["verb"])
+            self.metrics.own_seconds.observe(own, metric_labels.verb_label(info["verb"]))
         code = response.status
-        self.metrics.requests.inc(info["group"] or "core", info["verb"], str(code))
+        verb_label = metric_labels.verb_label(info["verb"])
+        self.metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
         if self.logger.enabled("info"):
             self.logger.info("request", request_id=request_id, method=request.method, path=raw_path,
                              verb=info["verb"], group=info["group"], code=code, adapted=info["adapted"],
                              duration_ms=round(duration * 1000, 3), upstream_ms=round(upstream_wait[0] * 1000, 3),
                              user_agent=request.headers.get("User-Agent", "")[:80])
+        if hold.held:
+            try:  # written here, not by aiohttp after the return, so that the bytes are released once sent
+                await response.prepare(request)
+                await response.write_eof()
+            finally:
+                hold.release()
         return response
+
+    def _group_label(self, group):
+        index = self.index.value
+        return metric_labels.group_label(group, index.versions if index is not None else (), self.group_map)
 
     def _status(self, code, message, reason=None):
         return web.Response(status=code, body=status_bytes(code, message, reason), content_type="application/json")
@@ -238,19 +279,10 @@ class Proxy(object):
         return route
 
     async def _read_body(self, request):
-        limit = self.options.max_body_bytes
-        if request.content_length is not None and request.content_length > limit:
-            raise ProxyError(413, "request body of %d bytes exceeds the proxy's limit of %d bytes (--max-body-bytes)"
-                             % (request.content_length, limit))
-        chunks = []
-        size = 0
-        async for chunk in request.content.iter_chunked(65536):
-            size += len(chunk)
-            if size > limit:
-                raise ProxyError(413, "request body exceeds the proxy's limit of %d bytes (--max-body-bytes)" % limit)
-            chunks.append(chunk)
-        self.metrics.bytes.inc("request", amount=size)
-        return b"".join(chunks)
+        body = await read_body(request, self.options.max_body_bytes, "the request body (--max-body-bytes)",
+                               on_chunk=_HOLD.get().take)
+        self.metrics.bytes.inc("request", amount=len(body))
+        return body
 
     def _upstream_headers(self, request, accept=None):
         headers = CIMultiDict()
@@ -263,8 +295,8 @@ class Proxy(object):
             headers["Accept"] = _strip_binary_accept(request.headers.get("Accept"))
         headers["Accept-Encoding"] = "identity"
         own = False
-        authorization = request.headers.get("Authorization")
-        if authorization:
+        authorization = _client_authorization(request.headers)
+        if authorization is not None:
             headers["Authorization"] = authorization
         elif self.options.use_own_credentials:
             headers.update(self.client.upstream.own_headers())
@@ -312,14 +344,18 @@ class Proxy(object):
         started = time.perf_counter()
         try:
             with gc_paused():
-                translated = self._translated_request_bytes(route, body, content_type, convert)
+                translated = nesting.run(self._translated_request_bytes, body, route, content_type, convert,
+                                         kind=nesting.YAML if bodies.is_yaml_text(body, content_type) else nesting.JSON)
+        except nesting.DocumentTooDeep as exc:
+            self.metrics.translation_errors.inc("request")
+            raise ProxyError(400, "the request body is refused: %s" % exc)
         except ProxyError:
             self.metrics.translation_errors.inc("request")
             raise
         self.metrics.translation_seconds.observe(time.perf_counter() - started, "request")
         return translated
 
-    def _translated_request_bytes(self, route, body, content_type, convert):
+    def _translated_request_bytes(self, body, route, content_type, convert):
         document = bodies.decode(body, content_type, "the request body")
         document = bodies.translate_document(document, content_type, TO_PRIVATE, self.group_map)
         if convert:
@@ -343,9 +379,9 @@ class Proxy(object):
             async with self.client.session(own).request(method, self.client.url(url_path), headers=headers,
                                                         data=body or None, timeout=self._request_timeout,
                                                         allow_redirects=False) as response:
-                raw = await response.read()
+                raw = await _read_held(response, _HOLD.get(), refusable=method in _READ_METHODS)
                 waited = time.perf_counter() - started
-                self.metrics.upstream_seconds.observe(waited, verb)
+                self.metrics.upstream_seconds.observe(waited, metric_labels.verb_label(verb))
                 _UPSTREAM_WAIT.get([0.0])[0] += waited
                 return response.status, response.headers, raw
         except Exception as exc:  # pylint: disable=broad-except
@@ -376,6 +412,8 @@ class Proxy(object):
         for name, value in upstream_headers.items():
             if name.lower() not in _RESPONSE_DROP and not (body is not raw and name.lower() == "etag"):
                 headers.add(name, value)
+        if body is not raw:
+            _HOLD.get().take(len(body), refusable=route.target.verb in ("get", "list"))
         response = web.Response(status=status, body=body, headers=headers)
         self.metrics.bytes.inc("response", amount=len(body))
         self.trimmer.released_body(len(raw))
@@ -385,20 +423,29 @@ class Proxy(object):
         if not raw or "json" not in content_type:
             return raw
         if route.mode == "openapi":
-            return openapi.translate_response(raw, route.target.path, self.group_map, self.options.show_private)
+            return self._depth_safe_response(openapi.translate_response, raw, route.target.path, self.group_map,
+                                             self.options.show_private)
         if not route.adapted and route.mode != "crd" and not bodies.contains_any(raw, self.to_standard_markers):
             return raw
         started = time.perf_counter()
         try:
             with gc_paused():
-                translated = self._translated_response_bytes(route, raw)
+                translated = self._depth_safe_response(self._translated_response_bytes, raw, route)
         except ProxyError:
             self.metrics.translation_errors.inc("response")
             raise
         self.metrics.translation_seconds.observe(time.perf_counter() - started, "response")
         return translated
 
-    def _translated_response_bytes(self, route, raw):
+    @staticmethod
+    def _depth_safe_response(work, raw, *args):
+        """work(raw, *args) through nesting.run; too deep -> 502 (the API server never sends such a document)."""
+        try:
+            return nesting.run(work, raw, *args)
+        except nesting.DocumentTooDeep as exc:
+            raise ProxyError(502, "cannot translate the API server's response: %s" % exc)
+
+    def _translated_response_bytes(self, raw, route):
         """The translated body; the parsed tree dies when this returns (inside gc_paused)."""
         try:
             document = bodies.loads(raw)
@@ -417,8 +464,11 @@ class Proxy(object):
 
     # ---- version adaptation of PATCH: read, patch in the client's version, convert, write -----------
     async def _patch_adapted(self, route, body, content_type, headers, own, query):
-        patch_type = bodies.media_type(content_type)
-        patch_document = bodies.decode(body, content_type, "the patch")
+        try:
+            patch_document = nesting.run(bodies.decode, body, content_type, "the patch",
+                                         kind=nesting.YAML if bodies.is_yaml_text(body, content_type) else nesting.JSON)
+        except nesting.DocumentTooDeep as exc:
+            raise ProxyError(400, "cannot apply the patch: %s" % exc)
         get_headers = CIMultiDict(headers)
         get_headers.popall("Content-Type", None)
         get_path = route.upstream_path if route.target.subresource is None else route.upstream_path.rsplit("/", 1)[0]
@@ -426,27 +476,34 @@ class Proxy(object):
             status, response_headers, raw = await self._send("GET", get_path, get_headers, own, b"", "get")
             if status != 200:
                 return self._respond(route, status, response_headers, raw)
-            current = bodies.translate_response(bodies.loads(raw), TO_STANDARD, self.group_map, in_place=True)
-            current = convert_document(current, route.client_version, self._crds_now())
-            patched = apply_patch(current, patch_document, patch_type)
-            served = convert_document(patched, route.served_version, self._crds_now(), code=422)
-            served = bodies.translate_document(served, "application/json", TO_PRIVATE, self.group_map)
-            metadata = served.setdefault("metadata", {})
-            explicit_version = ((patch_document.get("metadata") or {}).get("resourceVersion")
-                                if isinstance(patch_document, dict) else None)
-            metadata["resourceVersion"] = explicit_version or (current.get("metadata") or {}).get("resourceVersion")
+            try:
+                served, explicit_version = nesting.run(self._patched_bytes, raw, route, patch_document, content_type)
+            except nesting.DocumentTooDeep as exc:
+                raise ProxyError(400, "cannot apply the patch: %s" % exc)
             put_headers = CIMultiDict(headers)
             put_headers["Content-Type"] = "application/json"
             url_path = route.upstream_path + ("?" + query if query else "")
-            status, response_headers, raw = await self._send("PUT", url_path, put_headers, own, bodies.encode(served),
-                                                             "patch")
+            status, response_headers, raw = await self._send("PUT", url_path, put_headers, own, served, "patch")
             if status != 409 or explicit_version:
                 return self._respond(route, status, response_headers, raw)
         return self._respond(route, status, response_headers, raw)
 
+    def _patched_bytes(self, raw, route, patch_document, content_type):
+        """(the object to PUT in the served version, the patch's own resourceVersion) from the current object
+        (patch_document is only read: the merge and JSON patches work on copies)."""
+        current = bodies.translate_response(bodies.loads(raw), TO_STANDARD, self.group_map, in_place=True)
+        current = convert_document(current, route.client_version, self._crds_now())
+        patched = apply_patch(current, patch_document, bodies.media_type(content_type))
+        served = convert_document(patched, route.served_version, self._crds_now(), code=422)
+        served = bodies.translate_document(served, "application/json", TO_PRIVATE, self.group_map)
+        metadata = served.setdefault("metadata", {})
+        explicit_version = ((patch_document.get("metadata") or {}).get("resourceVersion")
+                            if isinstance(patch_document, dict) else None)
+        metadata["resourceVersion"] = explicit_version or (current.get("metadata") or {}).get("resourceVersion")
+        return bodies.encode(served), explicit_version
+
     # ---- discovery ------------------------------------------------------------------------------
     async def _discovery(self, route, request, headers, own, query):
-        group_map = self.group_map
         index = await self.index.get()
         target = route.target
         upstream_path = route.upstream_path
@@ -459,7 +516,18 @@ class Proxy(object):
         status, response_headers, raw = await self._send("GET", url_path, headers, own, b"", "get")
         if status != 200 or "json" not in response_headers.get("Content-Type", ""):
             return self._respond(route, status, response_headers, raw)
-        document = bodies.loads(raw)
+        translated = self._depth_safe_response(self._discovery_bytes, raw, route, index, upstream_path)
+        return self._respond(route, status, response_headers, raw, translated=translated)
+
+    def _discovery_bytes(self, raw, route, index, upstream_path):
+        group_map = self.group_map
+        try:
+            document = bodies.loads(raw)
+        except ValueError as exc:
+            raise ProxyError(502, "the API server's discovery document is not valid JSON (%s)" % str(exc)[:200])
+        if not isinstance(document, dict):
+            raise ProxyError(502, "the API server's discovery document is a JSON %s, not an object"
+                             % type(document).__name__)
         try:
             if route.mode == "discovery-root":
                 if document.get("kind") == discovery.AGGREGATED_KIND:
@@ -470,12 +538,12 @@ class Proxy(object):
                 document = discovery.api_group_to_standard(document, index, group_map)
             else:
                 upstream_document = document if upstream_path == route.upstream_path else None
-                document = discovery.resource_list_to_standard(upstream_document, route.private_group, target.version,
-                                                               index, group_map)
+                document = discovery.resource_list_to_standard(upstream_document, route.private_group,
+                                                               route.target.version, index, group_map)
         except CapiTranslationError as exc:
             self.metrics.translation_errors.inc("response")
             raise ProxyError(502, "cannot translate the discovery document: %s" % exc)
-        return self._respond(route, status, response_headers, raw, translated=bodies.dumps(document))
+        return bodies.dumps(document)
 
     # ---- watches --------------------------------------------------------------------------------
     async def _watch(self, request, route, url_path, headers, own):
@@ -523,7 +591,11 @@ class Proxy(object):
             return cached
         started = time.perf_counter()
         with gc_paused():
-            translated = self._translate_event_uncached(route, line)
+            try:
+                translated = nesting.run(self._translate_event_uncached, line, route)
+            except nesting.DocumentTooDeep as exc:
+                self.metrics.translation_errors.inc("watch")
+                raise ProxyError(500, "cannot translate a watch event: %s" % exc)
         self.metrics.translation_seconds.observe(time.perf_counter() - started, "watch")
         if len(line) <= _EVENT_CACHE_MAX_LINE:
             self._event_cache[key] = translated
@@ -533,7 +605,7 @@ class Proxy(object):
                 self._event_cache_bytes -= len(old_key[-1]) + len(old_translated)
         return translated
 
-    def _translate_event_uncached(self, route, line):
+    def _translate_event_uncached(self, line, route):
         try:
             event = bodies.loads(line)
             if route.mode == "crd":
@@ -548,6 +620,18 @@ class Proxy(object):
             self.metrics.translation_errors.inc("watch")
             raise ProxyError(500, "cannot translate a watch event: %s" % str(exc)[:300])
         return bodies.dumps(event) + b"\n"
+
+
+async def _read_held(response, hold, refusable):
+    """The upstream answer's body, its bytes counted in hold as they arrive (ProxyError 429 past the budget)."""
+    if response.content_length is not None:
+        hold.take(response.content_length, refusable)
+        return await response.read()
+    chunks = []
+    async for chunk in response.content.iter_chunked(256 * 1024):
+        hold.take(len(chunk), refusable)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def crd_view(document, group_map, show_private):

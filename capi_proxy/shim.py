@@ -6,19 +6,20 @@ ConversionReview with result.status "Failure" and a message naming the object an
 """
 import argparse
 import asyncio
-import json
 import ssl
 import time
 
 import aiohttp
 from aiohttp import web
 
+from capi_proxy import bodies, nesting
 from capi_proxy.cli import address, extra_group, positive
 from capi_proxy.core import TO_PRIVATE, TO_STANDARD, CapiTranslationError, GroupMap, convert_object, translate_object
+from capi_proxy.errors import ProxyError
 from capi_proxy.kubeconfig import KubeconfigError, Upstream
 from capi_proxy.logs import LEVELS, JsonLogger
 from capi_proxy.metrics import Counter, Histogram, Registry
-from capi_proxy.serving import metrics_app, serve
+from capi_proxy.serving import metrics_app, read_body, serve, status_errors, status_response
 from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds
 
 REVIEW_API_VERSION = "apiextensions.k8s.io/v1"
@@ -28,6 +29,10 @@ _RETRYABLE_STATUSES = frozenset((429, 500, 502, 503, 504))
 
 class ShimError(Exception):
     """A review that gets result Failure (the message is what the API server logs and returns)."""
+
+
+class NotAReview(Exception):
+    """A body that is no ConversionReview at all: answered with a 400 Status (there is no uid to answer)."""
 
 
 def ref_version(value):
@@ -55,6 +60,8 @@ def shim_parser():
                         help="STANDARD=PRIVATE group pair outside the *.cluster.x-k8s.io pattern (repeatable)")
     parser.add_argument("--metrics-listen", type=address, help="HOST:PORT for Prometheus /metrics")
     parser.add_argument("--crd-ttl", type=positive(float), default=60.0, help="seconds CRD labels are cached")
+    parser.add_argument("--idle-timeout", type=positive(float), default=60.0,
+                        help="seconds a connection may stay without a complete request head before it is closed")
     parser.add_argument("--log-level", choices=sorted(LEVELS), default="info")
     return parser
 
@@ -82,7 +89,7 @@ class Shim(object):
                                        "Failed attempts to reach the delegate webhook.", ("reason",))
 
     def application(self):
-        app = web.Application(client_max_size=MAX_REVIEW_BYTES)
+        app = web.Application(client_max_size=MAX_REVIEW_BYTES, middlewares=[status_errors])
         app.router.add_post("/convert", self.handle)
         app.router.add_get("/healthz", lambda _request: web.Response(text="ok"))
         app.router.add_get("/readyz", lambda _request: web.Response(text="ok"))
@@ -104,27 +111,67 @@ class Shim(object):
         started = time.perf_counter()
         mode = "delegate" if self.delegate_url else "local"
         try:
-            review = json.loads(await request.read())
-        except ValueError as exc:
-            return self._plain_error(400, "the body is not JSON (%s); send a ConversionReview v1" % str(exc)[:200])
-        uid = (review.get("request") or {}).get("uid") if isinstance(review, dict) else None
-        if not isinstance(uid, str) or not uid:
-            return self._plain_error(400, "not a ConversionReview: request.uid is missing; send a ConversionReview "
-                                          "(apiVersion %s) with request.uid" % REVIEW_API_VERSION)
-        try:
-            converted = await self._convert(review)
-            response = {"uid": uid, "result": {"status": "Success"}, "convertedObjects": converted}
-        except ShimError as exc:
-            self.logger.warning("conversion failed", uid=uid, error=str(exc))
-            response = {"uid": uid, "result": {"status": "Failure", "message": str(exc)}}
-        self.reviews.inc(response["result"]["status"], mode)
+            raw = await read_body(request, MAX_REVIEW_BYTES, "the ConversionReview")
+            uid, desired, standard, problem = nesting.run(self._decode, raw)
+            if problem is None:
+                body, result = await self._answer(uid, desired, standard)
+            else:
+                body, result = self._failure(uid, problem), "Failure"
+        except ProxyError as exc:
+            return status_response(exc.code, exc.message)
+        except NotAReview as exc:
+            return status_response(400, str(exc))
+        except nesting.DocumentTooDeep as exc:
+            return status_response(400, "the ConversionReview is refused: %s" % exc)
         self.seconds.observe(time.perf_counter() - started, mode)
-        return web.json_response({"apiVersion": REVIEW_API_VERSION, "kind": "ConversionReview", "response": response})
+        self.reviews.inc(result, mode)
+        return web.Response(body=body, content_type="application/json")
+
+    def _decode(self, raw):
+        """(uid, desired apiVersion, the review in the standard groups, None) or (uid, None, None, problem)."""
+        try:
+            review = bodies.loads(raw)
+        except ValueError as exc:
+            raise NotAReview("the body is not JSON (%s); send a ConversionReview v1" % str(exc)[:200])
+        request = review.get("request") if isinstance(review, dict) else None
+        uid = request.get("uid") if isinstance(request, dict) else None
+        if not isinstance(uid, str) or not uid:
+            raise NotAReview("not a ConversionReview: request.uid is missing; send a ConversionReview "
+                             "(apiVersion %s) with request.uid" % REVIEW_API_VERSION)
+        try:
+            desired = self._check(review)
+            return uid, desired, translate_object(review, TO_STANDARD, self.group_map), None
+        except ShimError as exc:
+            return uid, None, None, str(exc)
+        except CapiTranslationError as exc:
+            return uid, None, None, "cannot translate the review to the standard groups: %s" % exc
+
+    async def _answer(self, uid, desired, standard):
+        """(response body, result): the converted objects, or a Failure naming the object and what to do."""
+        try:
+            if self.delegate_url:
+                converted = await self._delegate(standard)
+            else:
+                crds = await self.crds.get() if self.crds else None
+                converted = nesting.run(self._convert_locally, standard["request"], desired, crds, kind=nesting.TREE)
+            return nesting.run(self._success, converted, uid, kind=nesting.TREE), "Success"
+        except ShimError as exc:
+            return self._failure(uid, str(exc)), "Failure"
+
+    def _success(self, converted, uid):
+        try:
+            objects = [translate_object(obj, TO_PRIVATE, self.group_map) for obj in converted]
+        except CapiTranslationError as exc:
+            raise ShimError("cannot translate the converted objects back to the private groups: %s" % exc)
+        return bodies.dumps(self._review({"uid": uid, "result": {"status": "Success"}, "convertedObjects": objects}))
+
+    def _failure(self, uid, message):
+        self.logger.warning("conversion failed", uid=uid, error=message)
+        return bodies.dumps(self._review({"uid": uid, "result": {"status": "Failure", "message": message}}))
 
     @staticmethod
-    def _plain_error(code, message):
-        return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code,
-                                  "message": message, "reason": "BadRequest"}, status=code)
+    def _review(response):
+        return {"apiVersion": REVIEW_API_VERSION, "kind": "ConversionReview", "response": response}
 
     def _check(self, review):
         if review.get("apiVersion") != REVIEW_API_VERSION or review.get("kind") != "ConversionReview":
@@ -141,26 +188,9 @@ class Shim(object):
             raise ShimError("request.objects must be a list of objects")
         return desired
 
-    async def _convert(self, review):
-        desired = self._check(review)
-        try:
-            standard = translate_object(review, TO_STANDARD, self.group_map)
-        except CapiTranslationError as exc:
-            raise ShimError("cannot translate the review to the standard groups: %s" % exc)
-        if self.delegate_url:
-            answer = await self._delegate(standard)
-            objects = answer
-        else:
-            objects = await self._convert_locally(standard["request"], desired)
-        try:
-            return [translate_object(obj, TO_PRIVATE, self.group_map) for obj in objects]
-        except CapiTranslationError as exc:
-            raise ShimError("cannot translate the converted objects back to the private groups: %s" % exc)
-
-    async def _convert_locally(self, request, desired):
+    def _convert_locally(self, request, desired, crds):
         version = desired.split("/")[1]
         desired_standard = self.group_map.to_standard(desired.split("/")[0])
-        crds = await self.crds.get() if self.crds else None
         converted = []
         for position, obj in enumerate(request["objects"]):
             api_version = obj.get("apiVersion") if isinstance(obj, dict) else None
@@ -176,15 +206,18 @@ class Shim(object):
 
     async def _delegate(self, standard_review):
         timeout = aiohttp.ClientTimeout(total=self.delegate_timeout)
+        payload = nesting.run(bodies.dumps, standard_review, kind=nesting.TREE)
         last_problem = None
         for attempt in range(self.delegate_retries):
             if attempt:
                 await asyncio.sleep(min(2.0, 0.2 * 2 ** attempt))
             try:
-                async with self.session.post(self.delegate_url, json=standard_review, timeout=timeout,
+                async with self.session.post(self.delegate_url, data=payload, timeout=timeout,
+                                             headers={"Content-Type": "application/json"},
                                              ssl=self.delegate_ssl if self.delegate_url.startswith("https") else None
                                              ) as response:
-                    text = await response.text()
+                    raw = await response.read()
+                    text = raw[:300].decode("utf-8", "replace")
                     if response.status in _RETRYABLE_STATUSES:
                         last_problem = "HTTP %d: %s" % (response.status, text[:200])
                         self.delegate_errors.inc("status")
@@ -192,13 +225,14 @@ class Shim(object):
                     if response.status != 200:
                         raise ShimError("the delegate webhook %s answered HTTP %d: %s"
                                         % (self.delegate_url, response.status, text[:300]))
-                    answer = json.loads(text)
+                    answer = nesting.run(bodies.loads, raw)
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
                 last_problem = "%s: %s" % (type(exc).__name__, exc)
                 self.delegate_errors.inc("connection")
                 continue
-            except ValueError:
-                raise ShimError("the delegate webhook %s answered with invalid JSON" % self.delegate_url)
+            except ValueError as exc:  # nesting.DocumentTooDeep included
+                raise ShimError("the delegate webhook %s answered with a body that is not usable JSON (%s)"
+                                % (self.delegate_url, str(exc)[:200]))
             response_body = answer.get("response") if isinstance(answer, dict) else None
             if not isinstance(response_body, dict) or response_body.get("uid") != standard_review["request"]["uid"]:
                 raise ShimError("the delegate webhook %s answered without the review's uid; it is not a "
@@ -225,5 +259,5 @@ def run_shim(argv):
     apps = [(shim.application(), args.listen, tls)]
     if args.metrics_listen:
         apps.append((metrics_app(shim.registry), args.metrics_listen, None))
-    asyncio.run(serve(apps, logger, "capi-conversion-shim"))
+    asyncio.run(serve(apps, logger, "capi-conversion-shim", idle_timeout=args.idle_timeout))
     return 0

@@ -37,6 +37,8 @@ _DNS_LABEL = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"
 _DNS_SUBDOMAIN_RE = re.compile(r"^%s(?:\.%s)*$" % (_DNS_LABEL, _DNS_LABEL))
 _DNS_SUBDOMAIN_MAX = 253
 _CACHE_LIMIT = 4096  # bounds memo growth when a proxy sees arbitrary strings
+# A dotted name inside free text: "machines.cluster.hypershift.openshift.io", "Machine.cluster.x-k8s.io".
+_DOTTED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9]*[A-Za-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)+")
 
 _STANDARD_DOT_SUFFIX = "." + STANDARD_SUFFIX
 _PRIVATE_DOT_SUFFIX = "." + PRIVATE_SUFFIX
@@ -238,6 +240,32 @@ def _group_map(group_map):
 def translate_api_version(api_version, direction, group_map=None):
     """Translate the group of an apiVersion string ('v1' and unmapped groups are returned unchanged)."""
     return _group_map(group_map).translate_api_version(api_version, direction)
+
+
+def translate_text(text, direction, group_map=None):
+    """Free text a server composed from group names (a Status message: 'machines.<group> "m1" is forbidden')
+    with every dotted name that ends in a mapped group, at a label boundary, in the other naming."""
+    group_map = _group_map(group_map)
+    _check_direction(direction)
+    if not isinstance(text, str):
+        return text
+    source_suffixes = (PRIVATE_SUFFIX,) + tuple(group_map.extra_groups.values()) if direction == TO_STANDARD \
+        else (STANDARD_SUFFIX,) + tuple(group_map.extra_groups)
+    if not any(suffix in text for suffix in source_suffixes):
+        return text
+    is_source = group_map.is_private if direction == TO_STANDARD else group_map.is_standard
+
+    def translate_name(match):
+        name = match.group(0)
+        start = 0
+        while True:
+            if is_source(name[start:]):
+                return name[:start] + group_map.translate_group(name[start:], direction)
+            dot = name.find(".", start)
+            if dot < 0:
+                return name
+            start = dot + 1
+    return _DOTTED_NAME_RE.sub(translate_name, text)
 
 
 def translate_crd_name(name, direction, group_map=None):
@@ -442,9 +470,14 @@ class _Walker(object):
 
 
 def _status_shape(walker, status, where):
+    if "message" in status:
+        status["message"] = translate_text(status["message"], walker.direction, walker.group_map)
     details = status.get("details")
     if isinstance(details, dict):
         walker.group(details, "group")
+        for cause in details.get("causes") if isinstance(details.get("causes"), list) else ():
+            if isinstance(cause, dict) and "message" in cause:
+                cause["message"] = translate_text(cause["message"], walker.direction, walker.group_map)
 
 
 def _conversion_review_shape(walker, review, where):

@@ -10,6 +10,7 @@ points at, Go duration strings in untyped string fields) are supplied through `o
 """
 import datetime
 import fnmatch
+import json
 
 from hypothesis import strategies as st
 
@@ -155,3 +156,29 @@ def objects_from_crd(crd_doc, version, overrides=None):
     }
     header.update(fixed)
     return st.fixed_dictionaries(header, optional=optional)
+
+
+proxy_json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2 ** 70), max_value=2 ** 70),
+              st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12)),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)),
+    max_leaves=25,
+)
+
+
+def json_holes():
+    """Raw JSON-ish text to put where a value goes: any depth (past the API server's), huge numbers, invalid
+    UTF-8, duplicate keys, junk, size up to the proxy's body limit."""
+    depth = st.integers(min_value=0, max_value=25000)
+    return st.one_of(
+        proxy_json_values.map(lambda value: json.dumps(value).encode()),
+        depth.map(lambda levels: b"[" * levels + b"]" * levels),  # any depth, past the API server's too
+        depth.map(lambda levels: b'{"a":' * levels + b"1" + b"}" * levels),
+        depth.map(lambda levels: b"[" * levels),  # unbalanced
+        st.integers(min_value=20, max_value=5000).map(lambda digits: b"9" * digits),  # huge numbers
+        st.integers(min_value=1, max_value=400).map(lambda exponent: b"1e%d" % exponent),
+        st.binary(min_size=1, max_size=40).map(lambda junk: b'"' + junk.replace(b'"', b"") + b'"'),  # invalid UTF-8
+        st.just(b'{"k":1,"k":"cluster.x-k8s.io/v1beta2","k":[1]}'),  # duplicate keys
+        st.binary(max_size=200),  # junk
+        st.integers(min_value=1, max_value=3 * 1024 * 1024).map(lambda size: b'"' + b"x" * size + b'"'),  # size
+    )

@@ -26,6 +26,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_group
     translate_crd_name,
     translate_object,
     translate_path,
+    translate_text,
 )
 from tests.conftest import SHARED_ROOT
 
@@ -563,10 +564,15 @@ MACHINE_REF = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "met
 PRIVATE_MACHINE_REF = {"apiVersion": "cluster.hypershift.openshift.io/v1beta2", "kind": "Machine", "metadata": {"name": "m"}}
 SHAPE_TABLE = [
     pytest.param(
-        shape("Status", status="Failure", reason="NotFound", message='machines.cluster.x-k8s.io "m" not found',
-              details={"name": "m", "group": "cluster.x-k8s.io", "kind": "machines"}),
-        shape("Status", status="Failure", reason="NotFound", message='machines.cluster.x-k8s.io "m" not found',
-              details={"name": "m", "group": "cluster.hypershift.openshift.io", "kind": "machines"}),
+        shape("Status", status="Failure", reason="Invalid", message='Machine.cluster.x-k8s.io "m" is invalid',
+              details={"name": "m", "group": "cluster.x-k8s.io", "kind": "machines",
+                       "causes": [{"field": "spec.infrastructureRef.apiGroup",
+                                   "message": 'Unsupported value: "infrastructure.cluster.x-k8s.io"'}]}),
+        shape("Status", status="Failure", reason="Invalid",
+              message='Machine.cluster.hypershift.openshift.io "m" is invalid',
+              details={"name": "m", "group": "cluster.hypershift.openshift.io", "kind": "machines",
+                       "causes": [{"field": "spec.infrastructureRef.apiGroup",
+                                   "message": 'Unsupported value: "infrastructure.cluster.hypershift.openshift.io"'}]}),
         id="Status"),
     pytest.param({"type": "ADDED", "object": MACHINE_REF}, {"type": "ADDED", "object": PRIVATE_MACHINE_REF}, id="WatchEvent"),
     pytest.param(
@@ -640,6 +646,32 @@ def test_wire_shapes(standard, private):
     assert translate_object(private, TO_STANDARD) == standard
     assert standard == original
     assert translate(standard, TO_PRIVATE) == private
+
+
+@pytest.mark.parametrize("private_text, standard_text", [
+    ('machines.cluster.hypershift.openshift.io "m1" is forbidden: User "bob" cannot list resource "machines" in '
+     'API group "cluster.hypershift.openshift.io" in the namespace "hcp"',
+     'machines.cluster.x-k8s.io "m1" is forbidden: User "bob" cannot list resource "machines" in '
+     'API group "cluster.x-k8s.io" in the namespace "hcp"'),
+    ("AWSMachine.infrastructure.cluster.hypershift.openshift.io/v1beta2 x",
+     "AWSMachine.infrastructure.cluster.x-k8s.io/v1beta2 x"),
+    ("cluster.hypershift.openshift.io.evil.com and mycluster.hypershift.openshift.io stay",
+     "cluster.hypershift.openshift.io.evil.com and mycluster.hypershift.openshift.io stay"),
+    ("no group here", "no group here"),
+])
+def test_translate_text_only_whole_group_names(private_text, standard_text):
+    assert translate_text(private_text, TO_STANDARD) == standard_text
+    if private_text != standard_text:
+        assert translate_text(standard_text, TO_PRIVATE) == private_text
+
+
+def test_translate_text_extra_groups_and_non_strings():
+    agent = GroupMap(AGENT_EXTRA_GROUPS)
+    assert translate_text("agentmachines.%s is forbidden" % AGENT_PRIVATE_GROUP, TO_STANDARD, agent) == \
+        "agentmachines.%s is forbidden" % AGENT_STANDARD_GROUP
+    assert translate_text(None, TO_STANDARD) is None
+    with pytest.raises(CapiTranslationError):
+        translate_text("x", "sideways")
 
 
 def test_input_types_subclasses_become_plain():

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from capi_proxy import bodies, logs
 from capi_proxy.proxy import gc_paused
 from capi_proxy.upstream import limit_tls_read_buffer
+from tests.unit.strategies import proxy_json_values as json_values
 from tests.unit.test_capi_groups import EXAMPLE_OBJECTS
 
 # Integers beyond what orjson reads exactly (it would make floats of them), floats, escapes, non-ASCII text.
@@ -20,12 +21,6 @@ EDGE_DOCUMENTS = [
     b'{"s": "caf\\u00e9 \\"q\\" \\\\ \\/ \\n \\ud83d\\ude00"}', '{"s": "\u00e9\U0001f600"}'.encode(), b'{"a":1,"a":2}',
     b'\xef\xbb\xbf{"bom": true}', b'{"lone": "\\ud800"}', b'  [ ]  ', b'null', b'"text"', b'0',
 ]
-json_values = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2 ** 70), max_value=2 ** 70),
-              st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12)),
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)),
-    max_leaves=25,
-)
 
 
 @pytest.mark.parametrize("raw", EDGE_DOCUMENTS)

@@ -150,6 +150,7 @@ def test_logs_scrub_tokens_and_metrics_render():
     metrics.requests.inc("cluster.x-k8s.io", "get", "200")
     metrics.translation_seconds.observe(0.0003, "response")
     text = metrics.registry.render()
-    assert 'hypershift_api_proxy_requests_total{group="cluster.x-k8s.io",verb="get",code="200"} 1.0' in text
-    assert 'hypershift_api_proxy_translation_duration_seconds_bucket{direction="response",le="0.0005"} 1' in text
-    assert 'hypershift_api_proxy_translation_duration_seconds_count{direction="response"} 1' in text
+    assert 'hypershift_api_proxy_requests_total{code="200",group="cluster.x-k8s.io",verb="get"} 1.0' in text
+    assert 'hypershift_api_proxy_translation_duration_seconds_bucket{direction="response",le="0.0005"} 1.0' in text
+    assert 'hypershift_api_proxy_translation_duration_seconds_count{direction="response"} 1.0' in text
+    assert metrics.requests.value("cluster.x-k8s.io", "get", "200") == 1.0

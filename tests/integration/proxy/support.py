@@ -188,3 +188,19 @@ def http(method, url, body=None, token=None, headers=None, timeout=30):
 
 def b64(text):
     return base64.b64encode(text.encode()).decode()
+
+
+def raw_request(url, method, path, token=None):
+    """(status, body) of a request with any method and a path sent byte for byte (http.client normalises nothing)."""
+    import http.client  # pylint: disable=import-outside-toplevel
+    host, port = url[len("http://"):].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        connection.putrequest(method, path, skip_accept_encoding=True)
+        if token:
+            connection.putheader("Authorization", "Bearer " + token)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
