@@ -1,0 +1,98 @@
+"""python -m testenv.cluster {build,serve} ...
+
+build  [NAME...]                      build (or find) the binaries, print their paths
+serve  --kubeconfig PATH [--state-dir DIR] [--fake-nodes N]
+                                      run the control plane until SIGINT/SIGTERM
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from . import build
+from .cluster import Cluster, ClusterError
+
+
+def serve(args: argparse.Namespace) -> int:
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.set())
+
+    tmp = None
+    if args.state_dir:
+        state_dir = Path(args.state_dir)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="testenv-cluster-")
+        state_dir = Path(tmp.name)
+    components = tuple(c for c in ("kube-controller-manager", "kube-scheduler", "kwok")
+                       if c not in args.without)
+    cluster = Cluster(state_dir, kubeconfig=Path(args.kubeconfig), components=components)
+    try:
+        try:
+            cluster.start()
+            for i in range(args.fake_nodes):
+                cluster.create_fake_node(f"kwok-node-{i}")
+        except (ClusterError, build.BuildError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        info = cluster.describe()
+        print(json.dumps(info, indent=2), flush=True)
+        print(
+            f"ready in {info['timings_seconds']['total']:.1f}s; "
+            f"export KUBECONFIG={cluster.kubeconfig}; Ctrl-C to stop",
+            file=sys.stderr,
+            flush=True,
+        )
+        while not stop.wait(1.0):
+            dead = [p for p in cluster.processes if not p.alive()]
+            if dead:
+                p = dead[0]
+                print(
+                    f"error: {p.name} exited with {p.popen.returncode}; last lines of {p.log}:\n"
+                    + p.tail(),
+                    file=sys.stderr,
+                )
+                return 1
+        return 0
+    finally:
+        t = time.monotonic()
+        cluster.stop()
+        print(f"stopped in {time.monotonic() - t:.1f}s", file=sys.stderr)
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m testenv.cluster")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build (or find) the binaries and print their paths")
+    b.add_argument("names", nargs="*")
+    b.add_argument("--json", action="store_true")
+    s = sub.add_parser("serve", help="run the control plane until interrupted")
+    s.add_argument("--kubeconfig", required=True, help="where to write the admin kubeconfig")
+    s.add_argument("--state-dir", help="certificates, etcd data and logs (default: a temp dir)")
+    s.add_argument("--fake-nodes", type=int, default=0, help="KWOK nodes to create")
+    s.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=["kube-controller-manager", "kube-scheduler", "kwok"],
+        help="leave this component out (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    if args.command == "build":
+        return build.main([*args.names, *(["--json"] if args.json else [])])
+    return serve(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,529 @@
+"""Run a real Kubernetes control plane on 127.0.0.1 for tests.
+
+etcd, kube-apiserver (RBAC on), kube-controller-manager, kube-scheduler and
+KWOK (fake nodes and pods), each a child process with its log in the state
+directory. Certificates are made with the ``openssl`` command.
+
+    with Cluster(state_dir) as c:          # start() ... stop()
+        c.kubeconfig                        # admin (system:masters) kubeconfig
+        c.create_fake_node("kwok-node-0")   # a Node that KWOK keeps Ready
+
+Python 3.11 standard library only (plus the ``openssl`` command).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .build import ensure_binaries
+from .kwok_stages import STAGES_YAML
+
+LOG = logging.getLogger("testenv.cluster")
+
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+SERVICE_CIDR = "10.96.0.0/16"
+SERVICE_IP = "10.96.0.1"  # first address of SERVICE_CIDR: the kubernetes Service
+POD_CIDR = "10.244.0.1/16"  # pod IPs KWOK hands out
+
+DEFAULT_CONTROLLERS = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+    "daemonset-controller",
+    "job-controller",
+    "cronjob-controller",
+    "ttl-after-finished-controller",
+    "disruption-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "root-ca-certificate-publisher-controller",
+    "clusterrole-aggregation-controller",
+    "endpoints-controller",
+    "endpointslice-controller",
+    "pod-garbage-collector-controller",
+    # Removes the node.kubernetes.io/not-ready taint the apiserver puts on
+    # new Nodes once KWOK reports them Ready (and watches KWOK's leases).
+    "node-lifecycle-controller",
+)
+
+
+class ClusterError(RuntimeError):
+    pass
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kib(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ClusterError(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-2000:]}")
+
+
+class PKI:
+    """A CA and the certificates and keys the control plane needs (EC P-256)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.openssl = shutil.which("openssl")
+        if not self.openssl:
+            raise ClusterError("the `openssl` command is needed to make certificates")
+
+    def path(self, name: str) -> Path:
+        return self.root / name
+
+    def _key_and_csr(self, name: str, subject: str) -> None:
+        _run(
+            [self.openssl, "req", "-new", "-nodes", "-newkey", "ec",
+             "-pkeyopt", "ec_paramgen_curve:prime256v1",
+             "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject],
+            self.root,
+        )
+
+    def make_ca(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        _run(
+            [self.openssl, "req", "-x509", "-new", "-nodes", "-newkey", "ec",
+             "-pkeyopt", "ec_paramgen_curve:prime256v1", "-days", "3650",
+             "-keyout", "ca.key", "-out", "ca.crt", "-subj", "/CN=testenv-cluster-ca",
+             "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"],
+            self.root,
+        )
+
+    def make_cert(self, name: str, subject: str, *, server_sans: list[str] | None = None) -> None:
+        self._key_and_csr(name, subject)
+        ext = ["basicConstraints=critical,CA:FALSE", "keyUsage=critical,digitalSignature,keyEncipherment"]
+        if server_sans is not None:
+            ext += ["extendedKeyUsage=serverAuth", "subjectAltName=" + ",".join(server_sans)]
+        else:
+            ext += ["extendedKeyUsage=clientAuth"]
+        (self.root / f"{name}.ext").write_text("\n".join(ext) + "\n")
+        _run(
+            [self.openssl, "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt",
+             "-CAkey", "ca.key", "-CAcreateserial", "-days", "365", "-sha256",
+             "-extfile", f"{name}.ext", "-out", f"{name}.crt"],
+            self.root,
+        )
+
+    def make_sa_key(self) -> None:
+        _run(
+            [self.openssl, "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "sa.key"],
+            self.root,
+        )
+        _run([self.openssl, "ec", "-in", "sa.key", "-pubout", "-out", "sa.pub"], self.root)
+
+
+def write_kubeconfig(path: Path, server: str, ca: Path, cert: Path, key: Path, user: str) -> None:
+    def b64(p: Path) -> str:
+        return base64.b64encode(p.read_bytes()).decode()
+
+    # JSON is valid YAML; kubectl and client-go read either.
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "testenv", "cluster": {"server": server, "certificate-authority-data": b64(ca)}}
+        ],
+        "users": [
+            {"name": user, "user": {"client-certificate-data": b64(cert), "client-key-data": b64(key)}}
+        ],
+        "contexts": [{"name": "testenv", "context": {"cluster": "testenv", "user": user}}],
+        "current-context": "testenv",
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(config, indent=2) + "\n")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------
+# processes
+
+
+@dataclass
+class Process:
+    name: str
+    cmd: list[str]
+    log: Path
+    health_url: str = ""
+    popen: subprocess.Popen | None = None
+    started: float = 0.0
+    ready_after: float | None = None  # seconds from start to healthy
+
+    @property
+    def pid(self) -> int | None:
+        return self.popen.pid if self.popen else None
+
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+@dataclass
+class Cluster:
+    state_dir: Path
+    binaries: dict[str, str] | None = None
+    kubeconfig: Path | None = None  # where to write the admin kubeconfig
+    components: tuple[str, ...] = ("kube-controller-manager", "kube-scheduler", "kwok")
+    controllers: tuple[str, ...] = DEFAULT_CONTROLLERS
+    start_timeout: float = 120.0
+    processes: list[Process] = field(default_factory=list)
+    ports: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.state_dir = Path(self.state_dir).resolve()
+        if self.kubeconfig is None:
+            self.kubeconfig = self.state_dir / "admin.kubeconfig"
+        self.kubeconfig = Path(self.kubeconfig).resolve()
+        self.pki = PKI(self.state_dir / "pki")
+
+    # ---- context manager
+    def __enter__(self) -> "Cluster":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports['apiserver']}"
+
+    # ---- start
+    def start(self) -> "Cluster":
+        t0 = time.monotonic()
+        want = ["kube-apiserver", "etcd", *self.components]
+        if self.binaries is None:
+            self.binaries = ensure_binaries(want)
+        missing = [n for n in want if n not in self.binaries]
+        if missing:
+            raise ClusterError(f"binaries not available: {missing} (have {sorted(self.binaries)})")
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        (self.state_dir / "logs").mkdir(exist_ok=True)
+        for name in ("etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler", "kwok"):
+            self.ports[name] = free_port()
+
+        self._make_pki()
+        self.timings["pki"] = time.monotonic() - t0
+
+        self._start_etcd()
+        self._start_apiserver()
+        if "kube-controller-manager" in self.components:
+            self._start_controller_manager()
+        if "kube-scheduler" in self.components:
+            self._start_scheduler()
+        if "kwok" in self.components:
+            self._start_kwok()
+        for proc in self.processes[2:]:
+            self._wait_healthy(proc)
+        self.timings["total"] = time.monotonic() - t0
+        (self.state_dir / "cluster.json").write_text(json.dumps(self.describe(), indent=2) + "\n")
+        return self
+
+    def _make_pki(self) -> None:
+        pki = self.pki
+        pki.make_ca()
+        sans = [
+            "IP:127.0.0.1",
+            f"IP:{SERVICE_IP}",
+            "DNS:localhost",
+            "DNS:kubernetes",
+            "DNS:kubernetes.default",
+            "DNS:kubernetes.default.svc",
+            "DNS:kubernetes.default.svc.cluster.local",
+        ]
+        pki.make_cert("apiserver", "/CN=kube-apiserver", server_sans=sans)
+        pki.make_sa_key()
+        users = {
+            "admin": "/O=system:masters/CN=testenv-admin",
+            "controller-manager": "/CN=system:kube-controller-manager",
+            "scheduler": "/CN=system:kube-scheduler",
+            "kwok": "/O=system:masters/CN=kwok-controller",
+        }
+        for name, subject in users.items():
+            pki.make_cert(name, subject)
+        server = f"https://127.0.0.1:{self.ports['apiserver']}"
+        for name in users:
+            path = self.kubeconfig if name == "admin" else self.state_dir / f"{name}.kubeconfig"
+            write_kubeconfig(
+                path, server, pki.path("ca.crt"), pki.path(f"{name}.crt"), pki.path(f"{name}.key"),
+                name,
+            )
+
+    def _spawn(self, name: str, args: list[str]) -> Process:
+        proc = Process(name, [self.binaries[name], *args], self.state_dir / "logs" / f"{name}.log")
+        with open(proc.log, "ab") as log:
+            proc.popen = subprocess.Popen(
+                proc.cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.state_dir,
+                start_new_session=True,  # own process group: stop() signals it whole
+            )
+        proc.started = time.monotonic()
+        self.processes.append(proc)
+        LOG.info("started %s pid %s", name, proc.pid)
+        return proc
+
+    def _start_etcd(self) -> None:
+        client = f"http://127.0.0.1:{self.ports['etcd']}"
+        peer = f"http://127.0.0.1:{self.ports['etcd-peer']}"
+        proc = self._spawn(
+            "etcd",
+            [
+                "--name=testenv",
+                f"--data-dir={self.state_dir / 'etcd'}",
+                f"--listen-client-urls={client}",
+                f"--advertise-client-urls={client}",
+                f"--listen-peer-urls={peer}",
+                f"--initial-advertise-peer-urls={peer}",
+                f"--initial-cluster=testenv={peer}",
+                "--unsafe-no-fsync=true",  # test data only: skip fsync
+                "--log-level=warn",
+            ],
+        )
+        proc.health_url = f"{client}/health"
+        self._wait_healthy(proc)
+
+    def _start_apiserver(self) -> None:
+        pki = self.pki
+        proc = self._spawn(
+            "kube-apiserver",
+            [
+                f"--etcd-servers=http://127.0.0.1:{self.ports['etcd']}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={self.ports['apiserver']}",
+                f"--tls-cert-file={pki.path('apiserver.crt')}",
+                f"--tls-private-key-file={pki.path('apiserver.key')}",
+                f"--client-ca-file={pki.path('ca.crt')}",
+                f"--service-account-key-file={pki.path('sa.pub')}",
+                f"--service-account-signing-key-file={pki.path('sa.key')}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--authorization-mode=Node,RBAC",
+                "--allow-privileged=true",
+                f"--cert-dir={self.state_dir / 'apiserver-certs'}",
+                "--profiling=false",
+                "--v=1",
+            ],
+        )
+        proc.health_url = f"{self.server}/readyz"
+        self._wait_healthy(proc)
+
+    def _kube_component_args(self, name: str, port_name: str) -> list[str]:
+        kc = self.state_dir / f"{name}.kubeconfig"
+        return [
+            f"--kubeconfig={kc}",
+            f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.ports[port_name]}",
+            f"--cert-dir={self.state_dir / (name + '-certs')}",
+            "--leader-elect=false",
+            "--profiling=false",
+        ]
+
+    def _start_controller_manager(self) -> None:
+        proc = self._spawn(
+            "kube-controller-manager",
+            [
+                *self._kube_component_args("controller-manager", "controller-manager"),
+                "--controllers=" + ",".join(self.controllers),
+                "--use-service-account-credentials=true",
+                f"--service-account-private-key-file={self.pki.path('sa.key')}",
+                f"--root-ca-file={self.pki.path('ca.crt')}",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--concurrent-gc-syncs=5",
+            ],
+        )
+        proc.health_url = f"https://127.0.0.1:{self.ports['controller-manager']}/healthz"
+
+    def _start_scheduler(self) -> None:
+        proc = self._spawn("kube-scheduler", self._kube_component_args("scheduler", "scheduler"))
+        proc.health_url = f"https://127.0.0.1:{self.ports['scheduler']}/healthz"
+
+    def _start_kwok(self) -> None:
+        stages = self.state_dir / "kwok-stages.yaml"
+        stages.write_text(STAGES_YAML)
+        proc = self._spawn(
+            "kwok",
+            [
+                f"--kubeconfig={self.state_dir / 'kwok.kubeconfig'}",
+                f"--config={stages}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}=fake",
+                f"--server-address=127.0.0.1:{self.ports['kwok']}",
+                f"--cidr={POD_CIDR}",
+                "--node-ip=127.0.0.1",
+                "--node-lease-duration-seconds=40",
+            ],
+        )
+        proc.health_url = f"http://127.0.0.1:{self.ports['kwok']}/healthz"
+
+    # ---- health
+    def _ssl_context(self, verify: bool) -> ssl.SSLContext:
+        if verify:
+            ctx = ssl.create_default_context(cafile=str(self.pki.path("ca.crt")))
+            ctx.load_cert_chain(str(self.pki.path("admin.crt")), str(self.pki.path("admin.key")))
+        else:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        return ctx
+
+    def _wait_healthy(self, proc: Process) -> None:
+        url = proc.health_url
+        ctx = self._ssl_context(verify=url.startswith(self.server)) if url.startswith("https") else None
+        deadline = proc.started + self.start_timeout
+        last = ""
+        while True:
+            if not proc.alive():
+                raise ClusterError(
+                    f"{proc.name} exited with {proc.popen.returncode}; last lines of {proc.log}:\n"
+                    + proc.tail()
+                )
+            try:
+                with urllib.request.urlopen(url, timeout=2, context=ctx) as resp:
+                    if resp.status == 200:
+                        proc.ready_after = time.monotonic() - proc.started
+                        self.timings[proc.name] = proc.ready_after
+                        LOG.info("%s healthy after %.1fs", proc.name, proc.ready_after)
+                        return
+                    last = f"HTTP {resp.status}"
+            except urllib.error.HTTPError as err:
+                last = f"HTTP {err.code}"
+            except (OSError, ssl.SSLError) as err:
+                last = str(err)
+            if time.monotonic() > deadline:
+                raise ClusterError(
+                    f"{proc.name} not healthy at {url} after {self.start_timeout:.0f}s ({last}); "
+                    f"last lines of {proc.log}:\n" + proc.tail()
+                )
+            time.sleep(0.2)
+
+    # ---- API helpers
+    def api(self, method: str, path: str, body: dict | None = None) -> dict:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(
+            self.server + path, data=data, method=method,
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=30, context=self._ssl_context(True)) as resp:
+            return json.loads(resp.read() or b"{}")
+
+    def create_fake_node(self, name: str, labels: dict[str, str] | None = None) -> dict:
+        """Create a Node that KWOK manages (and so marks Ready)."""
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "annotations": {KWOK_NODE_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+                "labels": {
+                    "type": "kwok",
+                    "kubernetes.io/hostname": name,
+                    "kubernetes.io/os": "linux",
+                    "kubernetes.io/arch": "amd64",
+                    **(labels or {}),
+                },
+            },
+            "spec": {},
+        }
+        return self.api("POST", "/api/v1/nodes", node)
+
+    # ---- introspection
+    def describe(self) -> dict:
+        return {
+            "server": self.server,
+            "kubeconfig": str(self.kubeconfig),
+            "state_dir": str(self.state_dir),
+            "ports": self.ports,
+            "timings_seconds": {k: round(v, 2) for k, v in self.timings.items()},
+            "processes": {
+                p.name: {"pid": p.pid, "rss_kib": rss_kib(p.pid) if p.alive() else None, "log": str(p.log)}
+                for p in self.processes
+            },
+        }
+
+    # ---- stop
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop the clients first, then kube-apiserver, then etcd.
+
+        Each tier gets SIGTERM and ``timeout`` seconds, then SIGKILL: the
+        apiserver shuts down cleanly only while etcd is still there.
+        """
+        tiers = [
+            [p for p in self.processes if p.name not in ("kube-apiserver", "etcd")],
+            [p for p in self.processes if p.name == "kube-apiserver"],
+            [p for p in self.processes if p.name == "etcd"],
+        ]
+        for tier in tiers:
+            live = [p for p in tier if p.alive()]
+            for proc in live:
+                _signal_group(proc.popen, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            for proc in live:
+                try:
+                    proc.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+                    continue
+                except subprocess.TimeoutExpired:
+                    LOG.warning("%s did not stop in %.0fs; killing it", proc.name, timeout)
+                _signal_group(proc.popen, signal.SIGKILL)
+                try:
+                    proc.popen.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    LOG.error("%s (pid %s) would not die", proc.name, proc.pid)
+        self.processes.clear()
+
+
+def _signal_group(popen: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(popen.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
