@@ -208,12 +208,8 @@ class Proxy(object):
                              verb=info["verb"], group=info["group"], code=code, adapted=info["adapted"],
                              duration_ms=round(duration * 1000, 3), upstream_ms=round(upstream_wait[0] * 1000, 3),
                              user_agent=request.headers.get("User-Agent", "")[:80])
-        if hold.held:
-            try:  # written here, not by aiohttp after the return, so that the bytes are released once sent
-                await response.prepare(request)
-                await response.write_eof()
-            finally:
-                hold.release()
+        if hold.held:  # aiohttp writes the answer in this task once the handler returns: release after that
+            asyncio.current_task().add_done_callback(lambda _task: hold.release())
         return response
 
     def _group_label(self, group):
