@@ -6,6 +6,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-installed
 COLLECTION_LINK := .collections/ansible_collections/hypershift/private_capi
+# A .pth file in the venv puts .collections on its sys.path, so `python -m capi_proxy`, the benchmarks and the tests
+# import the collection with no path editing of their own.
+COLLECTIONS_PTH := $(VENV)/.collections-on-path
 PYTEST_ARGS ?=
 # Two workers on CI's two cores; loadfile keeps each module's local API server on one worker;
 # --no-loadscope-reorder keeps tests/conftest.py's order (costliest files first) instead of xdist's tests-per-file one.
@@ -15,11 +18,15 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: venv demo test lint sanity unit integration bench build clean
 
-venv: $(STAMP) $(COLLECTION_LINK)
+venv: $(STAMP) $(COLLECTION_LINK) $(COLLECTIONS_PTH)
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+$(COLLECTIONS_PTH): $(STAMP)
+	$(BIN)/python -c 'import os, sysconfig; open(os.path.join(sysconfig.get_paths()["purelib"], "hypershift-private-capi.pth"), "w").write(os.path.abspath(".collections") + "\n")'
 	@touch $@
 
 $(COLLECTION_LINK):

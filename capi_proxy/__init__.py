@@ -5,31 +5,13 @@ cluster.hypershift.openshift.io types. All translation and conversion logic live
 collection's module_utils (capi_groups, capi_versions); this package only moves bytes.
 `python -m capi_proxy --help` and docs/proxy.md describe the command line.
 """
-import os
-import sys
-
 __version__ = "0.1.0"
 
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_COLLECTIONS_ROOT = os.path.join(_REPO_ROOT, ".collections")
-
-
-def _ensure_collection_importable():
-    """Use the installed collection; else the checkout's .collections link (`make venv` creates it)."""
-    try:
-        import ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups  # noqa: F401 pylint: disable=unused-import
-        return
-    except ImportError:
-        pass
-    if os.path.isdir(os.path.join(_COLLECTIONS_ROOT, "ansible_collections", "hypershift", "private_capi")):
-        sys.path.insert(0, _COLLECTIONS_ROOT)
-        for name in [module for module in sys.modules if module.startswith("ansible_collections")]:
-            del sys.modules[name]  # a namespace package cached before the path was added
-        return
+try:  # the translation core lives in the collection: fail at once, saying how to make it importable
+    import ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups  # noqa: F401 pylint: disable=unused-import
+except ImportError as exc:
     raise ImportError(
-        "capi_proxy needs the hypershift.private_capi collection: install it (ansible-galaxy collection install) "
-        "or run `make venv` in the checkout so that %s exists" % os.path.join(_COLLECTIONS_ROOT, "ansible_collections")
-    )
-
-
-_ensure_collection_importable()
+        "capi_proxy needs the hypershift.private_capi collection on the Python path: install it "
+        "(ansible-galaxy collection install, then put the collections directory on PYTHONPATH, as the Containerfile "
+        "does) or, in a checkout, run `make venv`, which links it into .collections and puts that on the venv's path"
+    ) from exc

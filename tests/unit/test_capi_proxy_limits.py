@@ -3,19 +3,19 @@ it), YAML that would crash libyaml or expand without bound, Authorization values
 import json
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from capi_proxy import bodies, nesting
 from capi_proxy.budget import ByteBudget
 from capi_proxy.errors import ProxyError
-from capi_proxy.logs import JsonLogger, scrub
+from capi_proxy.logs import scrub
 from capi_proxy.metrics import OTHER, ProxyMetrics, group_label, verb_label
 from capi_proxy.core import DEFAULT_GROUP_MAP
-from capi_proxy.kubeconfig import Upstream
 from capi_proxy.pathing import parse_target
-from capi_proxy.proxy import Options, Proxy, Route, _client_authorization
+from capi_proxy.routing import Route, client_authorization
+from capi_proxy.translation import Translator
+from capi_proxy.upstream import TimedCache
 from multidict import CIMultiDict
 from tests.unit.strategies import json_holes, proxy_json_values as json_values
 
@@ -35,14 +35,9 @@ def deep_list_bytes(depth):
 
 
 @pytest.fixture(name="proxy")
-def proxy_fixture(tmp_path):
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
-    return Proxy(Upstream(str(kubeconfig)), Options(), JsonLogger("error"), ProxyMetrics())
+def translator_fixture():
+    """The proxy's body rules without a proxy around them (they do no I/O)."""
+    return Translator(DEFAULT_GROUP_MAP, False, TimedCache(lambda: None, 30.0), ProxyMetrics())
 
 
 def capi_route(method="GET"):
@@ -53,7 +48,7 @@ def capi_route(method="GET"):
 @pytest.mark.parametrize("depth", [10, 470, 1500, 9995])  # 9995: the item is 10,000 deep, the API server's limit
 def test_responses_are_translated_up_to_the_api_servers_depth(proxy, depth):
     raw = deep_list_bytes(depth)
-    translated = proxy._depth_safe_response(proxy._translated_response_bytes, raw, capi_route())  # pylint: disable=protected-access
+    translated = proxy.depth_safe_response(proxy.response_bytes, raw, capi_route())
     assert nesting.json_depth(translated) == nesting.json_depth(raw) == depth + 7
     assert b"hypershift" not in translated
     assert translated.replace(b"cluster.x-k8s.io", b"cluster.hypershift.openshift.io") == \
@@ -62,7 +57,7 @@ def test_responses_are_translated_up_to_the_api_servers_depth(proxy, depth):
 
 def test_responses_past_the_limit_are_a_502(proxy):
     with pytest.raises(ProxyError) as refusal:
-        proxy._depth_safe_response(proxy._translated_response_bytes, deep_list_bytes(20000), capi_route())  # pylint: disable=protected-access
+        proxy.depth_safe_response(proxy.response_bytes, deep_list_bytes(20000), capi_route())
     assert refusal.value.code == 502 and "nested more than" in refusal.value.message
 
 
@@ -71,11 +66,11 @@ def test_request_bodies_deep_and_too_deep(proxy, depth, code):
     body = deep_list_bytes(depth).replace(b"cluster.hypershift.openshift.io", b"cluster.x-k8s.io")
     route = capi_route("POST")
     if code is None:
-        translated = proxy._translate_request_body(route, body, "application/json")  # pylint: disable=protected-access
+        translated = proxy.request_body(route, body, "application/json")
         assert nesting.json_depth(translated) == depth + 7 and b"cluster.hypershift.openshift.io" in translated
     else:
         with pytest.raises(ProxyError) as refusal:
-            proxy._translate_request_body(route, body, "application/json")  # pylint: disable=protected-access
+            proxy.request_body(route, body, "application/json")
         assert refusal.value.code == code
 
 
@@ -85,17 +80,17 @@ def test_watch_events_deep_and_too_deep(proxy):
     def event(depth):
         return (b'{"type":"ADDED","object":{"apiVersion":"cluster.hypershift.openshift.io/v1beta2","kind":"Cluster",'
                 b'"spec":{"v":' + b"[" * depth + b"]" * depth + b"}}}")
-    translated = proxy._translate_event(route, event(10000))  # pylint: disable=protected-access
+    translated = proxy.event(route, event(10000))
     assert translated.endswith(b"\n") and b"cluster.x-k8s.io/v1beta2" in translated and b"hypershift" not in translated
     with pytest.raises(ProxyError) as refusal:
-        proxy._translate_event(route, event(20000))  # pylint: disable=protected-access
+        proxy.event(route, event(20000))
     assert refusal.value.code == 500 and "nested more than" in refusal.value.message
 
 
 def test_the_recursion_limit_is_back_after_a_deep_document(proxy):
     import sys  # pylint: disable=import-outside-toplevel
     before = sys.getrecursionlimit()
-    proxy._depth_safe_response(proxy._translated_response_bytes, deep_list_bytes(5000), capi_route())  # pylint: disable=protected-access
+    proxy.depth_safe_response(proxy.response_bytes, deep_list_bytes(5000), capi_route())
     assert sys.getrecursionlimit() == before
 
 
@@ -122,16 +117,16 @@ def test_json_depth_is_the_parsed_depth(value):
 def test_yaml_bodies_never_reach_libyaml_deep_and_never_expand_without_bound(proxy):
     route = capi_route("PATCH")
     with pytest.raises(ProxyError) as refusal:  # libyaml's composer overflowed the C stack on this: a crash
-        proxy._translate_request_body(route, b"cluster.x-k8s.io: " + b"[" * 30000, bodies.APPLY_PATCH)  # pylint: disable=protected-access
+        proxy.request_body(route, b"cluster.x-k8s.io: " + b"[" * 30000, bodies.APPLY_PATCH)
     assert refusal.value.code == 400
     laughs = b"a: &a [cluster.x-k8s.io, x, x, x, x, x, x, x, x, x]\n" + b"".join(
         b"%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n" % ((bytes([98 + index]),) * 2 + (bytes([97 + index]),) * 10)
         for index in range(8))
     with pytest.raises(ProxyError) as refusal:
-        proxy._translate_request_body(route, laughs, bodies.APPLY_PATCH)  # pylint: disable=protected-access
+        proxy.request_body(route, laughs, bodies.APPLY_PATCH)
     assert refusal.value.code == 413 and "aliases" in refusal.value.message
     plain = b"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: c}\n"
-    assert b"cluster.hypershift.openshift.io/v1beta2" in proxy._translate_request_body(route, plain, bodies.APPLY_PATCH)  # pylint: disable=protected-access
+    assert b"cluster.hypershift.openshift.io/v1beta2" in proxy.request_body(route, plain, bodies.APPLY_PATCH)
 
 
 def test_expanded_nodes_counts_shared_parts_each_time_in_linear_time():
@@ -154,10 +149,10 @@ def test_client_authorization(values, expected):
     headers = CIMultiDict([("Authorization", value) for value in values])
     if isinstance(expected, int):
         with pytest.raises(ProxyError) as refusal:
-            _client_authorization(headers)
+            client_authorization(headers)
         assert refusal.value.code == expected
     else:
-        assert _client_authorization(headers) == expected
+        assert client_authorization(headers) == expected
 
 
 def test_metric_labels_come_from_bounded_sets():
@@ -213,11 +208,11 @@ def test_every_generated_body_is_translated_or_refused_with_a_status(proxy, hole
     raw = deep_list_bytes(0).replace(b"[]", hole, 1)
     try:
         if where == "response":
-            answer = proxy._depth_safe_response(proxy._translated_response_bytes, raw, capi_route())  # pylint: disable=protected-access
+            answer = proxy.depth_safe_response(proxy.response_bytes, raw, capi_route())
         elif where == "event":
-            answer = proxy._translate_event(capi_route(), b'{"type":"ADDED","object":' + raw + b"}")  # pylint: disable=protected-access
+            answer = proxy.event(capi_route(), b'{"type":"ADDED","object":' + raw + b"}")
         else:
-            answer = proxy._translate_request_body(capi_route("POST"), raw.replace(  # pylint: disable=protected-access
+            answer = proxy.request_body(capi_route("POST"), raw.replace(
                 b"cluster.hypershift.openshift.io", b"cluster.x-k8s.io"), "application/json")
     except ProxyError as refusal:
         assert 400 <= refusal.code < 600 and refusal.message
