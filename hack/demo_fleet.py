@@ -19,6 +19,8 @@ sys.path[:0] = [REPO_ROOT, os.path.join(REPO_ROOT, ".collections")]
 
 import yaml  # noqa: E402  pylint: disable=wrong-import-position
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet_report import (  # noqa: E402  pylint: disable=wrong-import-position
+    timing_headline)
 from tests.fixtures.hcp import fleet  # noqa: E402  pylint: disable=wrong-import-position
 from tests.kubeapi.testing import start_server  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -114,6 +116,9 @@ def demo(args, server, seed):
     report = latest_report(report_root)
     print("== report: %s/report.md (Mermaid gantt) and report.json" % os.path.relpath(report, REPO_ROOT)
           if report else "== no report was written")
+    if report and os.path.exists(os.path.join(report, "report.json")):
+        with open(os.path.join(report, "report.json")) as handle:  # each figure named: wall, batch, one cluster alone
+            print("   %s" % timing_headline(json.load(handle)))
     print("== the CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml")
     # verify_fleet.yml must fail exactly the faulty cluster (rolled back, so not migrated)
     unverified = None

@@ -16,6 +16,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_group
     describe_object,
     translate,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filter_args import checked_arguments
 
 CAPI_VERSIONS = ("v1beta1", "v1beta2")
 
@@ -37,11 +38,15 @@ def _translate(filter_name, value, direction, extra_groups):
         raise AnsibleFilterError("%s: %s" % (filter_name, error))
 
 
+@checked_arguments("to_private_capi", "{{ obj | hypershift.private_capi.to_private_capi }}, or with "
+                   "extra_groups={'<standard group>': '<private group>'}", AnsibleFilterError)
 def to_private_capi(value, extra_groups=None):
     """Standard CAPI groups -> private groups in an apiVersion, URL path, object or list of objects."""
     return _translate("to_private_capi", value, TO_PRIVATE, extra_groups)
 
 
+@checked_arguments("to_standard_capi", "{{ obj | hypershift.private_capi.to_standard_capi }}, or with "
+                   "extra_groups={'<standard group>': '<private group>'}", AnsibleFilterError)
 def to_standard_capi(value, extra_groups=None):
     """Private CAPI groups -> standard groups in an apiVersion, URL path, object or list of objects."""
     return _translate("to_standard_capi", value, TO_STANDARD, extra_groups)
@@ -82,12 +87,16 @@ def _convert_one(convert_object, obj, version, ref_versions, crds, where):
         raise AnsibleFilterError("convert_capi: %s%s: %s" % (where, describe_object(dict(obj)), error))
 
 
+CONVERT_USAGE = "{{ obj | hypershift.private_capi.convert_capi('v1beta2') }} (or 'v1beta1', with ref_versions or crds)"
+
+
+@checked_arguments("convert_capi", CONVERT_USAGE, AnsibleFilterError)
 def convert_capi(value, version, ref_versions=None, crds=None):
     """CAPI core objects between v1beta1 and v1beta2 (one object or a list of objects)."""
     if version not in CAPI_VERSIONS:
         raise AnsibleFilterError(
-            "convert_capi: target version must be one of %s, got %r; e.g. obj | hypershift.private_capi.convert_capi('v1beta2')"
-            % (", ".join(CAPI_VERSIONS), version)
+            "convert_capi: target version must be one of %s, got %r; usage: %s"
+            % (", ".join(CAPI_VERSIONS), version, CONVERT_USAGE)
         )
     if isinstance(value, (list, tuple)):
         objects = [(item, "list item %d: " % index) for index, item in enumerate(value)]

@@ -9,8 +9,11 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.collections import is_sequence
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_diff import diff_objects
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filter_args import checked_arguments
 
 
+@checked_arguments("capi_diff", "{{ before | hypershift.private_capi.capi_diff(after) }}, optionally limit=20",
+                   AnsibleFilterError)
 def capi_diff(before, after, limit=None):
     """Field-level differences from ``before`` to ``after`` (objects or lists of objects)."""
     for name, value in (("before", before), ("after", after)):

@@ -7,24 +7,53 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filter_args import checked_arguments, type_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet_report import (
     FleetReportError, build_report, report_markdown, report_summary)
 
+REPORT_USAGE = "{{ records | hypershift.private_capi.fleet_report('run-1') | hypershift.private_capi.%s }}"
+# what fleet_report_markdown and fleet_report_summary read of a report
+REPORT_KEYS = ("run_id", "check_mode", "totals", "clusters_total", "wall_seconds", "clusters")
 
+
+def _check(problem):
+    if problem:
+        raise AnsibleFilterError(problem)
+
+
+def _check_report(filter_name, report):
+    _check(type_problem(filter_name, "the input", report, dict, "the report fleet_report returns (a mapping)"))
+    missing = [key for key in REPORT_KEYS if key not in report]
+    if missing:
+        raise AnsibleFilterError("%s: the input is not a report of fleet_report (missing %s); usage: %s"
+                                 % (filter_name, ", ".join(missing), REPORT_USAGE % filter_name))
+
+
+@checked_arguments("fleet_report", "{{ records | hypershift.private_capi.fleet_report('run-1') }}", AnsibleFilterError)
 def fleet_report(records, run_id, check_mode=False):
     if not isinstance(records, list):
         raise AnsibleFilterError("fleet_report: expected a list of migrate records, got %s" % type(records).__name__)
+    for index, record in enumerate(records):
+        _check(type_problem("fleet_report", "record %d" % index, record, dict, "a migrate record (a mapping)"))
+    _check(type_problem("fleet_report", "run_id", run_id, str, "the run id (a string)"))
+    _check(type_problem("fleet_report", "check_mode", check_mode, bool, "true or false"))
     try:
         return build_report(records, run_id, check_mode=check_mode)
     except FleetReportError as error:
         raise AnsibleFilterError("fleet_report: %s" % error)
 
 
+@checked_arguments("fleet_report_markdown", REPORT_USAGE % "fleet_report_markdown", AnsibleFilterError)
 def fleet_report_markdown(report):
+    _check_report("fleet_report_markdown", report)
     return report_markdown(report)
 
 
+@checked_arguments("fleet_report_summary", REPORT_USAGE % "fleet_report_summary" + ", optionally report_path='reports/run-1'",
+                   AnsibleFilterError)
 def fleet_report_summary(report, report_path=""):
+    _check_report("fleet_report_summary", report)
+    _check(type_problem("fleet_report_summary", "report_path", report_path, str, "a path (a string)"))
     return report_summary(report, report_path)
 
 

@@ -9,13 +9,36 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import capi_verify_judge as judge
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filter_args import checked_arguments
 
 
+def _list_of_mappings(filter_name, argument, value, usage, allow_none=False):
+    """Raise naming the filter and the argument unless value is a list of mappings (Kubernetes objects, rows)."""
+    if isinstance(value, (list, tuple)):
+        bad = [index for index, item in enumerate(value)
+               if not isinstance(item, dict) and not (allow_none and item is None)]
+        if not bad:
+            return
+        problem = "item %d is %s %r" % (bad[0], type(value[bad[0]]).__name__, value[bad[0]])
+    else:
+        problem = "got %s" % type(value).__name__
+    raise AnsibleFilterError("%s: %s must be a list of mappings, %s; usage: %s" % (filter_name, argument, problem, usage))
+
+
+OWNERS_USAGE = "{{ objects | hypershift.private_capi.capi_owners_outside(others) }}"
+TABLE_USAGE = "{{ results | hypershift.private_capi.capi_verify_table }}"
+
+
+@checked_arguments("capi_owners_outside", OWNERS_USAGE, AnsibleFilterError)
 def capi_owners_outside(objects, others=()):
     """The ownerReferences of objects whose uid is none of objects' or others' uids, once each, sorted."""
+    _list_of_mappings("capi_owners_outside", "the input (objects)", objects, OWNERS_USAGE)
+    _list_of_mappings("capi_owners_outside", "others", others if others is not None else [], OWNERS_USAGE,
+                      allow_none=True)  # others may hold a HostedControlPlane that was not found
     return judge.capi_owners_outside(objects, others)
 
 
+@checked_arguments("capi_verify_judge", "{{ read | hypershift.private_capi.capi_verify_judge }}", AnsibleFilterError)
 def capi_verify_judge(inputs):
     """The verify result of one HostedCluster from what was read (pure; see capi_verify_judge.yml)."""
     try:
@@ -24,8 +47,10 @@ def capi_verify_judge(inputs):
         raise AnsibleFilterError(str(error))
 
 
+@checked_arguments("capi_verify_table", TABLE_USAGE, AnsibleFilterError)
 def capi_verify_table(results):
     """Console lines: one row per HostedCluster and a total (see capi_verify_table.yml)."""
+    _list_of_mappings("capi_verify_table", "the input (capi_verify results)", results, TABLE_USAGE)
     rows = sorted(results, key=lambda r: (str(r.get("management_cluster")), str(r.get("namespace")), str(r.get("name"))))
     lines = ["%-16s %-28s %-12s %8s %9s  %s" % ("management", "hostedcluster", "state", "private", "standard", "verdict")]
     for row in rows:

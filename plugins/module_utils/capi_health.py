@@ -156,6 +156,7 @@ def run_module(module):
         if module.params["stable_seconds"] < 0:
             raise HealthInputError("stable_seconds must be 0 or more, got %d" % module.params["stable_seconds"])
         client = ApiClient.from_module(module)
+        client.require_namespace(module.params["namespace"])
         result.update(HealthService(client, module.params).run())
     except (HealthInputError, ApiError) as error:
         extra = error.result() if isinstance(error, ApiError) else {}

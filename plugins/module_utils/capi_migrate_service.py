@@ -222,6 +222,7 @@ def run_module(module):
             raise MigrationError("parallelism must be at least 1, got %d" % params["parallelism"])
         client = ApiClient.from_module(module)
         client.size_connection_pool(params["parallelism"] + 2)
+        client.require_namespace(params["namespace"])  # a typo must not read as "nothing to migrate"
         service = MigrateService(client, params, group_map, diff=module._diff)
         report = service.run()
     except (MigrationError, MigrationPlanError, OwnershipCycleError, DiscoveryError, CapiTranslationError, ApiError) as error:

@@ -142,7 +142,11 @@ def run_module(module):
     client = None
     try:
         client = ApiClient.from_module(module)
-        result = VerifyService(client, module.params).run()
+        service = VerifyService(client, module.params)
+        client.require_namespaces([("namespace", service.namespace),
+                                   ("hcp_namespace" if module.params.get("hcp_namespace") else
+                                    "hcp_namespace, derived from namespace and name", service.hcp_namespace)])
+        result = service.run()
     except (VerifyInputError, ApiError) as error:
         extra = error.result() if isinstance(error, ApiError) else {}
         module.fail_json(msg=str(error), changed=False, **extra)

@@ -258,16 +258,25 @@ def initialization_up(ctx, status, pairs, found, restored):
 
 
 def initialization_down(status, pairs, annotation):
-    """status.initialization -> v1beta1 bools; returns True when an explicit false needs the annotation."""
+    """status.initialization -> v1beta1 bools; returns True when an explicit false needs the annotation.
+
+    Every v1beta1 bool of pairs is written, false when v1beta2 leaves it unset: upstream's v1beta1 fields are plain
+    `bool` without omitempty (Cluster infrastructureReady/controlPlaneReady, Machine and MachinePool
+    bootstrapReady/infrastructureReady), so a v1beta1 reader always sees them (capi/NOTES.md 4.3: nil -> false).
+    Called only for an object that has a status: a manifest without one (not yet reconciled) keeps having none, so
+    v1beta1 -> v1beta2 -> v1beta1 of such a manifest gives it back unchanged.
+    """
     initialization = status.pop("initialization", MISSING)
-    if not isinstance(initialization, dict):
-        return False
     needs_annotation = False
-    for old, new in pairs:
-        if new in initialization:
-            status[old] = initialization[new]
-            needs_annotation = needs_annotation or initialization[new] is False
-    set_in(annotation, ("status", "initialization"), initialization)
+    if isinstance(initialization, dict):
+        for old, new in pairs:
+            if new in initialization:
+                value = initialization[new]
+                status[old] = False if value is None else value
+                needs_annotation = needs_annotation or value is False
+        set_in(annotation, ("status", "initialization"), initialization)
+    for old, _new in pairs:
+        status.setdefault(old, False)
     return needs_annotation
 
 

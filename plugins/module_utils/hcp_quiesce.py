@@ -367,6 +367,10 @@ def run_module(module):
             if module.params[option] < 0:
                 raise QuiesceError("%s must be 0 or more, got %d" % (option, module.params[option]))
         client = ApiClient.from_module(module)
+        # a typo must not read as "nothing to stop"; the HostedCluster's namespace only matters when one is named
+        client.require_namespaces([("namespace", module.params["namespace"]),
+                                   ("hostedcluster_namespace", module.params["hostedcluster_name"]
+                                    and module.params["hostedcluster_namespace"])])
         service = QuiesceService(client, module.params, check_mode=module.check_mode)
         service.run()
     except (QuiesceError, ApiError) as error:

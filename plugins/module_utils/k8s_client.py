@@ -5,8 +5,9 @@
 Modules build an AnsibleK8SModule with ``auth_argspec()`` merged into their own spec, then
 ``ApiClient.from_module(module)``: kubernetes.core's get_api_client does authentication (kubeconfig,
 context, host/api_key, certificates, proxies, impersonation, K8S_AUTH_* environment) and sets the
-server-side dry run in check mode. Requests go to explicit REST paths (no per-kind discovery), every
-write carries ``dryRun=All`` in check mode, and every API failure becomes one ApiError (a
+server-side dry run in check mode; an unusable kubeconfig fails the module there, naming the file (kubeconfig.py).
+``require_namespace`` checks that the namespace a module works in exists. Requests go to explicit REST paths (no
+per-kind discovery), every write carries ``dryRun=All`` in check mode, and every API failure becomes one ApiError (a
 kubernetes.core CoreException) carrying the API's own message and the object it concerned.
 """
 
@@ -17,6 +18,10 @@ import threading
 import time
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+from ansible_collections.hypershift.private_capi.plugins.module_utils.kubeconfig import (
+    kubeconfig_problem,
+    unmask_kubeconfig_path,
+)
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
 try:
@@ -83,6 +88,18 @@ class ApiError(CoreException):
         return {"status": self.status, "reason": self.reason, "api_message": self.api_message}
 
 
+class NamespaceNotFoundError(ApiError):
+    """The namespace a module was asked to work in does not exist (a typo would otherwise read as 'nothing there')."""
+
+    def __init__(self, namespace, option):
+        super(NamespaceNotFoundError, self).__init__(404, "NotFound", "namespaces %r not found" % namespace,
+                                                     "get Namespace %s" % namespace)
+        self.namespace = namespace
+        self.args = ("namespace %r (option %s) does not exist (GET %s: 404 NotFound); check the spelling, or create "
+                     "the namespace first - nothing was read or written in it"
+                     % (namespace, option, api_path("", "v1", "namespaces", name=namespace)),)
+
+
 def _status_from_exception(exc):
     """(status, reason, message) of a kubernetes ApiException, preferring the Status object's fields."""
     status = getattr(exc, "status", None)
@@ -133,8 +150,25 @@ class ApiClient(object):
 
     @classmethod
     def from_module(cls, module):
-        """Authenticate like every kubernetes.core module (module params, then K8S_AUTH_* variables)."""
-        k8s_client = get_api_client(module=module)
+        """Authenticate like every kubernetes.core module (module params, then K8S_AUTH_* variables).
+
+        A kubeconfig that cannot be used fails the module here, naming the file and what to do (see
+        kubeconfig_problem); fail_json is called outside any except block, so the result carries no traceback.
+        """
+        problem = kubeconfig_problem(module.params)
+        k8s_client = None
+        if problem is None:
+            try:
+                k8s_client = get_api_client(module=module)
+            except (TransportError, ApiException, DynamicApiError) as exc:  # the client reads /version when built
+                problem = "no answer from the API server the connection options name (%s); check the server URL " \
+                          "of the kubeconfig context (or host) and that the server is up" % exc
+            except (CoreException, TypeError, ValueError, KeyError, AttributeError, IOError, OSError) as exc:
+                problem = "could not build the API client from the connection options: %s; check the kubeconfig's " \
+                          "cluster and user entries (server URL, certificate and key files)" % exc
+        if problem is not None:
+            unmask_kubeconfig_path(module)
+            module.fail_json(msg=problem, changed=False)
         return cls(k8s_client, dry_run=bool(module.check_mode))
 
     @property
@@ -206,6 +240,31 @@ class ApiClient(object):
 
     def get(self, path, what):
         return self.request("GET", path, what)
+
+    def require_namespace(self, namespace, option="namespace"):
+        """One GET of the Namespace: NamespaceNotFoundError when it does not exist (404).
+
+        Returns True when it exists, None when that is unknown: a 403 on the GET (the user may work in the namespace
+        without the right to get Namespaces) is no reason to fail, so the run goes on as before.
+        """
+        path = api_path("", "v1", "namespaces", name=namespace)
+        try:
+            call_with_retries(lambda: self.get(path, "get Namespace %s" % namespace))
+        except ApiError as exc:
+            if exc.is_not_found:
+                raise NamespaceNotFoundError(namespace, option)
+            if exc.status == 403:
+                return None
+            raise
+        return True
+
+    def require_namespaces(self, options):
+        """require_namespace for each (option, namespace) pair, each distinct namespace once."""
+        seen = set()
+        for option, namespace in options:
+            if namespace and namespace not in seen:
+                seen.add(namespace)
+                self.require_namespace(namespace, option)
 
     def get_or_none(self, path, what):
         """The object, or None when it does not exist (404)."""

@@ -278,7 +278,10 @@ def run_module(module):
             raise MigrationStateError("name %r needs namespace (HostedClusters are namespaced)" % params["name"])
         if params["lease_seconds"] < 1:
             raise MigrationStateError("lease_seconds must be at least 1, got %d" % params["lease_seconds"])
-        service = MigrationStateService(ApiClient.from_module(module), params)
+        client = ApiClient.from_module(module)
+        if params.get("namespace"):  # a typo must not read as "no HostedClusters here"
+            client.require_namespace(params["namespace"])
+        service = MigrationStateService(client, params)
         result = service.query() if params["state"] == "query" else service.move()
         for warning in service.warnings:
             module.warn(warning)

@@ -26,6 +26,8 @@ description:
   - With O(stable_seconds) the checks run again after that many seconds and must still pass.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
 options:
   namespace:
     description:
@@ -149,7 +151,11 @@ import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_health import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, OBJECT_NAME, check_names
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
 
 
 def argspec():
@@ -170,6 +176,7 @@ def argspec():
 
 def main():
     module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    check_names(module, NAME_RULES)
     run_module(module)
 
 

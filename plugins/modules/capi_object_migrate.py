@@ -62,6 +62,8 @@ description:
     object including the deletion, about 1 second; see the collection's docs/capi_object_migrate.md.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
 options:
   namespace:
     description:
@@ -246,7 +248,11 @@ import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_service import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, check_names
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("namespace", NAMESPACE)]
 
 
 def argspec():
@@ -269,6 +275,7 @@ def argspec():
 
 def main():
     module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    check_names(module, NAME_RULES)
     run_module(module)
 
 

@@ -27,10 +27,12 @@ description:
   - B(HostedControlPlane) present; B(sidecars) - each existing Deployment of O(deployments) has the container
     C(kube-apiserver-proxy), and the ConfigMap O(proxy_config_map) exists.
   - The module does not fail when a check fails; it returns RV(ok) false and the RV(problems). It fails only when it
-    cannot read (the HostedCluster does not exist, or the API refuses a read).
+    cannot read (O(namespace), the HCP namespace or the HostedCluster does not exist, or the API refuses a read).
   - Used by the role C(hypershift.private_capi.verify) and C(playbooks/verify_fleet.yml).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
 options:
   name:
     description:
@@ -190,10 +192,15 @@ import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_verify import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, OBJECT_NAME, check_names
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 DEFAULT_DEPLOYMENTS = ["cluster-api", "capi-provider", "control-plane-operator", "cluster-autoscaler",
                        "machine-approver", "hosted-cluster-config-operator", "karpenter-operator"]
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("name", OBJECT_NAME), ("namespace", NAMESPACE),
+              ("hcp_namespace", NAMESPACE.or_empty("derived from namespace and name")),
+              ("deployments[]", OBJECT_NAME), ("proxy_config_map", OBJECT_NAME)]
 
 
 def argspec():
@@ -215,6 +222,7 @@ def argspec():
 
 def main():
     module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    check_names(module, NAME_RULES)
     if module.params["parallelism"] < 1:
         module.fail_json(msg="parallelism must be 1 or more, got %d" % module.params["parallelism"])
     run_module(module)

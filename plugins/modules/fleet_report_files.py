@@ -79,7 +79,11 @@ files:
   elements: dict
   sample: [{"path": "/tmp/reports/run-1/report.json", "updated": true}, {"path": "/tmp/reports/run-1/report.md", "updated": true}]
 report:
-  description: The report as written to C(report.json) (run, totals per status, wall time, one entry per cluster with its phases).
+  description:
+    - The report as written to C(report.json) (run, totals per status, timings, one entry per cluster with its phases).
+    - "Timings - C(wall_seconds) (the whole run), C(parallel_clusters) (the most clusters at once, the batch size) and
+      C(seconds_per_migrated_cluster) (C(migrated_seconds_total), the migrated clusters' own durations summed, divided
+      by their number: one cluster on its own)."
   returned: success
   type: dict
 summary:

@@ -39,6 +39,8 @@ description:
     are not retried - the step fails, naming the object, and the caller rolls back.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
 options:
   namespace:
     description:
@@ -208,7 +210,13 @@ import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp_quiesce import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import API_GROUP, NAMESPACE, OBJECT_NAME, check_names
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME.or_empty("no HostedCluster")),
+              ("hostedcluster_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME),
+              ("pause_group", API_GROUP.or_empty("leave them alone"))]  # goes into the CRD name clusters.<group>
 
 
 def argspec():
@@ -231,6 +239,7 @@ def argspec():
 
 def main():
     module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    check_names(module, NAME_RULES)
     run_module(module)
 
 

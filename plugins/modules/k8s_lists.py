@@ -26,6 +26,8 @@ description:
     from) and C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
 options:
   lists:
     description:
@@ -47,6 +49,8 @@ options:
       namespace:
         description:
           - Namespace to list in; empty lists a namespaced kind in every namespace. Ignored for cluster-scoped kinds.
+          - A namespace given must exist (one GET of it per distinct namespace, see the notes); a 403 on that GET
+            counts as unknown.
         type: str
         default: ""
       label_selectors:
@@ -130,6 +134,7 @@ import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
     ApiClient, ApiError, auth_argspec, fail_from_error, parallel_map)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, check_names
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
@@ -140,6 +145,8 @@ LIST_OPTIONS = dict(
     label_selectors=dict(type="list", elements="str", default=[]),
     field_selectors=dict(type="list", elements="str", default=[]),
 )
+# options holding a namespace or object names (checked before any API call); "" lists every namespace
+NAME_RULES = [("lists[].namespace", NAMESPACE.or_empty("every namespace"))]
 
 
 def argspec():
@@ -173,6 +180,7 @@ def read(client, wanted, resolved):
 
 def main():
     module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
+    check_names(module, NAME_RULES)
     if module.params["parallelism"] < 1:
         module.fail_json(msg="parallelism must be 1 or more, got %d" % module.params["parallelism"])
     client = ApiClient.from_module(module)
@@ -181,6 +189,9 @@ def main():
         wanted = module.params["lists"]
         # discovery first, one entry at a time (the client's discovery cache is not thread-safe); then the LISTs
         resolved = [resolve(client, entry) for entry in wanted]
+        # a namespace that does not exist fails (one GET each), so a typo does not read as "no objects"
+        client.require_namespaces(("lists[%d].namespace" % index, namespace)
+                                  for index, (_what, path, namespace) in enumerate(resolved) if path is not None)
         results = parallel_map(lambda index: read(client, wanted[index], resolved[index]), range(len(wanted)),
                                module.params["parallelism"])
     except ApiError as error:

@@ -54,6 +54,8 @@ description:
     in C(cluster.hypershift.openshift.io), otherwise it fails and leaves the annotations to a human.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
 options:
   name:
     description:
@@ -82,10 +84,17 @@ options:
     default: false
   holder:
     description:
-      - Who holds the in-progress lease. Defaults to an id unique to this module run
-        (C(<host>:<pid>:<random>)), returned as RV(holder).
-      - To renew the lease or finish the migration in later tasks, pass the same value (for example
-        C({{ lock.holder }}) from the task that took the lock).
+      - Who holds the in-progress lease, returned as RV(holder).
+      - Defaults to one id per C(ansible-playbook) run, set by the collection's action plugin -
+        C(<controller host>:<pid of the ansible-playbook main process>:<its start time>), for example
+        C(controller-0:41234:20260301T101500.42Z). So every task of one run that leaves O(holder) unset acts as the
+        same holder - the task that takes the lock and the task that moves to V(migrated) or V(failed) - while
+        another run (even a later one with a reused pid) is a different holder. Two hosts of one run that target the
+        same HostedCluster therefore share the lock; give them distinct holders if they must exclude each other.
+      - When the module runs without its action plugin (outside C(ansible-playbook)), the default is an id unique
+        to that module run (C(<host>:<pid>:<random>)); pass RV(holder) on (for example C({{ lock.holder }})) to
+        renew the lease or finish the migration in a later run.
+      - An empty value means the default.
     type: str
   lease_seconds:
     description:
@@ -126,6 +135,10 @@ attributes:
     description: Returns details on what changed (or would change in check mode).
     support: full
     details: Shows the HostedCluster's annotations and labels before and after a move.
+  action:
+    description: Has an action plugin, which runs on the controller before the module.
+    support: full
+    details: It only fills in the default O(holder) of the C(ansible-playbook) run; the module does the rest.
 notes:
   - The RBAC the module needs - C(get), C(list) and C(update) on C(hostedclusters.hypershift.openshift.io),
     C(create) on C(events) in the HostedCluster namespaces, and for O(repair) C(list) on C(clusters),
@@ -154,19 +167,24 @@ EXAMPLES = r"""
     lease_seconds: 1800
   register: lock
 
-- name: Renew it during a long step
+- name: Renew it during a long step (the same playbook run is the same holder by default)
   hypershift.private_capi.migration_state:
     name: prod-01
     namespace: clusters
     state: in-progress
-    holder: "{{ lock.holder }}"
 
 - name: Finish
   hypershift.private_capi.migration_state:
     name: prod-01
     namespace: clusters
     state: migrated
-    holder: "{{ lock.holder }}"
+
+- name: Finish a lock another run took (its holder id, as that run returned it in holder)
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: migrated
+    holder: "{{ previous_run_holder }}"
 
 - name: Record a failure (after rolling back)
   hypershift.private_capi.migration_state:
@@ -231,10 +249,10 @@ from_state:
   type: str
   sample: legacy
 holder:
-  description: The lease holder this run acted as (the O(holder) option or the generated default).
+  description: The lease holder this run acted as (the O(holder) option or the default, see O(holder)).
   returned: always
   type: str
-  sample: "controller-0:41234:9f1c2a7b"
+  sample: "controller-0:41234:20260301T101500.42Z"
 renewed:
   description: Whether the run renewed its own lease.
   returned: when O(state) is not V(query)
@@ -325,11 +343,14 @@ label_selector:
 import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, OBJECT_NAME, check_names
 from ansible_collections.hypershift.private_capi.plugins.module_utils.migration_service import run_module
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]
 QUERYABLE_STATES = ["new", "legacy", "in-progress", "migrated", "failed", "invalid"]
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("name", OBJECT_NAME), ("namespace", NAMESPACE)]
 
 
 def argspec():
@@ -362,6 +383,7 @@ def main():
             ("state", "failed", ("name", "namespace", "reason")),
         ],
     )
+    check_names(module, NAME_RULES)
     run_module(module)
 
 

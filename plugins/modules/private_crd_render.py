@@ -45,6 +45,7 @@ description:
     and lists the objects, deleting nothing. Twins without the label above are left alone.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
 options:
   definitions:
     description:
@@ -258,8 +259,12 @@ diff:
 import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, SERVICE_NAME, check_names
 from ansible_collections.hypershift.private_capi.plugins.module_utils.private_crd_service import run_module
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("conversion_webhook_service_name", SERVICE_NAME), ("conversion_webhook_service_namespace", NAMESPACE)]
 
 
 def argspec():
@@ -291,6 +296,7 @@ def main():
         supports_check_mode=True,
         mutually_exclusive=[["definitions", "src"]],
     )
+    check_names(module, NAME_RULES)
     run_module(module)
 
 

@@ -338,12 +338,19 @@ def test_agent_without_extra_groups_keeps_agent_objects_and_repoints_them(hcp):
 
 def test_errors_name_what_is_wrong(hcp):
     server, _session, _crds = hcp
-    bad_kind = migrate(server, "nowhere", kinds=["Bogus"])
+    created = server.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                            "metadata": {"name": "empty-hcp"}})
+    assert created.status == 201, created
+    bad_kind = migrate(server, "empty-hcp", kinds=["Bogus"])
     assert bad_kind.failed and "kinds: bogus not served" in bad_kind["msg"] and "Machine (cluster.x-k8s.io)" in bad_kind["msg"]
-    bad_extra = migrate(server, "nowhere", extra_groups={"capi-provider.cluster.x-k8s.io": "x.example.com"})
+    bad_extra = migrate(server, "empty-hcp", extra_groups={"capi-provider.cluster.x-k8s.io": "x.example.com"})
     assert bad_extra.failed and "collides with the suffix pattern" in bad_extra["msg"]
-    empty = migrate(server, "nowhere")
-    assert not empty.failed and empty["changed"] is False and warned(empty, "no standard CAPI objects found in namespace nowhere")
+    empty = migrate(server, "empty-hcp")
+    assert not empty.failed and empty["changed"] is False and warned(empty, "no standard CAPI objects found in namespace empty-hcp")
+    # a namespace that does not exist is an error, not "nothing to migrate" (issue 16)
+    missing = migrate(server, "nowhere")
+    assert missing.failed and "namespace 'nowhere' (option namespace) does not exist" in missing["msg"]
+    assert missing["api_calls"]["total"] == 1 and missing.get("counts") is None
 
 
 def test_ansible_playbook_migrates_with_module_defaults(hcp, tmp_path):

@@ -36,3 +36,18 @@ def test_bad_input_fails_with_the_filter_message():
     assert returncode == 2, output
     assert counts["failed"] == 1 and counts["ok"] == 0, output
     assert "to_private_capi: cannot translate int 42: expected an apiVersion string, a URL path" in output, output
+
+
+def test_bad_filter_arguments_fail_with_the_filter_message():
+    """Issue 16 item 9f through real templating: the filters' own messages, not Python's missing-argument TypeError."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    playbook = os.path.join(REPO_ROOT, "tests", "integration", "playbooks", "filter_arguments.yml")
+    completed = subprocess.run([ANSIBLE_PLAYBOOK, playbook], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                               timeout=300, check=False)
+    output = completed.stdout + completed.stderr
+    match = RECAP_RE.search(completed.stdout)
+    assert completed.returncode == 0 and match, output
+    counts = {key: int(value) for key, value in (item.split("=") for item in match.group("counts").split())}
+    assert counts["rescued"] == 4 and counts["failed"] == 0, output
+    assert "required positional argument" not in output, output

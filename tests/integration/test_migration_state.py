@@ -6,6 +6,7 @@ assertion reads the server back.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -248,6 +249,31 @@ def test_lock_race_between_two_ansible_playbook_processes(server):
         holder = ms.lease_of(read(server, "race", name)["metadata"]["annotations"])["holder"]
         assert "lock holder %s" % holder in winners[0]
         assert "the migration lock is held by '%s'" % holder in losers[0], losers[0]
+
+
+def test_tasks_of_one_playbook_run_share_the_default_holder_and_runs_differ(server):
+    """Issue 16 item B: without holder, the lock task and the finishing task of one run are one holder (the action
+    plugin's <controller host>:<ansible-playbook pid>:<its start time>); two runs are two holders."""
+    playbook = os.path.join(REPO_ROOT, "tests", "integration", "playbooks", "migration_default_holder.yml")
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    holders = []
+    for name, final_state in (("holder-migrated", "migrated"), ("holder-failed", "failed")):
+        new_hostedcluster(server, "clusters", name, state=ms.LEGACY)
+        command = [os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook"), playbook, "-e", "kubeconfig=%s" % server.kubeconfig,
+                   "-e", "hc_name=%s" % name, "-e", "hc_namespace=clusters", "-e", "final_state=%s" % final_state,
+                   "-e", "ansible_python_interpreter=%s" % sys.executable]
+        completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+        output = completed.stdout + completed.stderr
+        assert completed.returncode == 0, output
+        lock_holder, finish_holder = re.search(r"holders (\S+) (\S+)\"", output).groups()
+        assert lock_holder == finish_holder, output
+        assert re.match(r"^[^:]+:\d+:\d{8}T\d{6}\.\d{2}Z$", lock_holder), lock_holder
+        assert ms.state_of(read(server, "clusters", name)) == final_state
+        history = json.loads(read(server, "clusters", name)["metadata"]["annotations"][ms.HISTORY_ANNOTATION])
+        assert [entry["by"] for entry in history] == [lock_holder, lock_holder], history
+        holders.append(lock_holder)
+    assert holders[0] != holders[1]
 
 
 def test_query_one_namespace_and_fleet_with_one_list(server):

@@ -229,6 +229,60 @@ def test_without_annotation_false_and_zero_become_unset_as_upstream_does():
     assert convert_object(mhc, "v1beta2")["status"] == {"currentHealthy": 2}
 
 
+# Upstream v1beta1 serializes these status bools without omitempty (capi/NOTES.md 4.3 "Initialization flags"): a
+# v1beta1 reader always sees them, false when v1beta2 leaves them unset.
+ALWAYS_SERIALIZED_BOOLS = {
+    "Cluster": (("infrastructureReady", "infrastructureProvisioned"), ("controlPlaneReady", "controlPlaneInitialized")),
+    "Machine": (("bootstrapReady", "bootstrapDataSecretCreated"), ("infrastructureReady", "infrastructureProvisioned")),
+    "MachinePool": (("bootstrapReady", "bootstrapDataSecretCreated"), ("infrastructureReady", "infrastructureProvisioned")),
+}
+
+
+def _hub_with_status(kind, status):
+    return {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": kind, "metadata": {"name": "x", "namespace": "ns"},
+            "status": copy.deepcopy(status)}
+
+
+@pytest.mark.parametrize("kind", sorted(ALWAYS_SERIALIZED_BOOLS))
+@pytest.mark.parametrize("initialization", [None, {}, "first-only", "second-only", "both-true", "both-false"])
+def test_down_conversion_always_writes_the_non_omitempty_status_bools(kind, initialization):
+    pairs = ALWAYS_SERIALIZED_BOOLS[kind]
+    status = {"phase": "Provisioning"}
+    if initialization == "first-only":
+        status["initialization"] = {pairs[0][1]: True}
+    elif initialization == "second-only":
+        status["initialization"] = {pairs[1][1]: True}
+    elif initialization in ("both-true", "both-false"):
+        status["initialization"] = {new: initialization == "both-true" for _old, new in pairs}
+    elif initialization == {}:
+        status["initialization"] = {}
+    hub = _hub_with_status(kind, status)
+    spoke = convert_object(hub, "v1beta1")
+    for old, new in pairs:
+        expected = (status.get("initialization") or {}).get(new, False)
+        assert spoke["status"][old] is expected, (old, spoke["status"])
+    assert schema_check.problems(spoke) == []
+    # and back: an unset v1beta2 field stays unset, an explicit false is kept through the annotation
+    back = convert_object(spoke, "v1beta2")
+    assert back == (hub if status.get("initialization") != {} else _hub_with_status(kind, {"phase": "Provisioning"}))
+
+
+@pytest.mark.parametrize("kind", sorted(ALWAYS_SERIALIZED_BOOLS))
+def test_false_flags_of_a_v1beta1_object_survive_the_round_trip(kind):
+    pairs = ALWAYS_SERIALIZED_BOOLS[kind]
+    spoke = {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": kind, "metadata": {"name": "x", "namespace": "ns"},
+             "status": dict({old: False for old, _new in pairs}, phase="Pending")}
+    back = convert_object(convert_object(spoke, "v1beta2"), "v1beta1")
+    assert back == spoke
+
+
+@pytest.mark.parametrize("kind", sorted(ALWAYS_SERIALIZED_BOOLS))
+def test_an_object_without_status_gets_none(kind):
+    """A manifest nobody reconciled yet has no status; converting it down does not invent one."""
+    hub = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": kind, "metadata": {"name": "x", "namespace": "ns"}}
+    assert "status" not in convert_object(hub, "v1beta1")
+
+
 @pytest.mark.parametrize("hub_fields, annotation", [
     ({"spec": {"paused": False}}, {"spec": {"paused": False}}),
     ({"spec": {"paused": True}}, None),

@@ -78,3 +78,30 @@ def test_report_files_names_the_record_it_cannot_read(tmp_path, content):
     with pytest.raises(FleetReportError) as raised:
         read_records(str(tmp_path))
     assert str(tmp_path / "mc-1__clusters__hc-09.json") in str(raised.value) and "remove or repair it" in str(raised.value)
+
+
+def test_timings_say_what_they_are_when_clusters_ran_in_parallel():
+    """Issue 16 item C: three clusters at once, 6 s each, wall 7 s. The headline names the wall time of the run, the
+    clusters at once (batch size) and the time per migrated cluster one at a time (sum / count = 6 s), never the
+    wall time divided by the clusters (2.3 s) nor the wall time itself presented as a per-cluster figure."""
+    batch = [record("hc-%02d" % index, "migrated", [("read", index * 0.5), ("copy", index * 0.5 + 3),
+                                                    ("end", index * 0.5 + 6)]) for index in range(3)]
+    later = record("hc-09", "failed", [("read", 8), ("end", 9)])  # after the batch: not parallel to it
+    report = build_report(batch + [later], "run-p")
+    assert report["wall_seconds"] == 9.0
+    assert report["parallel_clusters"] == 3
+    assert report["migrated_seconds_total"] == 18.0 and report["seconds_per_migrated_cluster"] == 6.0
+    headline = ("wall time of the run 9.0 s, up to 3 clusters at once (batch size); time per migrated cluster, one at "
+                "a time: 6.0 s (18.0 s summed over 3 migrated)")
+    assert "- Timing: %s" % headline in report_markdown(report)
+    assert report_summary(report)[1] == headline + "; 0 CAPI objects moved"
+
+
+def test_serial_clusters_are_one_at_a_time_and_touching_runs_do_not_overlap():
+    serial = [record("hc-01", "migrated", [("read", 0), ("end", 2)]), record("hc-02", "migrated", [("read", 2), ("end", 5)])]
+    report = build_report(serial, "run-s")
+    assert report["parallel_clusters"] == 1 and report["wall_seconds"] == 5.0
+    assert report["seconds_per_migrated_cluster"] == 2.5
+    assert "up to 1 cluster at once (batch size)" in report_summary(report)[1]
+    nothing = build_report([record("hc-03", "failed", [("read", 0), ("end", 1)])], "run-f")
+    assert report_summary(nothing)[1].endswith("time per migrated cluster: n/a (none migrated); 0 CAPI objects moved")

@@ -1,0 +1,76 @@
+"""Every filter of plugins/filter/ called with missing, extra, unknown or wrongly typed arguments fails with an
+AnsibleFilterError naming the filter (and, for the argument list, its usage) - never Python's own TypeError,
+AttributeError or KeyError."""
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.hypershift.private_capi.plugins.filter import capi, capi_diff, fleet_report, fleet_verify
+
+FILTERS = {}
+for plugin in (capi, capi_diff, fleet_report, fleet_verify):
+    FILTERS.update(plugin.FilterModule().filters())
+
+CLUSTER = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "c", "namespace": "n"}}
+REPORT = fleet_report.fleet_report([], "run-1")
+
+# (filter, args, kwargs, words the message must hold)
+BAD_CALLS = [
+    # missing arguments: 9f's convert_capi without a version, and every other filter's required argument
+    ("convert_capi", (CLUSTER,), {}, ["convert_capi: missing a required argument: 'version'",
+                                      "usage: {{ obj | hypershift.private_capi.convert_capi('v1beta2') }}"]),
+    ("capi_diff", (CLUSTER,), {}, ["capi_diff: missing a required argument: 'after'",
+                                   "usage: {{ before | hypershift.private_capi.capi_diff(after) }}"]),
+    ("fleet_report", ([],), {}, ["fleet_report: missing a required argument: 'run_id'",
+                                 "usage: {{ records | hypershift.private_capi.fleet_report('run-1') }}"]),
+    ("capi_verify_judge", (), {}, ["capi_verify_judge: missing a required argument: 'inputs'", "usage: "]),
+    ("to_private_capi", (), {}, ["to_private_capi: missing a required argument: 'value'", "usage: "]),
+    ("capi_owners_outside", (), {}, ["capi_owners_outside: missing a required argument: 'objects'", "usage: "]),
+    # too many or unknown arguments
+    ("convert_capi", (CLUSTER, "v1beta2", None, None, "extra"), {},
+     ["convert_capi: too many positional arguments", "version, ref_versions=None, crds=None"]),
+    ("to_standard_capi", (CLUSTER,), {"extra_group": {}}, ["to_standard_capi: got an unexpected keyword argument "
+                                                           "'extra_group'", "extra_groups=None"]),
+    ("fleet_report_markdown", (REPORT, "x"), {}, ["fleet_report_markdown: too many positional arguments"]),
+    ("fleet_report_summary", (REPORT,), {"path": "x"}, ["fleet_report_summary: got an unexpected keyword argument"]),
+    ("capi_verify_table", ([], 1), {}, ["capi_verify_table: too many positional arguments"]),
+    ("capi_diff", (CLUSTER, CLUSTER, 5, 6), {}, ["capi_diff: too many positional arguments"]),
+    # wrongly typed arguments
+    ("convert_capi", (CLUSTER, 2), {}, ["convert_capi: target version must be one of v1beta1, v1beta2, got 2", "usage"]),
+    ("to_private_capi", (CLUSTER, ["a"]), {}, ["to_private_capi: invalid extra_groups"]),
+    ("capi_diff", (CLUSTER, CLUSTER, "5"), {}, ["capi_diff: limit must be a positive integer"]),
+    ("fleet_report", ([], 5), {}, ["fleet_report: run_id must be the run id (a string), got int 5"]),
+    ("fleet_report", ([1], "run-1"), {}, ["fleet_report: record 0 must be a migrate record (a mapping), got int 1"]),
+    ("fleet_report", ([], "run-1", "yes"), {}, ["fleet_report: check_mode must be true or false, got str 'yes'"]),
+    ("fleet_report_markdown", ([],), {}, ["fleet_report_markdown: the input must be the report fleet_report returns"]),
+    ("fleet_report_markdown", ({"run_id": "x"},), {}, ["fleet_report_markdown: the input is not a report of fleet_report",
+                                                       "usage: {{ records | hypershift.private_capi.fleet_report("]),
+    ("fleet_report_summary", ("text",), {}, ["fleet_report_summary: the input must be the report fleet_report returns"]),
+    ("fleet_report_summary", (REPORT, 5), {}, ["fleet_report_summary: report_path must be a path (a string), got int 5"]),
+    ("capi_owners_outside", ("text",), {}, ["capi_owners_outside: the input (objects) must be a list of mappings, got str"]),
+    ("capi_owners_outside", ([1],), {}, ["capi_owners_outside: the input (objects) must be a list of mappings, item 0 is"]),
+    ("capi_owners_outside", ([], 5), {}, ["capi_owners_outside: others must be a list of mappings, got int"]),
+    ("capi_verify_judge", ([],), {}, ["capi_verify_judge: expected a dict of what was read, got list"]),
+    ("capi_verify_table", ("text",), {}, ["capi_verify_table: the input (capi_verify results) must be a list of mappings"]),
+    ("capi_verify_table", ([1],), {}, ["capi_verify_table: the input (capi_verify results) must be a list of mappings, "
+                                       "item 0 is int 1"]),
+]
+
+
+def test_every_filter_is_covered():
+    assert {name for name, _args, _kwargs, _words in BAD_CALLS} == set(FILTERS)
+
+
+@pytest.mark.parametrize("name, args, kwargs, words", BAD_CALLS,
+                         ids=["%s-%d" % (call[0], index) for index, call in enumerate(BAD_CALLS)])
+def test_bad_calls_raise_a_filter_error_naming_the_filter(name, args, kwargs, words):
+    with pytest.raises(AnsibleFilterError) as raised:
+        FILTERS[name](*args, **kwargs)
+    for word in words:
+        assert word in str(raised.value), str(raised.value)
+
+
+def test_good_calls_still_work():
+    assert FILTERS["convert_capi"](CLUSTER, "v1beta1")["apiVersion"] == "cluster.x-k8s.io/v1beta1"
+    assert FILTERS["capi_owners_outside"]([CLUSTER], [None]) == []  # a HostedControlPlane not found is None
+    assert FILTERS["fleet_report_summary"](REPORT, report_path="r")[-1] == "report: r (.json, .md)"
+    assert FILTERS["to_private_capi"](value="cluster.x-k8s.io/v1beta2") == "cluster.hypershift.openshift.io/v1beta2"
