@@ -153,6 +153,7 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructa
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import AGENT_EXTRA_GROUPS, GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.kubeconfig import kubeconfig_problem
 
 try:
     from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import (
@@ -391,8 +392,9 @@ class _Transport(object):
 def _kubeconfig_client(source):
     """A kubernetes ApiClient from the entry's kubeconfig/context; SourceError naming what to fix."""
     path = source["kubeconfig"]
-    if path and not os.path.isfile(path):
-        raise SourceError("kubeconfig %s does not exist or is not a file; fix the kubeconfig path of this entry" % path)
+    problem = kubeconfig_problem({"kubeconfig": path, "context": source["context"]})
+    if problem:  # the modules' own check: names the file and what is wrong with it (not YAML, not a kubeconfig...)
+        raise SourceError("%s (fix the kubeconfig or context of this entry)" % problem)
     try:
         contexts, current = kubernetes_config.list_kube_config_contexts(config_file=path)
     except (ConfigException, OSError, ValueError) as exc:

@@ -206,3 +206,19 @@ def test_without_counts_or_credentials_those_variables_are_absent():
     variables = plugin.host_variables(record, {"name": "local", "kubeconfig": None, "context": None})
     assert not {"private_capi_kubeconfig", "private_capi_context", "private_capi_capi_objects",
                 "private_capi_standard_objects", "private_capi_private_objects"} & set(variables)
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "does not exist"),
+    ("vm\n", "is not a kubeconfig"),
+    ("directory", "is a directory"),
+])
+def test_a_bad_kubeconfig_is_named_with_what_is_wrong(tmp_path, content, expected):
+    path = tmp_path / "kubeconfig"
+    if content == "directory":
+        path.mkdir()
+    elif content is not None:
+        path.write_text(content)
+    with pytest.raises(plugin.SourceError) as raised:
+        plugin._kubeconfig_client({"name": "mc-1", "kubeconfig": str(path), "context": None})  # pylint: disable=protected-access
+    assert str(path) in str(raised.value) and expected in str(raised.value)
