@@ -8,7 +8,7 @@ collection's module_utils (capi_groups, capi_versions); this package only moves 
 __version__ = "0.1.0"
 
 try:  # the translation core lives in the collection: fail at once, saying how to make it importable
-    import ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups  # noqa: F401 pylint: disable=unused-import
+    import ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups  # noqa: F401 pylint: disable=unused-import
 except ImportError as exc:
     raise ImportError(
         "capi_proxy needs the hypershift.private_capi collection on the Python path: install it "

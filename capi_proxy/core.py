@@ -1,6 +1,6 @@
 """The collection's translation core, imported once under short names (no logic of its own here)."""
 # pylint: disable=unused-import
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (  # noqa: F401
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (  # noqa: F401
     DEFAULT_GROUP_MAP,
     PRIVATE_SUFFIX,
     STANDARD_SUFFIX,
@@ -14,13 +14,13 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_group
     translate_object_in_place,
     translate_path,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import (  # noqa: F401
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import (  # noqa: F401
     CONVERTIBLE_KINDS,
     SUPPORTED_VERSIONS,
     ConversionError,
     convert_object,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.crd_render import (  # noqa: F401
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import (  # noqa: F401
     DEFAULT_CATEGORY,
     DEFAULT_SHORT_NAME_PREFIX,
     STANDARD_CATEGORY,

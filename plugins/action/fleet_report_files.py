@@ -19,7 +19,7 @@ import os
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 from ansible.plugins.action import ActionBase
 from ansible_collections.hypershift.private_capi.plugins.action.controller_files import current, write_atomically
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet_report import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
     FleetReportError, build_report, report_markdown, report_summary)
 
 REQUIRED = ("record_dir", "report_dir", "run_id")

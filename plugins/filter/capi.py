@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     DEFAULT_GROUP_MAP,
     TO_PRIVATE,
     TO_STANDARD,
@@ -16,7 +16,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_group
     describe_object,
     translate,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.filter_args import checked_arguments
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments
 
 CAPI_VERSIONS = ("v1beta1", "v1beta2")
 
@@ -55,10 +55,10 @@ def to_standard_capi(value, extra_groups=None):
 def _load_convert_object():
     # Imported lazily: the version-conversion core is a separate module_util that the group filters do not need.
     try:
-        from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import convert_object
+        from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import convert_object
     except ImportError as error:
         raise AnsibleFilterError(
-            "convert_capi: cannot import plugins/module_utils/capi_versions.py (%s); reinstall the "
+            "convert_capi: cannot import plugins/module_utils/translate/versions.py (%s); reinstall the "
             "hypershift.private_capi collection" % error
         )
     return convert_object

@@ -8,8 +8,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.collections import is_sequence
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_diff import diff_objects
-from ansible_collections.hypershift.private_capi.plugins.module_utils.filter_args import checked_arguments
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments
 
 
 @checked_arguments("capi_diff", "{{ before | hypershift.private_capi.capi_diff(after) }}, optionally limit=20",

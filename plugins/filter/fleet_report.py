@@ -7,8 +7,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.filter_args import checked_arguments, type_problem
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet_report import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments, type_problem
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
     FleetReportError, build_report, report_markdown, report_summary)
 
 REPORT_USAGE = "{{ records | hypershift.private_capi.fleet_report('run-1') | hypershift.private_capi.%s }}"

@@ -8,8 +8,8 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import capi_verify_judge as judge
-from ansible_collections.hypershift.private_capi.plugins.module_utils.filter_args import checked_arguments
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments
 
 
 def _list_of_mappings(filter_name, argument, value, usage, allow_none=False):

@@ -151,16 +151,17 @@ import re
 from ansible.errors import AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import AGENT_EXTRA_GROUPS, GroupMap
-from ansible_collections.hypershift.private_capi.plugins.module_utils.kubeconfig import kubeconfig_problem
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as migration_states
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import AGENT_EXTRA_GROUPS, GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeconfig import kubeconfig_problem
 
 try:
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import (
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
         preferred_resources,
         read_served_resources,
     )
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
         PARTIAL_METADATA_LIST_ACCEPT,
         ApiClient,
         ApiError,
@@ -177,9 +178,9 @@ except ImportError as exc:  # reported by parse(), so ansible-doc and verify_fil
 else:
     IMPORT_ERROR = None
 
-HOSTEDCLUSTER_GROUP = "hypershift.openshift.io"
-HOSTEDCLUSTER_VERSION = "v1beta1"
-HOSTEDCLUSTER_PLURAL = "hostedclusters"
+HOSTEDCLUSTER_GROUP = hypershift.HOSTEDCLUSTER_GROUP
+HOSTEDCLUSTER_VERSION = hypershift.HOSTEDCLUSTER_VERSION
+HOSTEDCLUSTER_PLURAL = hypershift.HOSTEDCLUSTER_PLURAL
 ALL_GROUP = "capi_hostedclusters"
 STANDARD = "standard"
 PRIVATE = "private"
@@ -287,7 +288,7 @@ def hostedcluster_record(hostedcluster, management_cluster):
         "management_cluster": management_cluster,
         "namespace": namespace,
         "name": name,
-        "hcp_namespace": migration_states.hcp_namespace(namespace, name),
+        "hcp_namespace": hypershift.hcp_namespace(namespace, name),
         "platform": ((hostedcluster.get("spec") or {}).get("platform") or {}).get("type") or "None",
         "state": migration_states.state_of_annotations(annotations),
         "state_label": labels.get(migration_states.STATE_LABEL),

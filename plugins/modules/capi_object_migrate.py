@@ -246,9 +246,9 @@ direction:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_service import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, check_names
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, check_names
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 # options holding a namespace or object names (checked before any API call)

@@ -208,9 +208,9 @@ elapsed_seconds:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp_quiesce import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import API_GROUP, NAMESPACE, OBJECT_NAME, check_names
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME, check_names
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 # options holding a namespace or object names (checked before any API call)

@@ -132,9 +132,9 @@ api_calls:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiClient, ApiError, auth_argspec, fail_from_error, parallel_map)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, check_names
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, check_names
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 

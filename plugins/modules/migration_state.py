@@ -291,6 +291,11 @@ hostedclusters:
     namespace:
       description: Namespace.
       type: str
+    hcp_namespace:
+      description:
+        - The HCP namespace HyperShift gives this HostedCluster (C(<namespace>-<name>), dots as dashes), the one
+          rule the collection keeps for it (also the filter P(hypershift.private_capi.hcp_namespace#filter)).
+      type: str
     state:
       description: State judged from the annotations (V(new), V(legacy), V(in-progress), V(migrated), V(failed), V(invalid)).
       type: str
@@ -342,9 +347,9 @@ label_selector:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, OBJECT_NAME, check_names
-from ansible_collections.hypershift.private_capi.plugins.module_utils.migration_service import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME, check_names
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import run_module
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]

@@ -258,9 +258,9 @@ diff:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import NAMESPACE, SERVICE_NAME, check_names
-from ansible_collections.hypershift.private_capi.plugins.module_utils.private_crd_service import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, SERVICE_NAME, check_names
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.service import run_module
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 # options holding a namespace or object names (checked before any API call)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS,
     TO_PRIVATE,
     TO_STANDARD,

@@ -28,7 +28,7 @@ def test_built_tarball_installs_and_serves_filters_by_fqcn(tmp_path):
     leaked = [n for n in names if n.startswith(FORBIDDEN_PREFIXES) or "__pycache__" in n or n.endswith(".tar.gz")]
     assert not leaked, "build leaked local state into the tarball: %s" % leaked[:20]
     for required in ("MANIFEST.json", "FILES.json", "meta/runtime.yml", "plugins/filter/capi.py",
-                     "plugins/module_utils/capi_groups.py", "plugins/filter/to_private_capi.yml"):
+                     "plugins/module_utils/translate/groups.py", "plugins/filter/to_private_capi.yml"):
         assert required in names, "%s missing from the tarball" % required
 
     # A user's environment: none of the checkout's Ansible settings (make exports ANSIBLE_CONFIG, whose

@@ -14,8 +14,8 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states as ms
-from ansible_collections.hypershift.private_capi.plugins.module_utils.crd_render import RenderOptions, render_all
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as ms
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import RenderOptions, render_all
 from tests.conftest import REPO_ROOT, SHARED_ROOT
 from tests.integration.module_runner import Zygote, run_module
 

@@ -13,8 +13,8 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import crd_render
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import TO_PRIVATE, translate_object
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE, translate_object
 from tests.conftest import REPO_ROOT, SHARED_ROOT
 from tests.integration.module_runner import run_module
 

@@ -3,7 +3,7 @@ import copy
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_diff import diff_objects
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
 
 MACHINE = {
     "apiVersion": "cluster.x-k8s.io/v1beta2",

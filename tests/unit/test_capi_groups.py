@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import capi_groups
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate import groups as capi_groups
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS,
     AGENT_PRIVATE_GROUP,
     AGENT_STANDARD_GROUP,

@@ -13,7 +13,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS,
     DEFAULT_GROUP_MAP,
     TO_PRIVATE,

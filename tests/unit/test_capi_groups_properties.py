@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_STANDARD_GROUP,
     DEFAULT_GROUP_MAP,
     TO_PRIVATE,

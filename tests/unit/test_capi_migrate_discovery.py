@@ -1,19 +1,19 @@
 """capi_migrate_discovery (kinds from discovery documents) and the retry/parallel helpers it relies on."""
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS,
     TO_PRIVATE,
     TO_STANDARD,
     GroupMap,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
     DiscoveryError,
     _from_aggregated,
     dependent_resources,
     moved_kinds,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import ApiError, call_with_retries, parallel_map
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, call_with_retries, parallel_map
 
 
 def resource(plural, kind, status=True, namespaced=True, verbs=("get", "list", "create", "update", "patch", "delete")):

@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import TO_PRIVATE, TO_STANDARD, GroupMap
-from ansible_collections.hypershift.private_capi.plugins.module_utils import capi_migrate_plan as plan
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_graph import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE, TO_STANDARD, GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move import plan
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import (
     OwnershipCycleError,
     OwnershipGraph,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_verify import failure_message, verify_copies
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.verify import failure_message, verify_copies
 from tests.fixtures.hcp import build
 
 GROUPS = GroupMap()

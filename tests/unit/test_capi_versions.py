@@ -8,8 +8,8 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import CapiTranslationError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import CapiTranslationError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import (
     CONVERSION_DATA_ANNOTATION,
     CONVERTIBLE_KINDS,
     ConversionError,
@@ -18,9 +18,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     parse_go_duration,
     seconds_to_duration,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_cluster import CLUSTER_ZERO_PATHS
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_common import split_paths
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_kinds import V1BETA2_ZERO_PATHS
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_cluster import CLUSTER_ZERO_PATHS
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import split_paths
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_kinds import V1BETA2_ZERO_PATHS
 from tests.conftest import SHARED_ROOT
 from tests.unit import schema_check
 

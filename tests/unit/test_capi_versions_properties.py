@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import (
     CONVERSION_DATA_ANNOTATION,
     convert_object,
 )

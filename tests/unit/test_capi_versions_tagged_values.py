@@ -1,5 +1,5 @@
 """Values that went through Ansible 2.19 templating are str/int subclasses: conversion must accept them."""
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import convert_object
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import convert_object
 
 
 class TaggedInt(int):

@@ -10,17 +10,17 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import crd_render
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS,
     GroupMap,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.crd_render import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import (
     CrdRenderError,
     RenderOptions,
     render_all,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.private_crd_service import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.service import (
     build_options,
     load_file,
     load_src,

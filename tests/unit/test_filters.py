@@ -12,7 +12,7 @@ from ansible_collections.hypershift.private_capi.plugins.filter.capi import (
     to_private_capi,
     to_standard_capi,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS,
     AGENT_PRIVATE_GROUP,
     AGENT_STANDARD_GROUP,
@@ -139,7 +139,7 @@ def core_objects(objects):
 
 
 def test_convert_capi_delegates_to_convert_object(simple_cluster_objects):
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import convert_object
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import convert_object
 
     core = core_objects(simple_cluster_objects)
     assert [obj["kind"] for obj in core] == ["Cluster", "MachineDeployment"]

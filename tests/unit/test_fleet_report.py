@@ -7,7 +7,7 @@ import pytest
 from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.hypershift.private_capi.plugins.action.fleet_report_files import read_records, report_files
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet_report import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
     FleetReportError, build_report, phases, report_markdown, report_summary)
 
 

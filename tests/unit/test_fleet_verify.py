@@ -82,7 +82,7 @@ def test_table_has_a_row_per_cluster_and_a_total():
 # -- the capi_verify module's pure parts: which resources it lists, how it resolves an owner ------------------------
 
 def _served():
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import ServedResource
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import ServedResource
     verbs = ["get", "list", "create", "update"]
     return {
         "": [("v1", [ServedResource("", "v1", "secrets", "Secret", True, verbs, False)])],
@@ -100,7 +100,7 @@ def _served():
 
 
 def _cluster_scoped():
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import ServedResource
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import ServedResource
     return ServedResource("cluster.x-k8s.io", "v1beta1", "clusterthings", "ClusterThing", False, ["get", "list"], False)
 
 
@@ -108,8 +108,8 @@ ClusterScoped = _cluster_scoped()
 
 
 def test_verify_lists_each_namespaced_capi_resource_once_in_its_preferred_version():
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import GroupMap
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_verify import capi_resources
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import capi_resources
     group_map = GroupMap()
     standard = capi_resources(_served(), group_map.is_standard)
     assert [(r.group, r.version, r.plural) for r in standard] == [("cluster.x-k8s.io", "v1beta2", "machines")]
@@ -119,7 +119,7 @@ def test_verify_lists_each_namespaced_capi_resource_once_in_its_preferred_versio
 
 
 def test_verify_resolves_an_owner_in_its_own_version_else_the_preferred_one():
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_verify import counts_by_kind, owner_resource
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import counts_by_kind, owner_resource
     served = _served()
     assert owner_resource(served, {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine"}).version == "v1beta1"
     assert owner_resource(served, {"apiVersion": "cluster.x-k8s.io/v1alpha4", "kind": "Machine"}).version == "v1beta2"

@@ -3,8 +3,10 @@ import copy
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import capi_health, hcp_quiesce
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp_quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import health as capi_health
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import quiesce as hcp_quiesce
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
     PAUSED_ANNOTATION,
     PAUSED_UNTIL_ANNOTATION,
     PHASE_ANNOTATION,

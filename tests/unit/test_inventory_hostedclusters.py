@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.hypershift.private_capi.plugins.inventory import hostedclusters as plugin
-from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states as ms
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import AGENT_EXTRA_GROUPS, GroupMap
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import ServedResource
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as ms
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import AGENT_EXTRA_GROUPS, GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import ServedResource
 
 # The annotations of each state, as the state machine writes them (DESIGN.md "The state machine").
 STATE_ANNOTATIONS = {

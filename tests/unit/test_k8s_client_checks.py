@@ -3,13 +3,15 @@ every place it can come from) and require_namespace (404 fails naming it, 403 is
 import pytest
 import yaml
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import k8s_client, kubeconfig
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s import client as k8s_client
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s import kubeconfig
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiClient,
     ApiError,
     NamespaceNotFoundError,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.kubeconfig import kubeconfig_problem
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeconfig import kubeconfig_problem
 
 GOOD = {"apiVersion": "v1", "kind": "Config", "current-context": "admin",
         "clusters": [{"name": "mgmt", "cluster": {"server": "https://127.0.0.1:1"}}],

@@ -1,11 +1,11 @@
-"""The shared name/namespace validator (plugins/module_utils/k8s_names.py), table-driven, and that every module that
+"""The shared name/namespace validator (plugins/module_utils/k8s/names.py), table-driven, and that every module that
 takes a name or a namespace declares it in its NAME_RULES and checks them right after building its module."""
 import importlib
 import inspect
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_names import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import (
     API_GROUP,
     NAMESPACE,
     OBJECT_NAME,

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states as ms
-from ansible_collections.hypershift.private_capi.plugins.module_utils.migration_states import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as ms
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.machine import (
     FAILED,
     IN_PROGRESS,
     INVALID,
@@ -226,7 +227,7 @@ def test_report_and_selectors_and_hcp_namespace():
     assert ms.report(hostedcluster(LEGACY, label=False), NOW)["label_in_sync"] is False
     assert ms.label_selector_for([LEGACY, FAILED, LEGACY]) == "hypershift.openshift.io/capi-migration-state in (failed,legacy)"
     assert ms.label_selector_for([LEGACY, NEW]) is None and ms.label_selector_for([]) is None
-    assert ms.hcp_namespace("clusters", "prod.eu-1") == "clusters-prod-eu-1"
+    assert hypershift.hcp_namespace("clusters", "prod.eu-1") == "clusters-prod-eu-1"
 
 
 def test_time_round_trip():

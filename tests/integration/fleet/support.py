@@ -7,7 +7,7 @@ import sys
 
 import yaml
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS, TO_PRIVATE, GroupMap, translate_object)
 from tests.conftest import REPO_ROOT
 from tests.fixtures.hcp import build, fleet, state

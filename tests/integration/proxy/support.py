@@ -11,7 +11,7 @@ import urllib.request
 
 import yaml
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import crd_render
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
 from tests.conftest import REPO_ROOT, SHARED_ROOT
 from tests.kubeapi import certs
 

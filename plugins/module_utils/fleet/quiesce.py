@@ -13,7 +13,8 @@ Errors are not retried: a step that fails stops the run and the caller rolls bac
 import re
 import time
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiClient,
     ApiError,
     api_path,
@@ -25,8 +26,8 @@ REPLICAS_ANNOTATION = "hypershift.openshift.io/capi-migration-replicas"
 PAUSED_UNTIL_ANNOTATION = "hypershift.openshift.io/capi-migration-paused-until"
 PHASE_ANNOTATION = "hypershift.openshift.io/capi-migration-phase"
 NO_PAUSED_UNTIL = "none"
-HYPERSHIFT_GROUP = "hypershift.openshift.io"
-HYPERSHIFT_VERSION = "v1beta1"
+HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP
+HYPERSHIFT_VERSION = hypershift.HOSTEDCLUSTER_VERSION
 # kind -> plural of the objects a pause touches: the Cluster by spec.paused, the others by annotation
 PAUSE_KINDS = (("Cluster", "clusters"), ("MachineDeployment", "machinedeployments"), ("MachineSet", "machinesets"))
 POLL_FIRST_DELAY = 0.1

@@ -8,9 +8,9 @@ version of the translated group. Aggregated discovery (one request for /apis, on
 the server offers it, the legacy documents otherwise.
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import TO_PRIVATE
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_plan import MovedKind
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import MovedKind
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     AGGREGATED_DISCOVERY_ACCEPT,
     call_with_retries,
     parallel_map,

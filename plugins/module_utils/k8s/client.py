@@ -18,7 +18,7 @@ import threading
 import time
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.hypershift.private_capi.plugins.module_utils.kubeconfig import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeconfig import (
     kubeconfig_problem,
     unmask_kubeconfig_path,
 )

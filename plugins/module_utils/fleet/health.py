@@ -8,7 +8,7 @@ health_failures() is pure (no I/O, inputs never mutated, deterministic order); H
 
 import time
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import ApiClient, ApiError, api_path, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiClient, ApiError, api_path, describe
 
 
 class HealthInputError(Exception):

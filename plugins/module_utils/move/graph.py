@@ -8,6 +8,8 @@ the copy order (owners first, in levels whose members can be written in parallel
 are already being deleted.
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
+
 DELETION_ORPHAN_FINALIZER = "orphan"
 
 
@@ -23,11 +25,6 @@ def sort_key(obj):
     """Deterministic order inside a level: kind, then name."""
     metadata = obj.get("metadata") or {}
     return (obj.get("kind") or "", metadata.get("name") or "")
-
-
-def describe(obj):
-    metadata = obj.get("metadata") or {}
-    return "%s %s/%s" % (obj.get("kind"), metadata.get("namespace"), metadata.get("name"))
 
 
 class OwnershipGraph(object):

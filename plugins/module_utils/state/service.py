@@ -14,19 +14,20 @@ import socket
 import time
 import uuid
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import GroupMap
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiClient,
     ApiError,
     api_path,
     describe,
     fail_from_error,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states as states
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 
-HOSTEDCLUSTER_GROUP = "hypershift.openshift.io"
-HOSTEDCLUSTER_VERSION = "v1beta1"
-HOSTEDCLUSTER_API_VERSION = "%s/%s" % (HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION)
+HOSTEDCLUSTER_GROUP = hypershift.HOSTEDCLUSTER_GROUP
+HOSTEDCLUSTER_VERSION = hypershift.HOSTEDCLUSTER_VERSION
+HOSTEDCLUSTER_API_VERSION = hypershift.HOSTEDCLUSTER_API_VERSION
 CONFLICT_RETRIES = 8
 EVENT_COMPONENT = "hypershift.private_capi.migration_state"
 CORE_CAPI_GROUP = "cluster.x-k8s.io"
@@ -48,7 +49,7 @@ def utc_now():
 
 
 def hostedcluster_path(namespace=None, name=None):
-    return api_path(HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION, "hostedclusters", namespace, name)
+    return api_path(HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION, hypershift.HOSTEDCLUSTER_PLURAL, namespace, name)
 
 
 class MigrationStateService(object):
@@ -206,7 +207,7 @@ class MigrationStateService(object):
     def repair(self, hostedcluster):
         metadata = hostedcluster["metadata"]
         namespace, name = metadata["namespace"], metadata["name"]
-        hcp_namespace = states.hcp_namespace(namespace, name)
+        hcp_namespace = hypershift.hcp_namespace(namespace, name)
         private_group = GroupMap().to_private(CORE_CAPI_GROUP)
         standard_count = self.count_capi_objects(hcp_namespace, CORE_CAPI_GROUP)
         private_count = self.count_capi_objects(hcp_namespace, private_group)

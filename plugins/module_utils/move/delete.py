@@ -14,20 +14,20 @@
 3. Sources that were already being deleted lose their finalizers, so their deletion completes.
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_copy import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy import (
     MigrationError,
     object_name,
     object_path,
     what,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_plan import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
     DELETE_LABEL,
     DELETE_LABEL_VALUE,
     is_marked_for_deletion,
     marked_for_deletion,
     repointed_owner_references,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     PARTIAL_METADATA_LIST_ACCEPT,
     ApiError,
     api_path,

@@ -21,18 +21,18 @@ capi/NOTES.md section 4, on plain JSON dicts:
 Known, upstream-by-design losses are listed in docs of ``convert_object``.
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     DEFAULT_GROUP_MAP,
     GroupMap,
     copy_json,
     describe_object,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_cluster import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_cluster import (
     CLUSTER_ZERO_PATHS,
     cluster_down,
     cluster_up,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_common import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import (
     CONTRACT_LABELS,
     CONVERSION_DATA_ANNOTATION,
     CORE_GROUP,
@@ -50,7 +50,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     seconds_to_duration,
     write_conversion_data,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_kinds import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_kinds import (
     V1BETA2_ZERO_PATHS,
     machine_down,
     machine_up,

@@ -5,12 +5,12 @@
 import os
 import time
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_diff import diff_objects
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     CapiTranslationError,
     GroupMap,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.crd_render import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import (
     MANAGED_LABEL,
     MANAGED_LABEL_VALUE,
     SOURCE_HASH_ANNOTATION,
@@ -23,7 +23,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.crd_render
     served_versions,
     strip_server_fields,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiClient,
     ApiError,
     api_path,

@@ -10,18 +10,19 @@ ConfigMap. The judgement is capi_verify_judge.capi_verify_judge (pure). Nothing 
 
 import time
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import migration_states as states
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import GroupMap
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
     preferred_resources,
     read_served_resources,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_verify_judge import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.judge import (
     VerifyInputError,
     capi_owners_outside,
     capi_verify_judge,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiClient,
     ApiError,
     api_path,
@@ -29,8 +30,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client
     parallel_map,
 )
 
-HYPERSHIFT_GROUP = "hypershift.openshift.io"
-HYPERSHIFT_VERSION = "v1beta1"
+HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP
+HYPERSHIFT_VERSION = hypershift.HOSTEDCLUSTER_VERSION
 COUNTS_ANNOTATION = "hypershift.openshift.io/capi-migration-counts"
 
 
@@ -69,7 +70,7 @@ class VerifyService(object):
         self.params = params
         self.name = params["name"]
         self.namespace = params["namespace"]
-        self.hcp_namespace = params.get("hcp_namespace") or states.hcp_namespace(self.namespace, self.name)
+        self.hcp_namespace = params.get("hcp_namespace") or hypershift.hcp_namespace(self.namespace, self.name)
         self.group_map = GroupMap(params.get("extra_groups") or {})
         self.parallelism = params.get("parallelism") or 8
 
@@ -92,7 +93,7 @@ class VerifyService(object):
         """Everything the judgement needs, as the dict capi_verify_judge takes."""
         where = describe("HostedCluster", self.name, self.namespace)
         hostedcluster = self.client.get_or_none(
-            api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, "hostedclusters", self.namespace, self.name), where)
+            api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, hypershift.HOSTEDCLUSTER_PLURAL, self.namespace, self.name), where)
         if hostedcluster is None:
             raise VerifyInputError("%s not found: check the name and namespace given (nothing was read further)" % where)
         hostedcontrolplane = self.client.get_or_none(

@@ -12,8 +12,9 @@
 
 import json
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_diff import diff_objects
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import copy_json, translate_object
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json, translate_object
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
 
 SOURCE_UID_ANNOTATION = "hypershift.openshift.io/capi-migration-source-uid"
 SOURCE_VERSION_ANNOTATION = "hypershift.openshift.io/capi-migration-source-resource-version"
@@ -75,11 +76,6 @@ class MovedKind(object):
 
 def group_of(api_version):
     return api_version.rpartition("/")[0] if isinstance(api_version, str) and "/" in api_version else ""
-
-
-def describe(obj):
-    metadata = obj.get("metadata") or {}
-    return "%s %s/%s" % (obj.get("kind"), metadata.get("namespace"), metadata.get("name"))
 
 
 def original_finalizers(source):

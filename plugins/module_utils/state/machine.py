@@ -17,6 +17,8 @@ import copy
 import datetime
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hypershift import describe, hcp_namespace
+
 NEW = "new"
 LEGACY = "legacy"
 IN_PROGRESS = "in-progress"
@@ -117,11 +119,6 @@ def _annotations(hostedcluster):
 
 def _labels(hostedcluster):
     return dict(_metadata(hostedcluster).get("labels") or {})
-
-
-def describe(hostedcluster):
-    metadata = _metadata(hostedcluster)
-    return "HostedCluster %s/%s" % (metadata.get("namespace"), metadata.get("name"))
 
 
 def markers(annotations):
@@ -503,6 +500,7 @@ def report(hostedcluster, now, default_lease_seconds=DEFAULT_LEASE_SECONDS):
         "lease": lease,
         "history": read_history(annotations),
         "resource_version": metadata.get("resourceVersion"),
+        "hcp_namespace": hcp_namespace(metadata.get("namespace") or "", metadata.get("name") or ""),
     }
 
 
@@ -514,8 +512,3 @@ def label_selector_for(states):
     if any(state not in LABELLED_STATES for state in wanted):
         return None
     return "%s in (%s)" % (STATE_LABEL, ",".join(wanted))
-
-
-def hcp_namespace(namespace, name):
-    """The HCP namespace HyperShift gives a HostedCluster (manifests.HostedControlPlaneNamespace)."""
-    return "%s-%s" % (namespace, name.replace(".", "-"))

@@ -10,40 +10,40 @@ with delete_source re-point dependents and delete the sources children first (ca
 
 import time
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
     TO_PRIVATE,
     CapiTranslationError,
     GroupMap,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_copy import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy import (
     CopyEngine,
     MigrationError,
     object_name,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_delete import DeleteEngine
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_discovery import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.delete import DeleteEngine
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
     DiscoveryError,
     dependent_resources,
     moved_kinds,
     read_served_resources,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_graph import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import (
     DELETION_ORPHAN_FINALIZER,
     OwnershipCycleError,
     OwnershipGraph,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_plan import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
     MigrationPlanError,
     desired_target,
     remap_owner_references,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_report import MigrationReport
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_verify import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.report import MigrationReport
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.verify import (
     failure_message,
     verify_copies,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiClient,
     ApiError,
     api_path,

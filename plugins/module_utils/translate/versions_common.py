@@ -10,7 +10,7 @@ converter deep-copies first and then restructures its own copy in place).
 import json
 import re
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     DEFAULT_GROUP_MAP,
     CapiTranslationError,
     describe_object,

@@ -2,7 +2,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Cluster v1beta1 <-> v1beta2 field rules, including spec.topology (capi/NOTES.md 4.4, CAPI v1.14)."""
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_common import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import (
     MISSING,
     get_in,
     move,
@@ -11,7 +11,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versi
     record_paused_intent,
     split_paths,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_kinds import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_kinds import (
     contract_ref_down,
     contract_ref_up,
     convert_ref_at,

@@ -8,8 +8,8 @@ and judged like any found target), updates by resourceVersion (409 -> read again
 429/5xx/no-answer are retried with backoff (k8s_client.call_with_retries); anything else stops the run.
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import copy_json
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migrate_plan import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
     DIFFERS,
     IN_SYNC,
     canonical,
@@ -17,7 +17,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_migra
     desired_target,
     remap_owner_references,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s_client import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiError,
     api_path,
     call_with_retries,

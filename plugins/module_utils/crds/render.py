@@ -23,7 +23,7 @@ import hashlib
 import json
 import re
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     PRIVATE_SUFFIX,
     STANDARD_SUFFIX,
     CapiTranslationError,

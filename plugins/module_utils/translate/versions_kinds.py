@@ -8,7 +8,7 @@ Every function restructures the caller's private copy in place. Absent fields st
 v1beta1 zero value for a field v1beta2 makes a pointer follows upstream's intent rule.
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions_common import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import (
     MISSING,
     duration_to_seconds,
     get_in,

@@ -1,0 +1,22 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""HyperShift's own facts, written once: the HostedCluster API, the HCP namespace it gives each HostedCluster,
+and how messages name a HostedCluster. Pure: no I/O, no Ansible."""
+
+HOSTEDCLUSTER_GROUP = "hypershift.openshift.io"
+HOSTEDCLUSTER_VERSION = "v1beta1"
+HOSTEDCLUSTER_API_VERSION = "%s/%s" % (HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION)
+HOSTEDCLUSTER_PLURAL = "hostedclusters"
+
+
+def hcp_namespace(namespace, name):
+    """The HCP namespace HyperShift gives a HostedCluster (manifests.HostedControlPlaneNamespace): '<ns>-<name>',
+    dots in the name as dashes."""
+    return "%s-%s" % (namespace, name.replace(".", "-"))
+
+
+def describe(hostedcluster):
+    """'HostedCluster <namespace>/<name>' for messages."""
+    metadata = hostedcluster.get("metadata") if isinstance(hostedcluster, dict) else None
+    metadata = metadata if isinstance(metadata, dict) else {}
+    return "HostedCluster %s/%s" % (metadata.get("namespace"), metadata.get("name"))
