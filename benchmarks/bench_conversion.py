@@ -1,4 +1,4 @@
-"""Throughput of the CAPI v1beta1 <-> v1beta2 conversion core (plugins/module_utils/capi_versions.py).
+"""Throughput of the CAPI v1beta1 <-> v1beta2 conversion core (plugins/module_utils/translate/versions.py).
 
 Workload: a MachineList of 100 Machines built from the upstream v1beta2 example Machine
 (capi/examples/v1beta2/examples__simple-cluster-without-kcp.yaml) with a realistic status
@@ -11,7 +11,7 @@ import time
 
 import yaml
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_versions import convert_object
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import convert_object
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.abspath(os.environ.get("PRIVATE_CAPI_SHARED", os.path.join(_REPO, "..", "shared")))

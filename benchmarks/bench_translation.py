@@ -11,7 +11,7 @@ import time
 
 import yaml
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.capi_groups import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     TO_PRIVATE,
     TO_STANDARD,
     translate_object,

@@ -19,7 +19,7 @@ sys.path[:0] = [REPO_ROOT, os.path.join(REPO_ROOT, ".collections")]
 
 import yaml  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet_report import (  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (  # noqa: E402  pylint: disable=wrong-import-position
     timing_headline)
 from tests.fixtures.hcp import fleet  # noqa: E402  pylint: disable=wrong-import-position
 from tests.kubeapi.testing import start_server  # noqa: E402  pylint: disable=wrong-import-position
