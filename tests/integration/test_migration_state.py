@@ -185,16 +185,18 @@ def test_check_mode_changes_nothing_and_diff_shows_the_move(server):
 
 def test_lease_is_refused_to_others_taken_over_on_request_and_after_expiry(server):
     new_hostedcluster(server, "clusters", "lease-1", state=ms.LEGACY)
-    assert_ok(move(server, "lease-1", "in-progress", holder="run-a", lease_seconds=3), True)
+    # leases long enough that a loaded machine (module runs of seconds) cannot let them expire between two steps
+    assert_ok(move(server, "lease-1", "in-progress", holder="run-a", lease_seconds=60), True)
     refused = move(server, "lease-1", "in-progress", holder="run-b")
     assert refused.failed and "held by 'run-a'" in refused["msg"] and "renewed" in refused["msg"]
     assert "takeover: true" in refused["msg"]
-    taken = move(server, "lease-1", "in-progress", holder="run-b", takeover=True, lease_seconds=2)
+    taken = move(server, "lease-1", "in-progress", holder="run-b", takeover=True, lease_seconds=6)
+    taken_at = time.monotonic()
     assert_ok(taken, True)
     assert taken["took_over"] is True
     late = move(server, "lease-1", "migrated", holder="run-a")
     assert late.failed and "held by 'run-b'" in late["msg"]
-    time.sleep(2.2)
+    time.sleep(max(0.0, 6.2 - (time.monotonic() - taken_at)))
     resumed = move(server, "lease-1", "in-progress", holder="run-c")
     assert_ok(resumed, True)
     assert resumed["took_over"] is True and resumed["hostedcluster"]["lease"]["holder"] == "run-c"
