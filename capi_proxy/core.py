@@ -20,7 +20,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     ConversionError,
     convert_object,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import (  # noqa: F401
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (  # noqa: F401
     DEFAULT_CATEGORY,
     DEFAULT_SHORT_NAME_PREFIX,
     STANDARD_CATEGORY,

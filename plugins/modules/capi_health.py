@@ -147,12 +147,10 @@ elapsed_seconds:
   type: float
 """
 
-import copy
-
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME, check_names
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
@@ -171,13 +169,11 @@ def argspec():
         deployments=dict(type="list", elements="str", default=[]),
         stable_seconds=dict(type="int", default=0),
     )
-    return copy.deepcopy(spec)
+    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
-    check_names(module, NAME_RULES)
-    run_module(module)
+    module_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

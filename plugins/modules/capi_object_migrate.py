@@ -64,6 +64,8 @@ extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.options.extra_groups
+  - hypershift.private_capi.options.parallelism
 options:
   namespace:
     description:
@@ -113,18 +115,6 @@ options:
         sources. Default is every namespaced resource that is not moved, except events.
     type: list
     elements: str
-  parallelism:
-    description:
-      - At most this many requests in flight (and keep-alive connections) at a time.
-    type: int
-    default: 8
-  extra_groups:
-    description:
-      - "Extra standard -> private group pairs outside the C(*.cluster.x-k8s.io) pattern, for example
-        C({capi-provider.agent-install.openshift.io: capi-provider.agent-install.hypershift.openshift.io}) for the
-        Agent provider. Their resources then move too."
-    type: dict
-    default: {}
 attributes:
   check_mode:
     description: Can run in check mode and predict changed status without modifying the cluster.
@@ -244,12 +234,11 @@ direction:
   type: str
 """
 
-import copy
-
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, check_names
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
+    auth_argspec, extra_groups_option, parallelism_option)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("namespace", NAMESPACE)]
@@ -267,16 +256,14 @@ def argspec():
         verify=dict(type="bool", default=False),
         kinds=dict(type="list", elements="str"),
         dependent_resources=dict(type="list", elements="str"),
-        parallelism=dict(type="int", default=8),
-        extra_groups=dict(type="dict", default={}),
+        parallelism=parallelism_option(),
+        extra_groups=extra_groups_option(),
     )
-    return copy.deepcopy(spec)
+    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
-    check_names(module, NAME_RULES)
-    run_module(module)
+    module_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.options.parallelism
 options:
   name:
     description:
@@ -73,11 +74,6 @@ options:
     type: dict
     default:
       capi-provider.agent-install.openshift.io: capi-provider.agent-install.hypershift.openshift.io
-  parallelism:
-    description:
-      - Requests in flight at once.
-    type: int
-    default: 8
 attributes:
   check_mode:
     description: Can run in check mode and predict changed status without modifying the cluster.
@@ -188,12 +184,11 @@ elapsed_seconds:
   type: float
 """
 
-import copy
-
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME, check_names
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
+    AGENT_DEFAULT, auth_argspec, extra_groups_option, parallelism_option)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 
 DEFAULT_DEPLOYMENTS = ["cluster-api", "capi-provider", "control-plane-operator", "cluster-autoscaler",
                        "machine-approver", "hosted-cluster-config-operator", "karpenter-operator"]
@@ -211,21 +206,16 @@ def argspec():
         namespace=dict(type="str", default="clusters"),
         hcp_namespace=dict(type="str", default=""),
         management_cluster=dict(type="str", default="default"),
-        deployments=dict(type="list", elements="str", default=DEFAULT_DEPLOYMENTS),
+        deployments=dict(type="list", elements="str", default=list(DEFAULT_DEPLOYMENTS)),
         proxy_config_map=dict(type="str", default="capi-proxy-kubeconfig"),
-        extra_groups=dict(type="dict", default={
-            "capi-provider.agent-install.openshift.io": "capi-provider.agent-install.hypershift.openshift.io"}),
-        parallelism=dict(type="int", default=8),
+        extra_groups=extra_groups_option(AGENT_DEFAULT),
+        parallelism=parallelism_option(),
     )
-    return copy.deepcopy(spec)
+    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
-    check_names(module, NAME_RULES)
-    if module.params["parallelism"] < 1:
-        module.fail_json(msg="parallelism must be 1 or more, got %d" % module.params["parallelism"])
-    run_module(module)
+    module_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

@@ -206,12 +206,10 @@ elapsed_seconds:
   sample: 0.21
 """
 
-import copy
-
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME, check_names
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME.or_empty("no HostedCluster")),
@@ -234,13 +232,11 @@ def argspec():
         wait_timeout=dict(type="int", default=300),
         remove_records=dict(type="bool", default=False),
     )
-    return copy.deepcopy(spec)
+    return spec
 
 
 def main():
-    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
-    check_names(module, NAME_RULES)
-    run_module(module)
+    module_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

@@ -132,10 +132,12 @@ api_calls:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
-    ApiClient, ApiError, auth_argspec, fail_from_error, parallel_map)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, check_names
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
+    PARALLELISM_MINIMUM, auth_argspec, parallelism_option)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import parallel_map
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main, run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
 LIST_OPTIONS = dict(
@@ -154,7 +156,7 @@ def argspec():
     spec = auth_argspec()
     spec.update(
         lists=dict(type="list", elements="dict", required=True, options=LIST_OPTIONS),
-        parallelism=dict(type="int", default=4),
+        parallelism=parallelism_option(default=4),
     )
     return copy.deepcopy(spec)
 
@@ -178,28 +180,32 @@ def read(client, wanted, resolved):
     return result
 
 
-def main():
-    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True)
-    check_names(module, NAME_RULES)
-    if module.params["parallelism"] < 1:
-        module.fail_json(msg="parallelism must be 1 or more, got %d" % module.params["parallelism"])
-    client = ApiClient.from_module(module)
-    client.size_connection_pool(module.params["parallelism"])
+def work(run):
+    """Discovery, the namespace checks, then the LISTs in parallel: the module's result (k8s/runner.py adds api_calls)."""
+    params = run.params
+    client = run.connect(connections=params["parallelism"])
+    wanted = params["lists"]
     try:
-        wanted = module.params["lists"]
         # discovery first, one entry at a time (the client's discovery cache is not thread-safe); then the LISTs
         resolved = [resolve(client, entry) for entry in wanted]
         # a namespace that does not exist fails (one GET each), so a typo does not read as "no objects"
         client.require_namespaces(("lists[%d].namespace" % index, namespace)
                                   for index, (_what, path, namespace) in enumerate(resolved) if path is not None)
         results = parallel_map(lambda index: read(client, wanted[index], resolved[index]), range(len(wanted)),
-                               module.params["parallelism"])
-    except ApiError as error:
-        fail_from_error(module, error, changed=False)
-    except CoreException as error:
-        module.fail_json(msg="could not read: %s" % error, changed=False)
-    module.exit_json(changed=False, results=results,
-                     api_calls=dict(total=client.calls, by_method=dict(client.calls_by_method)))
+                               params["parallelism"])
+    except PrivateCapiError:
+        raise
+    except CoreException as error:  # kubernetes.core's own (discovery): no message of ours to add but what failed
+        raise PrivateCapiError("could not read: %s" % error)
+    return dict(changed=False, results=results)
+
+
+def run(module):
+    run_module(module, work, minimums=PARALLELISM_MINIMUM, elapsed=False)
+
+
+def main():
+    module_main(argspec, NAME_RULES, run)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ description:
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - hypershift.private_capi.checks
+  - hypershift.private_capi.options.extra_groups
 options:
   definitions:
     description:
@@ -74,14 +75,6 @@ options:
     type: str
     choices: [present, absent, rendered]
     default: present
-  extra_groups:
-    description:
-      - Extra standard-to-private group pairs for providers outside the C(*.cluster.x-k8s.io) pattern, for example
-        C(capi-provider.agent-install.openshift.io) mapped to C(capi-provider.agent-install.hypershift.openshift.io)
-        for the Agent provider (see the examples).
-      - A private group may not fall inside C(*.cluster.hypershift.openshift.io) (it would collide with the pattern).
-    type: dict
-    default: {}
   short_name_prefix:
     description:
       - Prefix added to every short name of a twin.
@@ -256,12 +249,10 @@ diff:
   elements: dict
 """
 
-import copy
-
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, SERVICE_NAME, check_names
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec, extra_groups_option
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, SERVICE_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.service import run_module
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("conversion_webhook_service_name", SERVICE_NAME), ("conversion_webhook_service_namespace", NAMESPACE)]
@@ -275,7 +266,7 @@ def argspec():
         src=dict(type="path"),
         from_cluster=dict(type="bool", default=False),
         state=dict(type="str", choices=["present", "absent", "rendered"], default="present"),
-        extra_groups=dict(type="dict", default={}),
+        extra_groups=extra_groups_option(),
         short_name_prefix=dict(type="str", default="hcp"),
         category=dict(type="str", default="hypershift-capi"),
         conversion_webhook_service_name=dict(type="str", default="capi-conversion-webhook-shim"),
@@ -287,17 +278,11 @@ def argspec():
         wait=dict(type="bool", default=False),
         wait_timeout=dict(type="int", default=60),
     )
-    return copy.deepcopy(spec)
+    return spec
 
 
 def main():
-    module = AnsibleK8SModule(
-        argument_spec=argspec(),
-        supports_check_mode=True,
-        mutually_exclusive=[["definitions", "src"]],
-    )
-    check_names(module, NAME_RULES)
-    run_module(module)
+    module_main(argspec, NAME_RULES, run_module, mutually_exclusive=[["definitions", "src"]])
 
 
 if __name__ == "__main__":

@@ -154,3 +154,15 @@ def test_logs_scrub_tokens_and_metrics_render():
     assert 'hypershift_api_proxy_translation_duration_seconds_bucket{direction="response",le="0.0005"} 1.0' in text
     assert 'hypershift_api_proxy_translation_duration_seconds_count{direction="response"} 1.0' in text
     assert metrics.requests.value("cluster.x-k8s.io", "get", "200") == 1.0
+
+
+def test_the_proxy_needs_only_the_pure_core_of_the_collection():
+    """The sidecar image has the collection but not the kubernetes client or kubernetes.core: importing the proxy and
+    the shim must not pull either in (crds/render.py, which the proxy once imported for three names, now does)."""
+    import subprocess  # pylint: disable=import-outside-toplevel
+    import sys  # pylint: disable=import-outside-toplevel
+    code = ("import sys, capi_proxy.proxy, capi_proxy.shim, capi_proxy.__main__; "
+            "print(sorted(m for m in sys.modules if m == 'kubernetes' or m.startswith(('kubernetes.', "
+            "'ansible_collections.kubernetes'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", loaded

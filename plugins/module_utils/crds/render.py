@@ -23,6 +23,12 @@ import hashlib
 import json
 import re
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (  # noqa: F401
+    DEFAULT_CATEGORY,
+    DEFAULT_SHORT_NAME_PREFIX,
+    STANDARD_CATEGORY,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     PRIVATE_SUFFIX,
     STANDARD_SUFFIX,
@@ -35,9 +41,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 CRD_KIND = "CustomResourceDefinition"
 
-DEFAULT_SHORT_NAME_PREFIX = "hcp"
-DEFAULT_CATEGORY = "hypershift-capi"
-STANDARD_CATEGORY = "cluster-api"
 DEFAULT_WEBHOOK_SERVICE_NAME = "capi-conversion-webhook-shim"
 DEFAULT_WEBHOOK_SERVICE_NAMESPACE = "hypershift"
 DEFAULT_WEBHOOK_SERVICE_PATH = "/convert"
@@ -69,7 +72,7 @@ _DNS1035_MAX = 63
 _PEM_MARKER = "-----BEGIN"
 
 
-class CrdRenderError(ValueError):
+class CrdRenderError(PrivateCapiError, ValueError):
     """An input CRD or option that cannot be rendered; the message names it and what to do."""
 
 

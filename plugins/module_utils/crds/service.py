@@ -24,12 +24,11 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.rende
     strip_server_fields,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
-    ApiClient,
     ApiError,
     api_path,
     describe,
-    fail_from_error,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 
 try:
     import yaml
@@ -239,48 +238,48 @@ class PrivateCrdService(object):
 
 
 def run_module(module):
+    """The module's run (k8s/runner.py): no RV(api_calls) or RV(elapsed_seconds), as documented."""
+    run_module_with(module, _work, calls=False, elapsed=False)
+
+
+def _work(run):
+    module = run.module
     params = module.params
     state = params["state"]
-    try:
-        if params.get("from_cluster") and (params.get("src") or params.get("definitions") is not None):
-            raise CrdRenderError("from_cluster: true reads the CRDs from the cluster; do not also pass src or definitions")
-        if not params.get("from_cluster") and not params.get("src") and params.get("definitions") is None:
-            raise CrdRenderError("no input: pass definitions (a list of CRDs), src (a file or directory) or from_cluster: true")
-        options = build_options(params)
-        client = None
-        if params.get("from_cluster"):
-            client = ApiClient.from_module(module)
-            documents = load_cluster_sources(client, options.group_map)
-        elif params.get("src"):
-            documents = load_src(params["src"])
-        else:
-            documents = [("definitions", index, document) for index, document in enumerate(params.get("definitions") or ())]
-        rendering = render_all(documents, options)
-        outcome = {
-            "changed": False,
-            "state": state,
-            "rendered": rendering.rendered_names,
-            "skipped": rendering.skipped,
-            "results": [],
-        }
-        if not rendering.rendered:
-            module.warn("no standard CAPI CRD found in the input; nothing to %s" % ("render" if state == "rendered" else state))
-        if state == "rendered":
-            outcome["crds"] = rendering.rendered
-            module.exit_json(**outcome)
-        client = client or ApiClient.from_module(module)
-        service = PrivateCrdService(client, module)
-        if state == "present":
-            results = [service.apply(crd) for crd in rendering.rendered]
-            if params["wait"] and not module.check_mode and results:
-                service.wait_established([result["name"] for result in results], params["wait_timeout"])
-        else:
-            results = service.remove(rendering.rendered)
-        diffs = [result.pop("diff") for result in results if "diff" in result]
-        outcome["results"] = results
-        outcome["changed"] = any(result["changed"] for result in results)
-        if module._diff:
-            outcome["diff"] = diffs
-        module.exit_json(**outcome)
-    except (CrdRenderError, ApiError) as error:
-        fail_from_error(module, error)
+    if params.get("from_cluster") and (params.get("src") or params.get("definitions") is not None):
+        raise CrdRenderError("from_cluster: true reads the CRDs from the cluster; do not also pass src or definitions")
+    if not params.get("from_cluster") and not params.get("src") and params.get("definitions") is None:
+        raise CrdRenderError("no input: pass definitions (a list of CRDs), src (a file or directory) or from_cluster: true")
+    options = build_options(params)
+    if params.get("from_cluster"):
+        documents = load_cluster_sources(run.connect(), options.group_map)
+    elif params.get("src"):
+        documents = load_src(params["src"])
+    else:
+        documents = [("definitions", index, document) for index, document in enumerate(params.get("definitions") or ())]
+    rendering = render_all(documents, options)
+    outcome = {
+        "changed": False,
+        "state": state,
+        "rendered": rendering.rendered_names,
+        "skipped": rendering.skipped,
+        "results": [],
+    }
+    if not rendering.rendered:
+        module.warn("no standard CAPI CRD found in the input; nothing to %s" % ("render" if state == "rendered" else state))
+    if state == "rendered":
+        outcome["crds"] = rendering.rendered
+        return outcome
+    service = PrivateCrdService(run.connect(), module)
+    if state == "present":
+        results = [service.apply(crd) for crd in rendering.rendered]
+        if params["wait"] and not module.check_mode and results:
+            service.wait_established([result["name"] for result in results], params["wait_timeout"])
+    else:
+        results = service.remove(rendering.rendered)
+    diffs = [result.pop("diff") for result in results if "diff" in result]
+    outcome["results"] = results
+    outcome["changed"] = any(result["changed"] for result in results)
+    if module._diff:
+        outcome["diff"] = diffs
+    return outcome

@@ -8,10 +8,12 @@ health_failures() is pure (no I/O, inputs never mutated, deterministic order); H
 
 import time
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiClient, ApiError, api_path, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 
 
-class HealthInputError(Exception):
+class HealthInputError(PrivateCapiError):
     """An option that cannot be used as given; the message says what was expected."""
 
 
@@ -148,21 +150,24 @@ class HealthService(object):
         return {"failures": failures, "counts": counts, "unhealthy_before": unhealthy_before, "rounds": rounds}
 
 
+class HealthChecksFailed(PrivateCapiError):
+    """Checks that failed: the message is one line per failure, the result what the run read (k8s/runner.py)."""
+
+    def __init__(self, result):
+        super(HealthChecksFailed, self).__init__("; ".join(result["failures"]))
+        self.checked = result
+
+    def result(self):
+        return dict(self.checked)
+
+
 def run_module(module):
-    started = time.monotonic()
-    client = None
-    result = {"changed": False}
-    try:
-        if module.params["stable_seconds"] < 0:
-            raise HealthInputError("stable_seconds must be 0 or more, got %d" % module.params["stable_seconds"])
-        client = ApiClient.from_module(module)
-        client.require_namespace(module.params["namespace"])
+    def work(run):
+        result = {"changed": False}
+        client = run.connect(namespaces=[("namespace", module.params["namespace"])])
         result.update(HealthService(client, module.params).run())
-    except (HealthInputError, ApiError) as error:
-        extra = error.result() if isinstance(error, ApiError) else {}
-        module.fail_json(msg=str(error), **dict(result, **extra))
-    result["api_calls"] = {"total": client.calls, "by_method": dict(client.calls_by_method)}
-    result["elapsed_seconds"] = round(time.monotonic() - started, 3)
-    if result["failures"]:
-        module.fail_json(msg="; ".join(result["failures"]), **result)
-    module.exit_json(**result)
+        if result["failures"]:
+            raise HealthChecksFailed(result)
+        return result
+
+    run_module_with(module, work, minimums={"stable_seconds": 0})

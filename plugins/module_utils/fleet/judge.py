@@ -10,8 +10,10 @@ same names (plugins/filter/fleet_verify.py).
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 
-class VerifyInputError(ValueError):
+
+class VerifyInputError(PrivateCapiError, ValueError):
     """What was passed to the judgement is not what it reads; the message says what was expected."""
 
 

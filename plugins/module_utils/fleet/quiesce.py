@@ -13,9 +13,11 @@ Errors are not retried: a step that fails stops the run and the caller rolls bac
 import re
 import time
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
-    ApiClient,
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+# ApiError: re-exported, callers and tests catch it from here
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (  # noqa: F401 pylint: disable=unused-import
     ApiError,
     api_path,
     describe,
@@ -34,7 +36,7 @@ POLL_FIRST_DELAY = 0.1
 POLL_MAX_DELAY = 1.0
 
 
-class QuiesceError(Exception):
+class QuiesceError(PrivateCapiError):
     """A step could not be done or did not complete; the message names the object and what to do."""
 
 
@@ -359,30 +361,29 @@ class QuiesceService(object):
 
 
 def run_module(module):
-    """Build the client, run the service, exit with the result (fail_json naming the step on any error)."""
-    started = time.monotonic()
-    client = None
-    service = None
-    try:
-        for option in ("settle_seconds", "wait_timeout"):
-            if module.params[option] < 0:
-                raise QuiesceError("%s must be 0 or more, got %d" % (option, module.params[option]))
-        client = ApiClient.from_module(module)
+    """Run the service and exit with the result (k8s/runner.py: fail_json naming the step on any error)."""
+    state = {}
+
+    def work(run):
+        params = module.params
         # a typo must not read as "nothing to stop"; the HostedCluster's namespace only matters when one is named
-        client.require_namespaces([("namespace", module.params["namespace"]),
-                                   ("hostedcluster_namespace", module.params["hostedcluster_name"]
-                                    and module.params["hostedcluster_namespace"])])
-        service = QuiesceService(client, module.params, check_mode=module.check_mode)
+        client = run.connect(namespaces=[("namespace", params["namespace"]),
+                                         ("hostedcluster_namespace", params["hostedcluster_name"]
+                                          and params["hostedcluster_namespace"])])
+        state["service"] = service = QuiesceService(client, params, check_mode=module.check_mode)
         service.run()
-    except (QuiesceError, ApiError) as error:
-        extra = error.result() if isinstance(error, ApiError) else {}
-        extra.update(_result(service, client, started, module))
-        extra.pop("changed", None)
-        module.fail_json(msg=str(error), changed=bool(service and service.changed), **extra)
-    module.exit_json(**_result(service, client, started, module))
+        return _result(service, module)
+
+    def partial():
+        service = state.get("service")
+        done = _result(service, module)
+        done["changed"] = bool(service and service.changed)
+        return done
+
+    run_module_with(module, work, partial=partial, minimums={"settle_seconds": 0, "wait_timeout": 0})
 
 
-def _result(service, client, started, module):
+def _result(service, module):
     result = {}
     if service is not None:
         result.update(service.result)
@@ -390,7 +391,4 @@ def _result(service, client, started, module):
         result["actions"] = list(service.actions)
         if module._diff and service.changed:
             result["diff"] = {"before": dict(service.before), "after": dict(service.after)}
-    if client is not None:
-        result["api_calls"] = {"total": client.calls, "by_method": dict(client.calls_by_method)}
-    result["elapsed_seconds"] = round(time.monotonic() - started, 3)
     return result

@@ -13,12 +13,14 @@ __metaclass__ = type
 import copy
 from datetime import datetime
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 PHASE_COLUMNS = ("pause", "scale_down", "crds", "copy", "proxy", "resume", "health", "finish", "rollback")
 STATUS_ORDER = ("migrated", "planned", "skipped", "failed", "rollback-failed", "pending")
 
 
-class FleetReportError(ValueError):
+class FleetReportError(PrivateCapiError, ValueError):
     """A record the report cannot read; the message names the record and the field."""
 
 

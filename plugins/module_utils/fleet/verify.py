@@ -8,13 +8,11 @@ parallel), the owners the private objects reference outside themselves, the Depl
 ConfigMap. The judgement is capi_verify_judge.capi_verify_judge (pure). Nothing is written.
 """
 
-import time
-
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
-    preferred_resources,
+    capi_resources,
     read_served_resources,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.judge import (
@@ -22,9 +20,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.judg
     capi_owners_outside,
     capi_verify_judge,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
-    ApiClient,
-    ApiError,
     api_path,
     describe,
     parallel_map,
@@ -33,18 +31,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
 HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP
 HYPERSHIFT_VERSION = hypershift.HOSTEDCLUSTER_VERSION
 COUNTS_ANNOTATION = "hypershift.openshift.io/capi-migration-counts"
-
-
-def capi_resources(served, is_group):
-    """The namespaced, listable resources of every served group for which is_group(group) holds, each once in its
-    group's most preferred version serving it, sorted by group then plural."""
-    chosen = []
-    for group in sorted(served):
-        if not group or not is_group(group):
-            continue
-        chosen.extend(resource for resource in preferred_resources(served[group])
-                      if resource.namespaced and "list" in resource.verbs)
-    return chosen
 
 
 def owner_resource(served, ref):
@@ -139,19 +125,13 @@ class VerifyService(object):
 
 
 def run_module(module):
-    started = time.monotonic()
-    client = None
-    try:
-        client = ApiClient.from_module(module)
-        service = VerifyService(client, module.params)
-        client.require_namespaces([("namespace", service.namespace),
-                                   ("hcp_namespace" if module.params.get("hcp_namespace") else
-                                    "hcp_namespace, derived from namespace and name", service.hcp_namespace)])
+    def work(run):
+        service = VerifyService(run.connect(), module.params)
+        run.client.require_namespaces([("namespace", service.namespace),
+                                       ("hcp_namespace" if module.params.get("hcp_namespace") else
+                                        "hcp_namespace, derived from namespace and name", service.hcp_namespace)])
         result = service.run()
-    except (VerifyInputError, ApiError) as error:
-        extra = error.result() if isinstance(error, ApiError) else {}
-        module.fail_json(msg=str(error), changed=False, **extra)
-    result["changed"] = False
-    result["api_calls"] = {"total": client.calls, "by_method": dict(client.calls_by_method)}
-    result["elapsed_seconds"] = round(time.monotonic() - started, 3)
-    module.exit_json(**result)
+        result["changed"] = False
+        return result
+
+    run_module_with(module, work, minimums=PARALLELISM_MINIMUM)

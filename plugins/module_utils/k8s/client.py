@@ -2,22 +2,26 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The collection's client layer over kubernetes.core's module_utils.
 
-Modules build an AnsibleK8SModule with ``auth_argspec()`` merged into their own spec, then
-``ApiClient.from_module(module)``: kubernetes.core's get_api_client does authentication (kubeconfig,
+Modules build an AnsibleK8SModule with ``auth_argspec()`` (args.py) merged into their own spec; their runner
+(runner.py) calls ``ApiClient.from_module(module)``: kubernetes.core's get_api_client does authentication (kubeconfig,
 context, host/api_key, certificates, proxies, impersonation, K8S_AUTH_* environment) and sets the
 server-side dry run in check mode; an unusable kubeconfig fails the module there, naming the file (kubeconfig.py).
 ``require_namespace`` checks that the namespace a module works in exists. Requests go to explicit REST paths (no
 per-kind discovery), every write carries ``dryRun=All`` in check mode, and every API failure becomes one ApiError (a
-kubernetes.core CoreException) carrying the API's own message and the object it concerned.
+PrivateCapiError, errors.py) carrying the API's own message and the object it concerned.
 """
 
-import copy
 import json
 import random
 import threading
 import time
 
-from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
+# auth_argspec and fail_from_error: re-exported from their homes (args.py, errors.py) for the callers of this module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import (  # noqa: F401 pylint: disable=unused-import
+    PrivateCapiError,
+    fail_from_error,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeconfig import (
     kubeconfig_problem,
     unmask_kubeconfig_path,
@@ -50,14 +54,11 @@ AGGREGATED_DISCOVERY_ACCEPT = ("application/json;g=apidiscovery.k8s.io;v=v2;as=A
                                "application/json")
 PARTIAL_METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 CONNECTION_ERROR_REASON = "ConnectionError"
+# A LIST whose continue token expired (410 Gone) starts again from its first page at most this many times.
+EXPIRED_LIST_RESTARTS = 2
 
 
-def auth_argspec():
-    """kubernetes.core's authentication options (a deep copy each call, safe to extend)."""
-    return copy.deepcopy(AUTH_ARG_SPEC)
-
-
-class ApiError(CoreException):
+class ApiError(PrivateCapiError):
     """An API request that failed: HTTP status, the API's reason and message, and what was asked."""
 
     def __init__(self, status, reason, message, what):
@@ -275,8 +276,23 @@ class ApiClient(object):
                 return None
             raise
 
-    def list(self, path, what, label_selector=None, field_selector=None, limit=None):
-        """All items of a collection (follows `continue`), each with apiVersion/kind filled in."""
+    def list_pages(self, path, what, label_selector=None, field_selector=None, page_size=None, headers=None,
+                   max_items=None, restarts=EXPIRED_LIST_RESTARTS):
+        """(items, metadata of the last page) of one LIST: pages of page_size chained by `continue` (one consistent
+        snapshot), each item with apiVersion/kind filled in from its page; stops early once max_items are read.
+
+        The one pagination loop of the collection. A 410 Gone (a continue token older than the server's compaction,
+        a LIST slower than etcd keeps history) restarts the LIST from its first page, at most `restarts` times.
+        """
+        for restart in range(restarts + 1):
+            try:
+                return self._read_pages(path, what, label_selector, field_selector, page_size, headers, max_items)
+            except ApiError as exc:
+                if exc.status != 410 or restart == restarts:
+                    raise
+        return [], {}  # not reached: the last restart raises
+
+    def _read_pages(self, path, what, label_selector, field_selector, page_size, headers, max_items):
         items = []
         continue_token = None
         while True:
@@ -285,37 +301,32 @@ class ApiClient(object):
                 query["label_selector"] = label_selector
             if field_selector:
                 query["field_selector"] = field_selector
-            if limit:
-                query["limit"] = limit
+            if page_size:
+                query["limit"] = page_size
             if continue_token:
                 query["_continue"] = continue_token
-            page = self.request("GET", path, what, query=query)
-            item_kind = (page.get("kind") or "")[: -len("List")] if (page.get("kind") or "").endswith("List") else None
+            page = self.request("GET", path, what, query=query, headers=headers)
+            page_kind = page.get("kind") or ""
+            item_kind = page_kind[: -len("List")] if page_kind.endswith("List") else None
             for item in page.get("items") or ():
                 item.setdefault("apiVersion", page.get("apiVersion"))
                 if item_kind:
                     item.setdefault("kind", item_kind)
                 items.append(item)
-            continue_token = (page.get("metadata") or {}).get("continue")
-            if not continue_token or limit and len(items) >= limit:
-                return items
-
-    def list_all(self, path, what, page_size=500, label_selector=None, headers=None):
-        """Every item of a collection read in pages of page_size (follows `continue`): (items, list metadata)."""
-        items = []
-        continue_token = None
-        while True:
-            query = {"limit": page_size}
-            if label_selector:
-                query["label_selector"] = label_selector
-            if continue_token:
-                query["_continue"] = continue_token
-            page = self.request("GET", path, what, query=query, headers=headers)
-            items.extend(page.get("items") or ())
             list_metadata = page.get("metadata") or {}
             continue_token = list_metadata.get("continue")
-            if not continue_token:
+            if not continue_token or max_items and len(items) >= max_items:
                 return items, list_metadata
+
+    def list(self, path, what, label_selector=None, field_selector=None, limit=None):
+        """All items of a collection (list_pages; with limit, the first `limit` items, in pages of limit)."""
+        items, _list_metadata = self.list_pages(path, what, label_selector=label_selector, field_selector=field_selector,
+                                                page_size=limit, max_items=limit)
+        return items
+
+    def list_all(self, path, what, page_size=500, label_selector=None, headers=None):
+        """Every item of a collection read in pages of page_size (list_pages): (items, list metadata)."""
+        return self.list_pages(path, what, label_selector=label_selector, page_size=page_size, headers=headers)
 
     def create(self, path, body, what):
         return self.request("POST", path, what, body=body, query=self._write_query())
@@ -412,10 +423,3 @@ def parallel_map(function, items, parallelism):
 
 
 _SKIPPED = object()
-
-
-def fail_from_error(module, error, **result):
-    """fail_json with the error's message and, for API errors, status/reason beside it."""
-    extra = error.result() if isinstance(error, ApiError) else {}
-    extra.update(result)
-    module.fail_json(msg=str(error), **extra)

@@ -8,6 +8,7 @@ version of the translated group. Aggregated discovery (one request for /apis, on
 the server offers it, the legacy documents otherwise.
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import MovedKind
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
@@ -20,7 +21,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
 SKIPPED_DEPENDENT_RESOURCES = frozenset((("", "events"), ("events.k8s.io", "events")))
 
 
-class DiscoveryError(ValueError):
+class DiscoveryError(PrivateCapiError, ValueError):
     """The API does not serve what the migration needs; the message says what to install or change."""
 
 
@@ -123,6 +124,21 @@ def preferred_resources(versions):
     return [chosen[plural] for plural in sorted(chosen)]
 
 
+def capi_resources(served, is_group):
+    """The namespaced, listable resources of every served group for which is_group(group) holds, each once in its
+    group's most preferred version serving it, sorted by group then plural (the core group '' never counts).
+
+    The one CAPI resource discovery: capi_verify reads the standard and the private ones (is_group: a GroupMap's
+    is_standard or is_private), the inventory both at once."""
+    chosen = []
+    for group in sorted(served):
+        if not group or not is_group(group):
+            continue
+        chosen.extend(resource for resource in preferred_resources(served[group])
+                      if resource.namespaced and "list" in resource.verbs)
+    return chosen
+
+
 def moved_kinds(served, group_map, direction, kinds=None):
     """(moved [MovedKind], unserved [(ServedResource, why)]) for every namespaced resource of a mapped group.
 
@@ -130,13 +146,7 @@ def moved_kinds(served, group_map, direction, kinds=None):
     a name matching nothing served fails with the served names listed.
     """
     is_source = group_map.is_standard if direction == TO_PRIVATE else group_map.is_private
-    candidates = []
-    for group in sorted(served):
-        if not group or not is_source(group):
-            continue
-        for resource in preferred_resources(served[group]):
-            if resource.namespaced and {"list", "create", "get"} <= resource.verbs:
-                candidates.append(resource)
+    candidates = [resource for resource in capi_resources(served, is_source) if {"create", "get"} <= resource.verbs]
     if kinds:
         wanted = {name.lower() for name in kinds}
         unknown = sorted(name for name in wanted if not any(name in resource.names() for resource in candidates))

@@ -8,6 +8,7 @@ and judged like any found target), updates by resourceVersion (409 -> read again
 429/5xx/no-answer are retried with backoff (k8s_client.call_with_retries); anything else stops the run.
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
     DIFFERS,
@@ -27,7 +28,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
 CONFLICT_RETRIES = 5
 
 
-class MigrationError(Exception):
+class MigrationError(PrivateCapiError):
     """A run that must stop; the message names the object, what was expected and found, and what to do."""
 
 

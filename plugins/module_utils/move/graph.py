@@ -8,12 +8,13 @@ the copy order (owners first, in levels whose members can be written in parallel
 are already being deleted.
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
 
 DELETION_ORPHAN_FINALIZER = "orphan"
 
 
-class OwnershipCycleError(ValueError):
+class OwnershipCycleError(PrivateCapiError, ValueError):
     """ownerReferences form a cycle; no owners-first order exists."""
 
 

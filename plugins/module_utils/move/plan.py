@@ -12,6 +12,7 @@
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json, translate_object
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
@@ -34,7 +35,7 @@ FIX = "fix"
 DIFFERS = "differs"
 
 
-class MigrationPlanError(ValueError):
+class MigrationPlanError(PrivateCapiError, ValueError):
     """Input the plan cannot handle; the message names the object and what to do."""
 
 

@@ -8,12 +8,9 @@ kind in parallel (paginated); refuse an unpaused Cluster (require_paused); build
 with delete_source re-point dependents and delete the sources children first (capi_migrate_delete).
 """
 
-import time
-
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
     TO_PRIVATE,
-    CapiTranslationError,
     GroupMap,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy import (
@@ -23,18 +20,15 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy 
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.delete import DeleteEngine
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
-    DiscoveryError,
     dependent_resources,
     moved_kinds,
     read_served_resources,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import (
     DELETION_ORPHAN_FINALIZER,
-    OwnershipCycleError,
     OwnershipGraph,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
-    MigrationPlanError,
     desired_target,
     remap_owner_references,
 )
@@ -43,9 +37,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.verif
     failure_message,
     verify_copies,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
-    ApiClient,
-    ApiError,
     api_path,
     call_with_retries,
     parallel_map,
@@ -212,31 +206,29 @@ class MigrateService(object):
 
 
 def run_module(module):
-    started = time.monotonic()
-    params = module.params
-    client = None
-    service = None
-    try:
+    state = {}
+
+    def work(run):
+        params = module.params
         group_map = GroupMap(params.get("extra_groups") or {})
-        if params["parallelism"] < 1:
-            raise MigrationError("parallelism must be at least 1, got %d" % params["parallelism"])
-        client = ApiClient.from_module(module)
-        client.size_connection_pool(params["parallelism"] + 2)
-        client.require_namespace(params["namespace"])  # a typo must not read as "nothing to migrate"
-        service = MigrateService(client, params, group_map, diff=module._diff)
+        # a typo in the namespace must not read as "nothing to migrate"
+        client = run.connect(connections=params["parallelism"] + 2, namespaces=[("namespace", params["namespace"])])
+        state["service"] = service = MigrateService(client, params, group_map, diff=module._diff)
         report = service.run()
-    except (MigrationError, MigrationPlanError, OwnershipCycleError, DiscoveryError, CapiTranslationError, ApiError) as error:
-        partial = _result(service, client, started)
-        extra = error.result() if isinstance(error, ApiError) else {}
-        partial.update(extra)
-        partial.pop("changed", None)
-        module.fail_json(msg=str(error), changed=bool(service and service.report.changed), **partial)
-    for warning in report.warnings:
-        module.warn(warning)
-    module.exit_json(**_result(service, client, started))
+        for warning in report.warnings:
+            module.warn(warning)
+        return _result(service)
+
+    def partial():
+        service = state.get("service")
+        done = _result(service)
+        done["changed"] = bool(service and service.report.changed)
+        return done
+
+    run_module_with(module, work, partial=partial, minimums=PARALLELISM_MINIMUM)
 
 
-def _result(service, client, started):
+def _result(service):
     result = {}
     if service is not None:
         result.update(service.report.result())
@@ -247,7 +239,4 @@ def _result(service, client, started):
             result["verify"] = service.verified
         if service.diff and service.report.diffs:
             result["diff"] = list(service.report.diffs)
-    if client is not None:
-        result["api_calls"] = {"total": client.calls, "by_method": dict(client.calls_by_method)}
-    result["elapsed_seconds"] = round(time.monotonic() - started, 3)
     return result

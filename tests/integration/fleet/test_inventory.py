@@ -223,9 +223,10 @@ def test_a_wrong_context_an_unreachable_server_and_a_missing_crd_are_clear_error
     wrong = write_source(tmp_path / "wrong.hostedclusters.yml", server.kubeconfig, source={"context": "nope"})
     result = inventory(wrong, unparsed_failed=True, check=False)
     assert result.returncode != 0
-    assert ("hostedclusters inventory %s, management cluster 'mc-1' (kubeconfig %s, context nope): kubeconfig %s has "
-            "no context 'nope' (its contexts: kubeapi); fix the context (or kubeconfig) of this entry"
+    assert ("hostedclusters inventory %s, management cluster 'mc-1' (kubeconfig %s, context nope): kubeconfig %s "
             % (wrong, server.kubeconfig, server.kubeconfig)) in result.stderr
+    assert "asks for 'nope', which the kubeconfig does not define (contexts in the file: kubeapi)" in result.stderr
+    assert "fix the kubeconfig or context of this entry" in result.stderr
 
     with open(server.kubeconfig) as handle:
         config = yaml.safe_load(handle)

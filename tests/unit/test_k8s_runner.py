@@ -1,0 +1,237 @@
+"""The shared runner tail (k8s/runner.py), the one error root (k8s/errors.py), the shared options (k8s/args.py) and
+the one pagination loop (ApiClient.list_pages, 410 Expired restarting the LIST)."""
+import importlib
+import json
+
+import pytest
+
+from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s import args as k8s_args
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s import runner
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiClient, ApiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import ServedResource, capi_resources
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    AGENT_EXTRA_GROUPS,
+    CapiTranslationError,
+    GroupMap,
+)
+
+MODULE_UTILS = "ansible_collections.hypershift.private_capi.plugins.module_utils."
+# every error class a runner reports as a user error, where it is defined
+ERROR_CLASSES = [
+    ("k8s.client", "ApiError"), ("k8s.client", "NamespaceNotFoundError"), ("k8s.discovery", "DiscoveryError"),
+    ("crds.render", "CrdRenderError"), ("move.plan", "MigrationPlanError"), ("move.copy", "MigrationError"),
+    ("move.graph", "OwnershipCycleError"), ("fleet.quiesce", "QuiesceError"), ("fleet.health", "HealthInputError"),
+    ("fleet.health", "HealthChecksFailed"), ("fleet.judge", "VerifyInputError"), ("fleet.report", "FleetReportError"),
+]
+
+
+class Exited(Exception):
+    def __init__(self, result, in_except):
+        super(Exited, self).__init__(result)
+        self.result = result
+        self.in_except = in_except
+
+
+class FakeModule(object):
+    def __init__(self, **params):
+        self.params = params
+        self.check_mode = False
+        self._diff = False
+
+    def exit_json(self, **result):
+        raise Exited(result, False)
+
+    def fail_json(self, msg, **result):
+        import sys
+        raise Exited(dict(result, msg=msg, failed=True), sys.exc_info()[1] is not None)
+
+
+class CountingClient(object):
+    calls = 3
+    calls_by_method = {"GET": 3}
+
+    def __init__(self):
+        self.namespaces = []
+
+    def size_connection_pool(self, connections):
+        self.connections = connections
+
+    def require_namespaces(self, namespaces):
+        self.namespaces.extend(namespaces)
+
+
+@pytest.fixture
+def client(monkeypatch):
+    made = CountingClient()
+    monkeypatch.setattr(runner.ApiClient, "from_module", classmethod(lambda cls, module: made))
+    return made
+
+
+def run(module, work, **options):
+    with pytest.raises(Exited) as exited:
+        runner.run_module(module, work, **options)
+    return exited.value
+
+
+@pytest.mark.parametrize("where, name", ERROR_CLASSES)
+def test_every_runner_error_derives_from_the_one_root(where, name):
+    error_class = getattr(importlib.import_module(MODULE_UTILS + where), name)
+    assert issubclass(error_class, PrivateCapiError) and issubclass(error_class, CoreException)
+    assert issubclass(error_class, USER_ERRORS)
+
+
+def test_the_translation_core_stays_free_of_kubernetes_core_and_is_still_a_user_error():
+    assert not issubclass(CapiTranslationError, CoreException)
+    assert CapiTranslationError in USER_ERRORS
+
+
+def test_success_gets_the_tail(client):
+    exited = run(FakeModule(namespace="ns"), lambda r: {"changed": False, "found": r.connect(namespaces=[("namespace", "ns")]) is client})
+    assert exited.result["found"] is True and exited.result["api_calls"] == {"total": 3, "by_method": {"GET": 3}}
+    assert isinstance(exited.result["elapsed_seconds"], float) and "failed" not in exited.result
+    assert client.namespaces == [("namespace", "ns")]
+
+
+def test_the_tail_is_left_out_where_a_module_does_not_document_it(client):
+    exited = run(FakeModule(), lambda r: {"changed": False, "client": bool(r.connect())}, calls=False, elapsed=False)
+    assert set(exited.result) == {"changed", "client"}
+
+
+def test_a_user_error_fails_with_its_message_partial_result_and_no_traceback(client):
+    def work(run_):
+        run_.connect()
+        raise ApiError(403, "Forbidden", "machines is forbidden", "list Machines in namespace ns")
+
+    exited = run(FakeModule(), work, partial=lambda: {"counts": {"Machine": 1}, "changed": True})
+    assert not exited.in_except and "exception" not in exited.result
+    assert exited.result["msg"] == "list Machines in namespace ns failed: machines is forbidden (HTTP 403 Forbidden)"
+    assert exited.result["status"] == 403 and exited.result["reason"] == "Forbidden"
+    assert exited.result["changed"] is True and exited.result["counts"] == {"Machine": 1}
+    assert exited.result["api_calls"]["total"] == 3
+
+
+def test_a_translation_error_is_a_user_error_too(client):
+    exited = run(FakeModule(), lambda r: GroupMap({"cluster.x-k8s.io": "x"}))
+    assert exited.result["failed"] and exited.result["changed"] is False and not exited.in_except
+    assert "api_calls" not in exited.result  # no client was built
+
+
+def test_a_bug_is_not_swallowed(client):
+    with pytest.raises(KeyError):
+        runner.run_module(FakeModule(), lambda r: {}["missing"])
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"parallelism": 0}, "parallelism must be 1 or more, got 0"),
+    ({"parallelism": -2}, "parallelism must be 1 or more, got -2"),
+])
+def test_minimums_fail_before_any_work(client, params, message):
+    worked = []
+    exited = run(FakeModule(**params), worked.append, minimums=k8s_args.PARALLELISM_MINIMUM)
+    assert exited.result["msg"] == message and worked == [] and "api_calls" not in exited.result
+
+
+def test_minimum_problems_names_every_option_below_its_minimum():
+    problems = k8s_args.minimum_problems({"a": -1, "b": 0, "c": None}, {"a": 0, "b": 0, "c": 1})
+    assert problems == ["a must be 0 or more, got -1"]
+
+
+def test_extra_groups_default_is_the_cores_agent_pair_and_a_copy():
+    option = k8s_args.extra_groups_option(k8s_args.AGENT_DEFAULT)
+    assert option == {"type": "dict", "default": AGENT_EXTRA_GROUPS}
+    option["default"]["x"] = "y"
+    assert "x" not in AGENT_EXTRA_GROUPS
+    assert k8s_args.extra_groups_option() == {"type": "dict", "default": {}}
+    assert k8s_args.parallelism_option(4) == {"type": "int", "default": 4}
+
+
+def test_auth_argspec_is_a_fresh_copy():
+    spec = k8s_args.auth_argspec()
+    spec["kubeconfig"]["type"] = "changed"
+    assert k8s_args.auth_argspec()["kubeconfig"]["type"] != "changed"
+
+
+# --- pagination -------------------------------------------------------------------------------------------------------
+class Response(object):
+    def __init__(self, body):
+        self.data = json.dumps(body)
+
+
+class PagedTransport(object):
+    """Serves pages of `items` (`limit` a page) and answers 410 to the continue tokens in expire."""
+
+    def __init__(self, items, expire=()):
+        self.items = items
+        self.expire = list(expire)
+        self.queries = []
+        self.client = self
+
+    def request(self, method, path, body=None, serialize=False, **params):
+        from kubernetes.client.exceptions import ApiException
+
+        self.queries.append(dict(params))
+        token = params.get("_continue")
+        if token and token in self.expire:
+            self.expire.remove(token)
+            error = ApiException(status=410, reason="Gone")
+            error.body = json.dumps({"reason": "Expired", "message": "The provided continue parameter is too old"})
+            raise error
+        start = int(token or 0)
+        limit = params.get("limit") or len(self.items)
+        end = start + limit
+        metadata = {"continue": str(end)} if end < len(self.items) else {}
+        return Response({"apiVersion": "v1", "kind": "PodList", "metadata": metadata, "items": [
+            {"metadata": {"name": name}} for name in self.items[start:end]]})
+
+
+def test_one_loop_pages_fills_kind_and_stops_at_limit():
+    transport = PagedTransport(["a", "b", "c", "d", "e"])
+    client = ApiClient(transport)
+    items, metadata = client.list_all("/api/v1/pods", "list pods", page_size=2)
+    assert [item["metadata"]["name"] for item in items] == ["a", "b", "c", "d", "e"] and metadata == {}
+    assert all(item["kind"] == "Pod" and item["apiVersion"] == "v1" for item in items)
+    assert [query.get("_continue") for query in transport.queries] == [None, "2", "4"]
+    assert [item["metadata"]["name"] for item in client.list("/api/v1/pods", "list pods", limit=2)] == ["a", "b"]
+    assert [item["metadata"]["name"] for item in client.list("/api/v1/pods", "list pods")] == list("abcde")
+
+
+def test_an_expired_continue_token_restarts_the_list_from_its_first_page():
+    transport = PagedTransport(["a", "b", "c", "d", "e"], expire=["4"])
+    items, _metadata = ApiClient(transport).list_all("/api/v1/pods", "list pods", page_size=2)
+    assert [item["metadata"]["name"] for item in items] == list("abcde")
+    assert [query.get("_continue") for query in transport.queries] == [None, "2", "4", None, "2", "4"]
+
+
+def test_a_token_that_keeps_expiring_fails_after_the_restarts():
+    transport = PagedTransport(["a", "b", "c"], expire=["2", "2", "2"])
+    with pytest.raises(ApiError) as raised:
+        ApiClient(transport).list_all("/api/v1/pods", "list pods", page_size=2)
+    assert raised.value.status == 410 and "too old" in str(raised.value)
+    assert len(transport.queries) == 6
+
+
+# --- discovery --------------------------------------------------------------------------------------------------------
+def _resource(group, version, plural, namespaced=True, verbs=("list", "get", "create")):
+    return ServedResource(group, version, plural, plural.title(), namespaced, verbs, False)
+
+
+def test_capi_resources_is_the_one_discovery_of_capi_kinds():
+    served = {
+        "": [("v1", [_resource("", "v1", "pods")])],
+        "cluster.x-k8s.io": [("v1beta2", [_resource("cluster.x-k8s.io", "v1beta2", "machines")]),
+                             ("v1beta1", [_resource("cluster.x-k8s.io", "v1beta1", "machines"),
+                                          _resource("cluster.x-k8s.io", "v1beta1", "clusterclasses", verbs=("get",))])],
+        "cluster.hypershift.openshift.io": [("v1beta2", [_resource("cluster.hypershift.openshift.io", "v1beta2", "machines"),
+                                                         _resource("cluster.hypershift.openshift.io", "v1beta2",
+                                                                   "scopes", namespaced=False)])],
+        "apps": [("v1", [_resource("apps", "v1", "deployments")])],
+    }
+    group_map = GroupMap({})
+    standard = capi_resources(served, group_map.is_standard)
+    assert [(r.group, r.version, r.plural) for r in standard] == [("cluster.x-k8s.io", "v1beta2", "machines")]
+    private = capi_resources(served, group_map.is_private)
+    assert [(r.group, r.plural) for r in private] == [("cluster.hypershift.openshift.io", "machines")]
+    both = capi_resources(served, lambda group: group_map.is_standard(group) or group_map.is_private(group))
+    assert [r.group for r in both] == ["cluster.hypershift.openshift.io", "cluster.x-k8s.io"]
