@@ -158,7 +158,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeco
 
 try:
     from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
-        preferred_resources,
+        capi_resources as discovery_capi_resources,
         read_served_resources,
     )
     from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
@@ -300,18 +300,10 @@ def hostedcluster_record(hostedcluster, management_cluster):
 
 
 def capi_resources(served, group_map):
-    """[(STANDARD|PRIVATE, ServedResource)]: each namespaced, listable resource of a mapped group, preferred version."""
-    chosen = []
-    for group in sorted(served):
-        if not group:
-            continue
-        side = STANDARD if group_map.is_standard(group) else PRIVATE if group_map.is_private(group) else None
-        if side is None:
-            continue
-        for resource in preferred_resources(served[group]):
-            if resource.namespaced and "list" in resource.verbs:
-                chosen.append((side, resource))
-    return chosen
+    """[(STANDARD|PRIVATE, ServedResource)]: each namespaced, listable resource of a mapped group, preferred version
+    (the collection's one CAPI resource discovery, discovery.capi_resources)."""
+    return [(STANDARD if group_map.is_standard(resource.group) else PRIVATE, resource)
+            for resource in discovery_capi_resources(served, group_map.is_mapped)]
 
 
 def namespace_counts(items):
@@ -444,18 +436,12 @@ def explain_api_error(error, server, what_for):
     return "%s failed on %s: HTTP %s %s: %s" % (error.what, server, error.status, error.reason, error.api_message)
 
 
-def list_snapshot(client, path, what, page_size, label_selector=None, headers=None, restarts=2):
-    """Every item of a collection as one consistent LIST (pages chained by `continue`). Transient errors are
-    retried; an expired continue token (410 Gone, a LIST slower than the server's compaction) restarts the LIST."""
-    for restart in range(restarts + 1):
-        try:
-            items, _metadata = call_with_retries(lambda: client.list_all(
-                path, what, page_size=page_size, label_selector=label_selector, headers=headers), attempts=3)
-            return items
-        except ApiError as exc:
-            if exc.status != 410 or restart == restarts:
-                raise
-    return []
+def list_snapshot(client, path, what, page_size, label_selector=None, headers=None):
+    """Every item of a collection as one consistent LIST (pages chained by `continue`; the client restarts a LIST
+    whose continue token expired). Transient errors are retried."""
+    items, _metadata = call_with_retries(lambda: client.list_all(
+        path, what, page_size=page_size, label_selector=label_selector, headers=headers), attempts=3)
+    return items
 
 
 def read_hostedclusters(client, server, source, page_size):

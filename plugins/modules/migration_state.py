@@ -105,6 +105,7 @@ options:
   takeover:
     description:
       - Take the in-progress lease from another holder even though it has not expired (to resume a run that died).
+      - With O(state=query) and O(direction), judge RV(hostedclusters[].action) as a run that would take the lock over.
     type: bool
     default: false
   rollback:
@@ -124,6 +125,23 @@ options:
   repair:
     description:
       - With O(state=query), repair every invalid HostedCluster found (see the description).
+    type: bool
+    default: false
+  direction:
+    description:
+      - With O(state=query), also say what a run acting as O(holder) (with O(takeover) and O(retry_failed)) should do
+        with each HostedCluster found, in RV(hostedclusters[].action) and RV(hostedclusters[].reason) - V(migrate) for
+        a migration to the private CAPI types (the C(migrate) role), V(rollback) for a rollback of a migrated
+        HostedCluster (C(playbooks/rollback.yml)). Nothing is written.
+      - Without it, no action or reason is returned.
+      - Only with O(state=query).
+    type: str
+    choices: [migrate, rollback]
+  retry_failed:
+    description:
+      - With O(state=query) and O(direction=migrate), judge a V(failed) HostedCluster as to be retried
+        (RV(hostedclusters[].action=mark-legacy-and-migrate)) rather than skipped. It is still moved to V(legacy) by
+        a separate move with O(force=true).
     type: bool
     default: false
 attributes:
@@ -231,6 +249,15 @@ EXAMPLES = r"""
     query_states: [legacy, failed]
   register: fleet
 
+- name: What should this run do with prod-01 (the migrate role asks this before it takes the lock)
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: query
+    direction: migrate
+    retry_failed: true
+  register: found
+
 - name: Find and repair invalid states everywhere
   hypershift.private_capi.migration_state:
     state: query
@@ -323,6 +350,28 @@ hostedclusters:
     resource_version:
       description: The resourceVersion read.
       type: str
+    action:
+      description:
+        - What a run acting as O(holder) should do with this HostedCluster, judged from its state and lease with
+          O(takeover) and O(retry_failed).
+        - For O(direction=migrate) - V(migrate) (legacy - take the lock), V(mark-legacy-and-migrate) (new, or failed
+          with O(retry_failed=true) - move it to legacy with O(force=true) first), V(resume) (in-progress and the
+          lock is free, held by O(holder), expired, or taken over with O(takeover=true)), V(locked) (another run holds
+          a live lock), V(skip) (migrated, or failed without O(retry_failed)), V(invalid) (repair it first).
+        - For O(direction=rollback) - V(rollback) (migrated - take the rollback lock), V(resume-rollback) (a rollback
+          lock held by O(holder), expired, or taken over), V(locked) (another rollback run holds a live rollback
+          lock), V(skip) (legacy - nothing to roll back), V(refuse) (new, failed, invalid, or in-progress for a
+          migration - RV(hostedclusters[].reason) says what to do instead).
+      type: str
+      returned: when O(direction) is given
+      sample: migrate
+    reason:
+      description:
+        - Why, in the words the C(migrate) role records and prints (empty when there is nothing to say). It may be
+          set even when the action goes ahead (a retried failure, or a lock this run may take).
+      type: str
+      returned: when O(direction) is given
+      sample: already migrated
 counts:
   description: Number of HostedClusters per state.
   returned: O(state=query)
@@ -373,6 +422,8 @@ def argspec():
         rollback=dict(type="bool", default=False),
         query_states=dict(type="list", elements="str", choices=QUERYABLE_STATES),
         repair=dict(type="bool", default=False),
+        direction=dict(type="str", choices=["migrate", "rollback"]),
+        retry_failed=dict(type="bool", default=False),
     )
     return copy.deepcopy(spec)
 

@@ -65,7 +65,7 @@ def server(kubeapi):
                          RenderOptions(webhook_url="https://127.0.0.1:9/convert")).rendered
     hostedclusters = load_yaml(os.path.join(SHARED_ROOT, "hypershift", "crds", "hostedclusters-Hypershift-Default.crd.yaml"))
     install_crds(kubeapi, [hostedclusters] + standard + private)
-    for namespace in ("clusters", "fleet", "race", "repair", "repair-inv-std", "repair-inv-priv", "repair-inv-none"):
+    for namespace in ("clusters", "fleet", "decide", "race", "repair", "repair-inv-std", "repair-inv-priv", "repair-inv-none"):
         create(kubeapi, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     return kubeapi
 
@@ -407,3 +407,54 @@ def test_rollback_is_refused_on_a_migration_lock_and_with_query(server):
     misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="rb-02", namespace="clusters",
                                                 rollback=True))
     assert misuse.failed and "rollback: true works with state: in-progress or legacy" in misuse["msg"]
+
+
+def test_query_with_direction_says_what_a_run_should_do_and_writes_nothing(server):
+    for name, state in (("d-legacy", ms.LEGACY), ("d-failed", ms.FAILED), ("d-migrated", ms.MIGRATED), ("d-new", ms.NEW),
+                        ("d-locked", ms.LEGACY)):
+        new_hostedcluster(server, "decide", name, state=state)
+    assert_ok(move(server, "d-locked", "in-progress", namespace="decide", holder="other-run"), True)
+    plain = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="decide"))
+    assert all("action" not in entry and "reason" not in entry for entry in plain["hostedclusters"])
+    written = {entry["name"]: entry["resource_version"] for entry in plain["hostedclusters"]}
+
+    def judged(**options):
+        result = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="decide", holder="this-run",
+                                                    **options))
+        assert_ok(result, False)
+        return {entry["name"]: (entry["action"], entry["reason"]) for entry in result["hostedclusters"]}
+
+    migrate = judged(direction="migrate")
+    assert migrate == {
+        "d-legacy": ("migrate", ""),
+        "d-new": ("mark-legacy-and-migrate", ""),
+        "d-migrated": ("skip", "already migrated"),
+        "d-failed": ("skip", "failed before (earlier failure): remediate, then re-run with "
+                             "private_capi_migrate_retry_failed=true"),
+        "d-locked": ("locked", "locked by run other-run (lease not expired); resume with that run id or takeover"),
+    }
+    retried = judged(direction="migrate", retry_failed=True, takeover=True)
+    assert retried["d-failed"][0] == "mark-legacy-and-migrate" and retried["d-locked"][0] == "resume"
+    rollback = judged(direction="rollback")
+    assert {name: action for name, (action, _reason) in rollback.items()} == {
+        "d-legacy": "skip", "d-new": "refuse", "d-migrated": "rollback", "d-failed": "refuse", "d-locked": "refuse"}
+    assert rollback["d-new"][1] == ("cannot roll back HostedCluster decide/d-new: it is new (created with private CAPI "
+                                    "types, never migrated); there is nothing to roll back")
+    after = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="decide"))
+    assert {entry["name"]: entry["resource_version"] for entry in after["hostedclusters"]} == written
+
+
+MISUSED_DIRECTION = [
+    (dict(state="legacy", direction="migrate"), "direction works with state: query only"),
+    (dict(state="legacy", retry_failed=True), "retry_failed works with state: query and "),
+    (dict(retry_failed=True), "retry_failed works with direction: migrate only"),
+    (dict(direction="rollback", retry_failed=True), "retry_failed works with direction: migrate only (got direction: rollback)"),
+    (dict(direction="sideways"), "value of direction must be one of: migrate, rollback"),
+]
+
+
+def test_direction_and_retry_failed_work_with_query_only(server):
+    for options, message in MISUSED_DIRECTION:
+        misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="x", namespace="clusters",
+                                                    **options))
+        assert misuse.failed and message in misuse["msg"], (options, misuse.get("msg"))

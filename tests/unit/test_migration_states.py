@@ -449,3 +449,115 @@ def test_any_plan_with_directions_keeps_rollback_and_migration_apart(markers, di
     again = ms.plan_move(updated, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
                          force=True, reason="r", rollback=rollback)
     assert again.changed is False
+
+
+# --- decide(): what a run does with a HostedCluster, judged from its query report (the migrate role follows it) ---
+EXPIRED = {ms.LEASE_DURATION_ANNOTATION: "10"}
+NO_LEASE = {ms.LEASE_HOLDER_ANNOTATION: ""}
+ROLLBACK_LEASE = {ms.LEASE_DIRECTION_ANNOTATION: "rollback"}
+WHO = "HostedCluster clusters/prod-01"
+LOCKED_MIGRATION = "locked by run run-a (lease not expired); resume with that run id or takeover"
+FAILED_BEFORE = ("failed before (copy: Machine x conflicted): remediate, then re-run with "
+                 "private_capi_migrate_retry_failed=true")
+MIGRATE_TABLE = [
+    # state, extra annotations, holder, retry_failed, takeover, action, reason
+    (NEW, None, "run-b", False, False, "mark-legacy-and-migrate", ""),
+    (LEGACY, None, "run-b", False, False, "migrate", ""),
+    (MIGRATED, None, "run-b", True, True, "skip", "already migrated"),
+    (FAILED, None, "run-b", False, True, "skip", FAILED_BEFORE),
+    (FAILED, None, "run-b", True, False, "mark-legacy-and-migrate", FAILED_BEFORE),
+    (INVALID, None, "run-b", True, True, "invalid",
+     WHO + " is in the invalid state (scope legacy together with private-capi-types); run migration_state with "
+     "state=query repair=true, then re-run"),
+    (IN_PROGRESS, NO_LEASE, "run-b", False, False, "resume", ""),
+    (IN_PROGRESS, None, "run-a", False, False, "resume", LOCKED_MIGRATION),
+    (IN_PROGRESS, None, "run-b", False, False, "locked", LOCKED_MIGRATION),
+    (IN_PROGRESS, None, "run-b", False, True, "resume", LOCKED_MIGRATION),
+    (IN_PROGRESS, EXPIRED, "run-b", False, False, "resume", LOCKED_MIGRATION),
+    # a rollback lock is judged like any lock here; the in-progress move then refuses it (plan_move)
+    (IN_PROGRESS, ROLLBACK_LEASE, "run-b", False, False, "locked", LOCKED_MIGRATION),
+]
+
+
+@pytest.mark.parametrize("state, extra, holder, retry_failed, takeover, action, reason", MIGRATE_TABLE)
+def test_decide_migrate_every_branch(state, extra, holder, retry_failed, takeover, action, reason):
+    found = ms.report(hostedcluster(state, extra=extra), NOW)
+    pristine = copy.deepcopy(found)
+    decision = ms.decide(found, holder, direction=ms.MIGRATE, retry_failed=retry_failed, takeover=takeover)
+    assert decision == {"action": action, "reason": reason}
+    assert action in ms.MIGRATE_ACTIONS
+    assert found == pristine
+
+
+LOCKED_ROLLBACK = ("locked by rollback run run-a (lease not expired): resume it with -e "
+                   "private_capi_rollback_run_id=run-a, or take it over with -e private_capi_rollback_takeover=true "
+                   "once that run is known to be dead")
+ROLLBACK_TABLE = [
+    # state, extra annotations, holder, takeover, action, reason
+    (MIGRATED, None, "run-b", False, "rollback", ""),
+    (IN_PROGRESS, ROLLBACK_LEASE, "run-a", False, "resume-rollback", ""),
+    (IN_PROGRESS, dict(ROLLBACK_LEASE, **EXPIRED), "run-b", False, "resume-rollback", ""),
+    (IN_PROGRESS, ROLLBACK_LEASE, "run-b", True, "resume-rollback", ""),
+    (IN_PROGRESS, ROLLBACK_LEASE, "run-b", False, "locked", LOCKED_ROLLBACK),
+    (LEGACY, None, "run-b", True, "skip", "already legacy (standard CAPI types): nothing to roll back"),
+    (IN_PROGRESS, None, "run-a", True, "refuse",
+     "cannot roll back " + WHO + ": it is in-progress for a migration to private CAPI types (lock held by run-a), not "
+     "migrated. Let migrate_fleet.yml finish it (re-run with its run id: it ends migrated, or failed after rolling "
+     "itself back), then roll back if it is migrated"),
+    (IN_PROGRESS, NO_LEASE, "run-a", False, "refuse",
+     "cannot roll back " + WHO + ": it is in-progress for a migration to private CAPI types (lock held by nobody), "
+     "not migrated. Let migrate_fleet.yml finish it (re-run with its run id: it ends migrated, or failed after "
+     "rolling itself back), then roll back if it is migrated"),
+    (FAILED, None, "run-b", True, "refuse",
+     "cannot roll back " + WHO + ": it is failed (copy: Machine x conflicted); its migration was already rolled back "
+     "when it failed and the standard objects are in place. Remediate, then move it to legacy (migration_state "
+     "state=legacy force=true)"),
+    (NEW, None, "run-b", False, "refuse",
+     "cannot roll back " + WHO + ": it is new (created with private CAPI types, never migrated); there is nothing to "
+     "roll back"),
+    (INVALID, None, "run-b", False, "refuse",
+     "cannot roll back " + WHO + ": its state is invalid (contradictory annotations); run migration_state with "
+     "state=query repair=true, then re-run"),
+]
+
+
+@pytest.mark.parametrize("state, extra, holder, takeover, action, reason", ROLLBACK_TABLE)
+def test_decide_rollback_every_branch(state, extra, holder, takeover, action, reason):
+    found = ms.report(hostedcluster(state, extra=extra), NOW)
+    decision = ms.decide(found, holder, direction=ms.ROLLBACK, takeover=takeover)
+    assert decision == {"action": action, "reason": reason}
+    assert action in ms.ROLLBACK_ACTIONS
+    # retry_failed means nothing to a rollback
+    assert ms.decide(found, holder, direction=ms.ROLLBACK, retry_failed=True, takeover=takeover) == decision
+
+
+def test_decide_tables_cover_every_state_and_action():
+    assert {row[0] for row in MIGRATE_TABLE} == set(ms.STATES) == {row[0] for row in ROLLBACK_TABLE}
+    assert {row[5] for row in MIGRATE_TABLE} == set(ms.MIGRATE_ACTIONS)
+    assert {row[4] for row in ROLLBACK_TABLE} == set(ms.ROLLBACK_ACTIONS)
+
+
+def test_decide_refuses_an_unknown_direction():
+    with pytest.raises(ValueError, match="direction must be one of migrate, rollback"):
+        ms.decide(ms.report(hostedcluster(LEGACY), NOW), "run-a", direction="sideways")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(ms.STATES), st.sampled_from([None, EXPIRED, NO_LEASE, ROLLBACK_LEASE]),
+       st.sampled_from(["run-a", "run-b"]), st.booleans(), st.booleans())
+def test_decide_goes_ahead_exactly_when_the_lock_move_would_be_allowed(state, extra, holder, retry_failed, takeover):
+    """migrate/resume means the move to in-progress (after legacy first for mark-legacy-and-migrate) is not refused."""
+    source = hostedcluster(state, extra=extra)
+    action = ms.decide(ms.report(source, NOW), holder, retry_failed=retry_failed, takeover=takeover)["action"]
+    if action == "mark-legacy-and-migrate":
+        source = ms.plan_move(source, LEGACY, holder, NOW, force=True).updated_object()
+    try:
+        ms.plan_move(source, IN_PROGRESS, holder, NOW, takeover=takeover)
+        lock_allowed = True
+    except MoveRefused:
+        lock_allowed = False
+    rollback_lock = state == IN_PROGRESS and extra == ROLLBACK_LEASE
+    if action in ("migrate", "mark-legacy-and-migrate", "resume") and not rollback_lock:
+        assert lock_allowed
+    if action in ("locked", "invalid"):
+        assert not lock_allowed

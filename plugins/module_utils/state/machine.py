@@ -512,3 +512,92 @@ def label_selector_for(states):
     if any(state not in LABELLED_STATES for state in wanted):
         return None
     return "%s in (%s)" % (STATE_LABEL, ",".join(wanted))
+
+
+# What a run should do with one HostedCluster, judged from its query report (decide()); the roles follow it.
+ACTION_MIGRATE = "migrate"  # legacy: take the lock and migrate
+ACTION_MARK_LEGACY_AND_MIGRATE = "mark-legacy-and-migrate"  # new, or failed with retry_failed: legacy first (force)
+ACTION_RESUME = "resume"  # in-progress, lock free, ours, expired or taken over: take it and go on
+ACTION_SKIP = "skip"  # nothing to do (already done, or failed without retry_failed)
+ACTION_LOCKED = "locked"  # another live run holds the lock: leave the HostedCluster to it
+ACTION_INVALID = "invalid"  # contradictory annotations: repair first
+ACTION_ROLLBACK = "rollback"  # migrated: take the rollback lock and roll back
+ACTION_RESUME_ROLLBACK = "resume-rollback"  # a rollback lock that is ours, expired or taken over
+ACTION_REFUSE = "refuse"  # a rollback would be wrong from this state; the reason says what to do
+MIGRATE_ACTIONS = (ACTION_MIGRATE, ACTION_MARK_LEGACY_AND_MIGRATE, ACTION_RESUME, ACTION_SKIP, ACTION_LOCKED,
+                   ACTION_INVALID)
+ROLLBACK_ACTIONS = (ACTION_ROLLBACK, ACTION_RESUME_ROLLBACK, ACTION_SKIP, ACTION_LOCKED, ACTION_REFUSE)
+
+
+def _decide_migrate(found, holder, retry_failed, takeover):
+    state, lease = found["state"], found.get("lease")
+    who = "HostedCluster %s/%s" % (found.get("namespace"), found.get("name"))
+    if state == MIGRATED:
+        return ACTION_SKIP, "already migrated"
+    if state == FAILED:
+        reason = ("failed before (%s): remediate, then re-run with private_capi_migrate_retry_failed=true"
+                  % found.get("failed_reason"))
+        return (ACTION_MARK_LEGACY_AND_MIGRATE if retry_failed else ACTION_SKIP), reason
+    if state == INVALID:
+        return ACTION_INVALID, (
+            "%s is in the invalid state (scope legacy together with private-capi-types); run migration_state with "
+            "state=query repair=true, then re-run" % who)
+    if state == NEW:
+        return ACTION_MARK_LEGACY_AND_MIGRATE, ""
+    if state == IN_PROGRESS:
+        if lease is None:
+            return ACTION_RESUME, ""
+        # the reason names the lock even when this run may take it (the fleet record keeps it)
+        reason = ("locked by run %s (lease not expired); resume with that run id or takeover" % lease["holder"])
+        if lease["holder"] != holder and not takeover and not lease["expired"]:
+            return ACTION_LOCKED, reason
+        return ACTION_RESUME, reason
+    return ACTION_MIGRATE, ""
+
+
+def _decide_rollback(found, holder, takeover):
+    state, lease = found["state"], found.get("lease")
+    who = "HostedCluster %s/%s" % (found.get("namespace"), found.get("name"))
+    rollback_lock = state == IN_PROGRESS and lease is not None and lease.get("direction", MIGRATE) == ROLLBACK
+    if state == MIGRATED:
+        return ACTION_ROLLBACK, ""
+    if rollback_lock:
+        if lease["holder"] == holder or lease["expired"] or takeover:
+            return ACTION_RESUME_ROLLBACK, ""
+        return ACTION_LOCKED, (
+            "locked by rollback run %s (lease not expired): resume it with -e private_capi_rollback_run_id=%s, or take "
+            "it over with -e private_capi_rollback_takeover=true once that run is known to be dead"
+            % (lease["holder"], lease["holder"]))
+    if state == LEGACY:
+        return ACTION_SKIP, "already legacy (standard CAPI types): nothing to roll back"
+    if state == IN_PROGRESS:
+        return ACTION_REFUSE, (
+            "cannot roll back %s: it is in-progress for a migration to private CAPI types (lock held by %s), not "
+            "migrated. Let migrate_fleet.yml finish it (re-run with its run id: it ends migrated, or failed after "
+            "rolling itself back), then roll back if it is migrated"
+            % (who, lease.get("holder", "nobody") if lease else "nobody"))
+    if state == FAILED:
+        return ACTION_REFUSE, (
+            "cannot roll back %s: it is failed (%s); its migration was already rolled back when it failed and the "
+            "standard objects are in place. Remediate, then move it to legacy (migration_state state=legacy "
+            "force=true)" % (who, found.get("failed_reason")))
+    if state == NEW:
+        return ACTION_REFUSE, ("cannot roll back %s: it is new (created with private CAPI types, never migrated); "
+                               "there is nothing to roll back" % who)
+    return ACTION_REFUSE, ("cannot roll back %s: its state is invalid (contradictory annotations); run "
+                           "migration_state with state=query repair=true, then re-run" % who)
+
+
+def decide(found, holder, direction=MIGRATE, retry_failed=False, takeover=False):
+    """What a run acting as `holder` should do with the HostedCluster of query report `found` (see report()).
+
+    direction MIGRATE: one of MIGRATE_ACTIONS; ROLLBACK: one of ROLLBACK_ACTIONS. Returns {"action", "reason"};
+    the reason is the one the fleet record and the roles' messages show ("" when there is nothing to say).
+    """
+    if direction == ROLLBACK:
+        action, reason = _decide_rollback(found, holder, takeover)
+    elif direction == MIGRATE:
+        action, reason = _decide_migrate(found, holder, retry_failed, takeover)
+    else:
+        raise ValueError("direction must be one of %s, got %r" % (", ".join(DIRECTIONS), direction))
+    return {"action": action, "reason": reason}

@@ -1,6 +1,6 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Runner and API work of hypershift.private_capi.migration_state (state machine: migration_states.py).
+"""Runner and API work of hypershift.private_capi.migration_state (state machine: machine.py).
 
 Every move is one PUT of the HostedCluster carrying the resourceVersion it was judged on. A 409
 Conflict means someone else wrote in between: the object is read again and the move judged again
@@ -237,6 +237,11 @@ class MigrationStateService(object):
         else:
             items, selector = self.list(params.get("namespace"), query_states)
         reports = [states.report(item, now, self.lease_seconds) for item in items]
+        if params.get("direction"):
+            for entry in reports:
+                entry.update(states.decide(entry, self.holder, direction=params["direction"],
+                                           retry_failed=params.get("retry_failed") or False,
+                                           takeover=params.get("takeover") or False))
         result = {"changed": False, "holder": self.holder, "label_selector": selector, "hostedclusters": reports,
                   "counts": {}, "invalid": [], "repaired": []}
         for entry in reports:
@@ -273,8 +278,17 @@ def run_module(module):
                 raise MigrationStateError("repair: true works with state: query only (it fixes invalid HostedClusters it finds)")
             if params.get("query_states"):
                 raise MigrationStateError("query_states works with state: query only")
+            if params.get("direction"):
+                raise MigrationStateError("direction works with state: query only (it asks what a run should do with "
+                                          "each HostedCluster found); moves take rollback: true instead")
+            if params.get("retry_failed"):
+                raise MigrationStateError("retry_failed works with state: query and direction: migrate only; a failed "
+                                          "HostedCluster is moved on with state: legacy, force: true")
         elif params.get("rollback"):
             raise MigrationStateError("rollback: true works with state: in-progress or legacy (the rollback moves), not query")
+        elif params.get("retry_failed") and params.get("direction") != states.MIGRATE:
+            raise MigrationStateError("retry_failed works with direction: migrate only (got direction: %s)"
+                                      % (params.get("direction") or "none"))
         if params.get("name") and not params.get("namespace"):
             raise MigrationStateError("name %r needs namespace (HostedClusters are namespaced)" % params["name"])
         if params["lease_seconds"] < 1:
