@@ -396,10 +396,10 @@ label_selector:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME, check_names
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import run_module
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 
 MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]
 QUERYABLE_STATES = ["new", "legacy", "in-progress", "migrated", "failed", "invalid"]
@@ -429,18 +429,12 @@ def argspec():
 
 
 def main():
-    module = AnsibleK8SModule(
-        argument_spec=argspec(),
-        supports_check_mode=True,
-        required_if=[
-            ("state", "legacy", ("name", "namespace")),
-            ("state", "in-progress", ("name", "namespace")),
-            ("state", "migrated", ("name", "namespace")),
-            ("state", "failed", ("name", "namespace", "reason")),
-        ],
-    )
-    check_names(module, NAME_RULES)
-    run_module(module)
+    module_main(argspec, NAME_RULES, run_module, required_if=[
+        ("state", "legacy", ("name", "namespace")),
+        ("state", "in-progress", ("name", "namespace")),
+        ("state", "migrated", ("name", "namespace")),
+        ("state", "failed", ("name", "namespace", "reason")),
+    ])
 
 
 if __name__ == "__main__":

@@ -17,12 +17,12 @@ import uuid
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
-    ApiClient,
     ApiError,
     api_path,
     describe,
-    fail_from_error,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_with_tail
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 
 HOSTEDCLUSTER_GROUP = hypershift.HOSTEDCLUSTER_GROUP
@@ -35,8 +35,19 @@ CORE_CAPI_GROUP = "cluster.x-k8s.io"
 CAPI_EVIDENCE_PLURALS = ("clusters", "machinedeployments", "machinesets", "machines")
 
 
-class MigrationStateError(Exception):
+class MigrationStateError(PrivateCapiError):
     """A refused move or an unusable request; the message names the HostedCluster and what to do."""
+
+
+class RepairFailed(MigrationStateError):
+    """Some invalid HostedClusters could not be repaired; result() is everything the query found and did."""
+
+    def __init__(self, result):
+        super().__init__("could not repair: %s" % " | ".join(result["repair_failures"]))
+        self.query_result = result
+
+    def result(self):
+        return self.query_result
 
 
 def default_holder():
@@ -271,8 +282,11 @@ class MigrationStateService(object):
 
 
 def run_module(module):
+    """migration_state's run through the shared runner (k8s/runner.py): checks, the query or the move, its warnings
+    and diff; a refused move or a failed repair fails the module with its message (no traceback)."""
     params = module.params
-    try:
+
+    def work(run):
         if params["state"] != "query":
             if params["repair"]:
                 raise MigrationStateError("repair: true works with state: query only (it fixes invalid HostedClusters it finds)")
@@ -293,9 +307,8 @@ def run_module(module):
             raise MigrationStateError("name %r needs namespace (HostedClusters are namespaced)" % params["name"])
         if params["lease_seconds"] < 1:
             raise MigrationStateError("lease_seconds must be at least 1, got %d" % params["lease_seconds"])
-        client = ApiClient.from_module(module)
-        if params.get("namespace"):  # a typo must not read as "no HostedClusters here"
-            client.require_namespace(params["namespace"])
+        # a typo in namespace must not read as "no HostedClusters here"
+        client = run.connect(namespaces=[("namespace", params["namespace"])] if params.get("namespace") else ())
         service = MigrationStateService(client, params)
         result = service.query() if params["state"] == "query" else service.move()
         for warning in service.warnings:
@@ -304,7 +317,7 @@ def run_module(module):
         if module._diff and diff is not None:
             result["diff"] = diff
         if result.get("repair_failures"):
-            module.fail_json(msg="could not repair: %s" % " | ".join(result["repair_failures"]), **result)
-        module.exit_json(**result)
-    except (MigrationStateError, ApiError) as error:
-        fail_from_error(module, error)
+            raise RepairFailed(result)
+        return result
+
+    run_with_tail(module, work, calls=False, elapsed=False)
