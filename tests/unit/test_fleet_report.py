@@ -91,8 +91,8 @@ def test_timings_say_what_they_are_when_clusters_ran_in_parallel():
     assert report["wall_seconds"] == 9.0
     assert report["parallel_clusters"] == 3
     assert report["migrated_seconds_total"] == 18.0 and report["seconds_per_migrated_cluster"] == 6.0
-    headline = ("wall time of the run 9.0 s, up to 3 clusters at once (batch size); time per migrated cluster, one at "
-                "a time: 6.0 s (18.0 s summed over 3 migrated)")
+    headline = ("wall time of the run 9.0 s, up to 3 clusters at once (batch size); time per migrated cluster, each "
+                "while up to 3 ran at once: 6.0 s (18.0 s summed over 3 migrated)")
     assert "- Timing: %s" % headline in report_markdown(report)
     assert report_summary(report)[1] == headline + "; 0 CAPI objects moved"
 
@@ -103,5 +103,6 @@ def test_serial_clusters_are_one_at_a_time_and_touching_runs_do_not_overlap():
     assert report["parallel_clusters"] == 1 and report["wall_seconds"] == 5.0
     assert report["seconds_per_migrated_cluster"] == 2.5
     assert "up to 1 cluster at once (batch size)" in report_summary(report)[1]
+    assert "time per migrated cluster, one at a time: 2.5 s" in report_summary(report)[1]
     nothing = build_report([record("hc-03", "failed", [("read", 0), ("end", 1)])], "run-f")
     assert report_summary(nothing)[1].endswith("time per migrated cluster: n/a (none migrated); 0 CAPI objects moved")

@@ -106,8 +106,10 @@ def timing_headline(report):
         return text + "; time per migrated cluster: n/a (none migrated)"
     migrated = report["totals"].get("migrated", 0)
     total = report.get("migrated_seconds_total")
-    return text + "; time per migrated cluster, one at a time: %.1f s (%s%d migrated)" % (
-        per_cluster, "%.1f s summed over " % total if total is not None else "mean of ", migrated)
+    # a cluster's own duration: one at a time only when none ran beside it (else it includes the contention)
+    how = "one at a time" if parallel in (None, 1) else "each while up to %d ran at once" % parallel
+    return text + "; time per migrated cluster, %s: %.1f s (%s%d migrated)" % (
+        how, per_cluster, "%.1f s summed over " % total if total is not None else "mean of ", migrated)
 
 
 def _mermaid_id(text):
