@@ -19,6 +19,7 @@ ORJSON_MINIMUM = (3, 13)
 if orjson is not None and tuple(int(part) for part in orjson.__version__.split(".")[:2]) < ORJSON_MINIMUM:
     orjson = None  # pragma: no cover - requirements.txt pins a fixed version
 
+from capi_proxy import nesting
 from capi_proxy.core import (
     DEFAULT_GROUP_MAP,
     PRIVATE_SUFFIX,
@@ -116,34 +117,28 @@ def decode(raw, content_type, what):
     """The JSON (or YAML, for apply patches) document in raw; ProxyError 400 names what failed."""
     kind = media_type(content_type)
     try:
-        if is_yaml_text(raw, content_type):
-            return _yaml_document(raw, what)
-        return loads(raw)
+        if kind not in YAML_TYPES:
+            return loads(raw)
+        if raw.lstrip()[:1] in (b"{", b"["):
+            try:  # kubectl sends its apply patches as JSON text: read as JSON (to any depth, see nesting)
+                return loads(raw)
+            except ValueError:
+                pass  # YAML flow style
+        return _yaml_document(raw, what)
+    except nesting.DocumentTooDeep:
+        raise
     except (ValueError, yaml.YAMLError) as exc:
         raise ProxyError(400, "%s is not valid %s (%s); send a well-formed body"
                               % (what, "YAML" if kind in YAML_TYPES else "JSON", str(exc)[:300]))
 
 
-def is_yaml_text(raw, content_type):
-    """True for a YAML body that is not JSON (kubectl sends its apply patches as JSON text: read as JSON)."""
-    if media_type(content_type) not in YAML_TYPES:
-        return False
-    return raw.lstrip()[:1] not in (b"{", b"[") or not _parses_as_json(raw)
-
-
-def _parses_as_json(raw):
-    try:
-        loads(raw)
-    except ValueError:
-        return False
-    except RecursionError:
-        return True  # JSON that is deep: the JSON path and its deep thread take it
-    return True
-
-
 def _yaml_document(raw, what):
     shallow = raw.count(b"[") + raw.count(b"{") + raw.count(b"\n") <= _YAML_C_MAX_NESTING
-    document = yaml.load(raw, Loader=_YAML_C_LOADER if shallow else yaml.SafeLoader)  # nosec B506 - safe loaders
+    try:
+        document = yaml.load(raw, Loader=_YAML_C_LOADER if shallow else yaml.SafeLoader)  # nosec B506 - safe loaders
+    except RecursionError:  # never retried on nesting's deep thread: the pure-Python loader takes minutes at depth
+        raise nesting.DocumentTooDeep(nesting.MAX_DEPTH, "YAML bodies are read only to a few hundred levels; "
+                                                         "send it as JSON")
     limit = max(_YAML_NODES_FLOOR, _YAML_NODES_PER_BYTE * len(raw))
     if expanded_nodes(document, limit) > limit:
         raise ProxyError(413, "%s expands through YAML anchors and aliases to more than %d values; send it "

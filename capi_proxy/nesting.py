@@ -45,9 +45,8 @@ def json_depth(raw, limit=MAX_DEPTH):
     return min(limit + 1, max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets))))
 
 
-JSON = "json"  # raw is JSON text: its depth is checked, then it goes to the deep thread
+JSON = "json"  # raw is JSON text (or YAML, which bodies.decode keeps off the deep thread): depth checked first
 TREE = "tree"  # raw is a parsed document from a checked body: straight to the deep thread
-YAML = "yaml"  # raw is YAML text: no deep thread (the pure-Python loader takes minutes at depth)
 
 
 def run(work, raw, *args, limit=MAX_DEPTH, kind=JSON):
@@ -59,8 +58,6 @@ def run(work, raw, *args, limit=MAX_DEPTH, kind=JSON):
         return work(raw, *args)
     except RecursionError:
         pass
-    if kind == YAML:
-        raise DocumentTooDeep(limit, "YAML bodies are read only to a few hundred levels; send it as JSON")
     if kind == JSON and json_depth(raw, limit) > limit:
         raise DocumentTooDeep(limit)
     return on_deep_thread(work, raw, *args, limit=limit)

@@ -256,8 +256,7 @@ class Proxy(object):
     # ---- version adaptation of PATCH: read, patch in the client's version, convert, write -----------
     async def _patch_adapted(self, route, body, content_type, headers, own, query):
         try:
-            patch_document = nesting.run(bodies.decode, body, content_type, "the patch",
-                                         kind=nesting.YAML if bodies.is_yaml_text(body, content_type) else nesting.JSON)
+            patch_document = nesting.run(bodies.decode, body, content_type, "the patch")
         except nesting.DocumentTooDeep as exc:
             raise ProxyError(400, "cannot apply the patch: %s" % exc)
         get_headers = CIMultiDict(headers)

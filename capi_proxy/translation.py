@@ -58,8 +58,7 @@ class Translator(object):
         started = time.perf_counter()
         try:
             with gc_paused():
-                translated = nesting.run(self._request_bytes, body, route, content_type, convert,
-                                         kind=nesting.YAML if bodies.is_yaml_text(body, content_type) else nesting.JSON)
+                translated = nesting.run(self._request_bytes, body, route, content_type, convert)
         except nesting.DocumentTooDeep as exc:
             self.metrics.translation_errors.inc("request")
             raise ProxyError(400, "the request body is refused: %s" % exc)
