@@ -122,13 +122,13 @@ class Proxy(object):
             response = self._status(500, "the proxy failed on this request (%s); see its log, request id %s"
                                     % (type(exc).__name__, request_id))
         duration = time.perf_counter() - started
+        verb_label = metric_labels.verb_label(info["verb"])
         if not response.prepared:  # not a watch: the whole answer is ready, so is the time the proxy took
             own = duration - upstream_wait[0]
             response.headers["X-Request-Id"] = request_id
             response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, upstream_wait[0] * 1e3)
-            self.metrics.own_seconds.observe(own, metric_labels.verb_label(info["verb"]))
+            self.metrics.own_seconds.observe(own, verb_label)
         code = response.status
-        verb_label = metric_labels.verb_label(info["verb"])
         self.metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
         if self.logger.enabled("info"):
             self.logger.info("request", request_id=request_id, method=request.method, path=raw_path,
