@@ -1,7 +1,7 @@
 """Throughput of the CAPI v1beta1 <-> v1beta2 conversion core (plugins/module_utils/translate/versions.py).
 
 Workload: a MachineList of 100 Machines built from the upstream v1beta2 example Machine
-(capi/examples/v1beta2/examples__simple-cluster-without-kcp.yaml) with a realistic status
+(testenv/upstream/capi/examples/v1beta2/examples__simple-cluster-without-kcp.yaml) with a realistic status
 (conditions, nodeRef, addresses, initialization, phase Updating on every 10th so the annotation
 path is exercised), converted v1beta2 -> v1beta1 (ref versions from a CRD contract label) and back.
 """
@@ -12,10 +12,9 @@ import time
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import convert_object
+from testenv.upstream import CAPI_EXAMPLES_V1BETA2
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.abspath(os.environ.get("PRIVATE_CAPI_SHARED", os.path.join(_REPO, "..", "shared")))
-EXAMPLE = os.path.join(SHARED, "capi", "examples", "v1beta2", "examples__simple-cluster-without-kcp.yaml")
+EXAMPLE = os.path.join(CAPI_EXAMPLES_V1BETA2, "examples__simple-cluster-without-kcp.yaml")
 MACHINES = 100
 ROUNDS = 20
 

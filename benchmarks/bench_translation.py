@@ -1,6 +1,6 @@
 """Group translation speed: objects/s of translate_object on a 100-Machine list (target > 5,000/s).
 
-The Machines are built from the real MachineDeployment templates in ../shared/capi/examples (v1beta1
+The Machines are built from the real MachineDeployment templates in testenv/upstream/capi/examples (v1beta1
 and v1beta2), dressed the way a live HyperShift Machine looks (labels, annotations, finalizer,
 MachineSet controller ownerReference, managedFields, status with nodeRef/addresses/conditions).
 """
@@ -16,17 +16,16 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     TO_STANDARD,
     translate_object,
 )
+from testenv.upstream import CAPI_EXAMPLES
 
 TARGET_OBJECTS_PER_SECOND = 5000
 MACHINE_COUNT = 100
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED_ROOT = os.path.abspath(os.environ.get("PRIVATE_CAPI_SHARED", os.path.join(_REPO_ROOT, "..", "shared")))
 EXAMPLE_FILE = "examples__simple-cluster.yaml"
 
 
 def load_machine_deployment(version):
     """The MachineDeployment of the upstream simple-cluster example for version v1beta1|v1beta2."""
-    path = os.path.join(SHARED_ROOT, "capi", "examples", version, EXAMPLE_FILE)
+    path = os.path.join(CAPI_EXAMPLES, version, EXAMPLE_FILE)
     with open(path) as handle:
         for document in yaml.safe_load_all(handle):
             if document and document.get("kind") == "MachineDeployment":

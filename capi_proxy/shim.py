@@ -1,4 +1,5 @@
-"""The conversion webhook shim for the private CRDs (ConversionReview v1 over TLS).
+"""The conversion webhook shim for the private CRDs (ConversionReview v1 over TLS); with --standard-groups also for
+the standard CAPI CRDs, standing in for the HyperShift operator's own /convert.
 
 private -> standard group (core translate_object), convert the version (core convert_object, or the
 standard CAPI webhook at --delegate-url, with retries), standard -> private. Failures come back as a
@@ -58,6 +59,9 @@ def shim_parser():
                         help="GROUP/KIND=VERSION for contract references (repeatable; wins over CRD labels)")
     parser.add_argument("--extra-group", type=extra_group, action="append", default=[],
                         help="STANDARD=PRIVATE group pair outside the *.cluster.x-k8s.io pattern (repeatable)")
+    parser.add_argument("--standard-groups", action="store_true",
+                        help="also convert reviews of the standard CAPI CRDs (cluster.x-k8s.io and its providers), "
+                             "as the HyperShift operator's /convert does for the CRDs it installs")
     parser.add_argument("--metrics-listen", type=address, help="HOST:PORT for Prometheus /metrics")
     parser.add_argument("--crd-ttl", type=positive(float), default=60.0, help="seconds CRD labels are cached")
     parser.add_argument("--idle-timeout", type=positive(float), default=60.0,
@@ -71,6 +75,7 @@ class Shim(object):
         self.logger = logger
         self.group_map = GroupMap(dict(args.extra_group))
         self.ref_versions = dict(args.ref_version)
+        self.standard_groups = args.standard_groups
         self.delegate_url = args.delegate_url
         self.delegate_retries = max(1, args.delegate_retries)
         self.delegate_timeout = args.delegate_timeout
@@ -154,13 +159,14 @@ class Shim(object):
             else:
                 crds = await self.crds.get() if self.crds else None
                 converted = nesting.run(self._convert_locally, standard["request"], desired, crds, kind=nesting.TREE)
-            return nesting.run(self._success, converted, uid, kind=nesting.TREE), "Success"
+            private = self.group_map.is_private(desired.split("/")[0])
+            return nesting.run(self._success, converted, uid, private, kind=nesting.TREE), "Success"
         except ShimError as exc:
             return self._failure(uid, str(exc)), "Failure"
 
-    def _success(self, converted, uid):
+    def _success(self, converted, uid, private=True):
         try:
-            objects = [translate_object(obj, TO_PRIVATE, self.group_map) for obj in converted]
+            objects = [translate_object(obj, TO_PRIVATE, self.group_map) if private else obj for obj in converted]
         except CapiTranslationError as exc:
             raise ShimError("cannot translate the converted objects back to the private groups: %s" % exc)
         return bodies.dumps(self._review({"uid": uid, "result": {"status": "Success"}, "convertedObjects": objects}))
@@ -181,9 +187,12 @@ class Shim(object):
         desired = request.get("desiredAPIVersion")
         if not isinstance(desired, str) or desired.count("/") != 1:
             raise ShimError("request.desiredAPIVersion is %r, expected GROUP/VERSION" % (desired,))
-        if not self.group_map.is_private(desired.split("/")[0]):
-            raise ShimError("request.desiredAPIVersion %s is not a private CAPI group; this shim serves only the "
-                            "*.cluster.hypershift.openshift.io CRDs" % desired)
+        group = desired.split("/")[0]
+        if not (self.group_map.is_private(group) or self.standard_groups and self.group_map.is_standard(group)):
+            served = "the private *.cluster.hypershift.openshift.io CRDs" + (
+                " and the standard CAPI ones" if self.standard_groups else " (--standard-groups adds the standard ones)")
+            raise ShimError("request.desiredAPIVersion %s is not a CAPI group this shim converts; it serves %s"
+                            % (desired, served))
         if not isinstance(request.get("objects"), list):
             raise ShimError("request.objects must be a list of objects")
         return desired

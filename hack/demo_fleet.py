@@ -1,5 +1,7 @@
-"""The fleet demo (`make demo`): a local API server with 6 HostedClusters (AWS and KubeVirt), one of which the server
-refuses to migrate, migrated by playbooks/migrate_fleet.yml, then checked by playbooks/verify_fleet.yml.
+"""The fleet demo (`make demo`): a real local management cluster (etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler and KWOK, built from upstream by testenv/cluster) with 6 HostedClusters (AWS and KubeVirt), one of which
+a ValidatingAdmissionPolicy refuses to migrate, migrated by playbooks/migrate_fleet.yml, then checked by
+playbooks/verify_fleet.yml.
 
     .venv/bin/python hack/demo_fleet.py [--count 6] [--machines 2] [--serial 6] [--faulty hc-03] [--workdir DIR]
 
@@ -22,7 +24,8 @@ import yaml  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (  # noqa: E402  pylint: disable=wrong-import-position
     timing_headline)
 from tests.fixtures.hcp import fleet  # noqa: E402  pylint: disable=wrong-import-position
-from tests.kubeapi.testing import start_server  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
 
 BIN = os.path.dirname(sys.executable)
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
@@ -80,17 +83,29 @@ def latest_report(report_root):
     return os.path.join(report_root, runs[-1]) if runs else None
 
 
+def probe_machine(namespace):
+    """A private Machine the policy refuses (valid otherwise), to know when the policy is in force."""
+    return {"apiVersion": "cluster.hypershift.openshift.io/v1beta2", "kind": "Machine",
+            "metadata": {"name": "admission-probe", "namespace": namespace},
+            "spec": {"clusterName": "probe", "bootstrap": {"dataSecretName": "probe"},
+                     "infrastructureRef": {"apiGroup": "infrastructure.cluster.hypershift.openshift.io",
+                                           "kind": "AWSMachine", "name": "probe"}}}
+
+
 def demo(args, server, seed):
     print("== loading the fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS, KubeVirt)"
           % (args.count, args.machines), flush=True)
     started = time.monotonic()
     loaded = fleet.load_fleet_dir(server.kubeconfig, seed)
     print("   %d objects loaded in %.1f s" % (loaded, time.monotonic() - started), flush=True)
-    # the API server refuses every private Machine of one HCP namespace, as an admission webhook would
-    server.add_fault({"verb": "create", "group": "cluster.hypershift.openshift.io", "resource": "machines",
-                      "namespace": "clusters-" + args.faulty, "code": 403, "count": -1,
-                      "message": "admission webhook denied the request (injected by the demo)"})
-    print("== fault injected: the server refuses private Machines in clusters-%s (it must roll back)" % args.faulty)
+    # a ValidatingAdmissionPolicy refuses every private Machine of one HCP namespace
+    namespace = "clusters-" + args.faulty
+    with server.api_client() as api:
+        refuse(api, "demo-refuse-private-machines", group="cluster.hypershift.openshift.io", resource="machines",
+               namespace=namespace, message="the demo's ValidatingAdmissionPolicy refuses private Machines in "
+               + namespace, probe=probe_machine(namespace))
+    print("== ValidatingAdmissionPolicy demo-refuse-private-machines refuses private Machines in %s (it must roll "
+          "back)" % namespace)
     inventory = os.path.join(args.workdir, "inventory.yml")
     with open(inventory, "w") as handle:
         yaml.safe_dump({"all": {"children": {"management_clusters": {"hosts": {
@@ -100,7 +115,6 @@ def demo(args, server, seed):
     run_playbook("migrate_fleet.yml", inventory,
                  dict(FAST_VARS, private_capi_fleet_serial=args.serial, private_capi_fleet_report_root=report_root),
                  args.serial, os.path.join(args.workdir, "migrate_fleet.log"))
-    server.clear_faults()
     verify_playbook = os.path.join(REPO_ROOT, "playbooks", "verify_fleet.yml")
     verified = None
     if os.path.exists(verify_playbook):
@@ -141,13 +155,22 @@ def main(argv=None):
     seed = os.path.join(args.workdir, "seed")
     shutil.rmtree(seed, ignore_errors=True)
     fleet.seed_fleet_dir(seed, fleet.fleet_spec(args.count, machines=args.machines))
-    print("== starting the local API server (tests/kubeapi, zero controller delays)", flush=True)
-    server = start_server(args.workdir, extra_args=["--deployment-delay", "0", "--pod-grace-delay", "0"], name="kubeapi")
+    with open(os.path.join(seed, "crds.yaml")) as handle:
+        crds = [doc for doc in yaml.safe_load_all(handle) if doc]
+    state_dir = os.path.join(args.workdir, "cluster")
+    shutil.rmtree(state_dir, ignore_errors=True)
+    print("== starting the control plane: the real etcd, kube-apiserver, kube-controller-manager, kube-scheduler and "
+          "KWOK (testenv/cluster builds them from upstream on first use: about 6 min on 2 cores)", flush=True)
+    begun = time.monotonic()
+    server = start_cluster(state_dir, crds=crds)
+    print("== control plane: kube-apiserver %s at %s, ready in %.1f s (logs in %s)"
+          % (server.request("GET", "/version").json()["gitVersion"], server.url, time.monotonic() - begun,
+             os.path.relpath(state_dir, REPO_ROOT)), flush=True)
     try:
         code = demo(args, server, seed)
     finally:
         stopped = server.stop()
-        print("== server stopped (exit %s); demo wall time %.0f s" % (stopped, time.monotonic() - started))
+        print("== control plane stopped (exit %s); demo wall time %.0f s" % (stopped, time.monotonic() - started))
     return code
 
 

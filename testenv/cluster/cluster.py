@@ -6,6 +6,7 @@ directory. Certificates are made with the ``openssl`` command.
 
     with Cluster(state_dir) as c:          # start() ... stop()
         c.kubeconfig                        # admin (system:masters) kubeconfig
+        c.admin_token, c.tokens["alice"]    # static bearer tokens (admin; test users alice, bob, carol)
         c.create_fake_node("kwok-node-0")   # a Node that KWOK keeps Ready
 
 Python 3.11 standard library only (plus the ``openssl`` command).
@@ -17,6 +18,7 @@ import base64
 import json
 import logging
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -27,6 +29,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .build import ensure_binaries
 from .kwok_stages import STAGES_YAML
@@ -37,6 +40,9 @@ KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"  # first address of SERVICE_CIDR: the kubernetes Service
 POD_CIDR = "10.244.0.1/16"  # pod IPs KWOK hands out
+ADMIN_USER = "testenv-admin"
+# the static bearer tokens (--token-auth-file): user -> groups; fresh random tokens at each start
+TOKEN_USERS = {ADMIN_USER: ("system:masters",), "alice": (), "bob": (), "carol": ()}
 
 DEFAULT_CONTROLLERS = (
     "garbage-collector-controller",
@@ -60,6 +66,24 @@ DEFAULT_CONTROLLERS = (
     # new Nodes once KWOK reports them Ready (and watches KWOK's leases).
     "node-lifecycle-controller",
 )
+
+
+# Metadata-level events of what clients do; the control plane's own components (controller-manager, scheduler, KWOK,
+# the apiserver's loopback, kube-system service accounts) and health probes are left out.
+AUDIT_POLICY = """apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, system:apiserver]
+- level: None
+  userGroups: ["system:serviceaccounts:kube-system", "system:nodes"]
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*"]
+- level: Request  # a DELETE's dryRun is in its body (DeleteOptions), not always in the URI
+  verbs: [delete, deletecollection]
+- level: Metadata
+"""
 
 
 class ClusterError(RuntimeError):
@@ -206,9 +230,14 @@ class Cluster:
     components: tuple[str, ...] = ("kube-controller-manager", "kube-scheduler", "kwok")
     controllers: tuple[str, ...] = DEFAULT_CONTROLLERS
     start_timeout: float = 120.0
+    # called with the cluster once kube-apiserver is ready, before the controllers start (install CRDs here: the
+    # garbage collector then watches them from its first discovery, not after its 30 s resync)
+    prepare: Callable[["Cluster"], None] | None = None
+    audit: bool = True  # audit log of the requests of users that are not control-plane components (audit_log)
     processes: list[Process] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, str] = field(default_factory=dict, repr=False)  # user -> static bearer token
 
     def __post_init__(self) -> None:
         self.state_dir = Path(self.state_dir).resolve()
@@ -233,6 +262,11 @@ class Cluster:
     def server(self) -> str:
         return f"https://127.0.0.1:{self.ports['apiserver']}"
 
+    @property
+    def admin_token(self) -> str:
+        """Bearer token of testenv-admin (group system:masters)."""
+        return self.tokens[ADMIN_USER]
+
     # ---- start
     def start(self) -> "Cluster":
         t0 = time.monotonic()
@@ -248,10 +282,14 @@ class Cluster:
             self.ports[name] = free_port()
 
         self._make_pki()
+        self._make_tokens()
         self.timings["pki"] = time.monotonic() - t0
 
         self._start_etcd()
         self._start_apiserver()
+        if self.prepare is not None:
+            self.prepare(self)
+            self.timings["prepare"] = time.monotonic() - t0
         if "kube-controller-manager" in self.components:
             self._start_controller_manager()
         if "kube-scheduler" in self.components:
@@ -293,6 +331,19 @@ class Cluster:
                 path, server, pki.path("ca.crt"), pki.path(f"{name}.crt"), pki.path(f"{name}.key"),
                 name,
             )
+
+    def _make_tokens(self) -> None:
+        """The --token-auth-file (token,user,uid,"group1,group2") with a fresh random token per TOKEN_USERS user."""
+        self.tokens = {user: secrets.token_hex(16) for user in TOKEN_USERS}
+        lines = []
+        for user, groups in TOKEN_USERS.items():
+            line = f"{self.tokens[user]},{user},uid-{user}"
+            lines.append(line + (f',"{",".join(groups)}"' if groups else ""))
+        path = self.state_dir / "tokens.csv"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("\n".join(lines) + "\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
 
     def _spawn(self, name: str, args: list[str]) -> Process:
         proc = Process(name, [self.binaries[name], *args], self.state_dir / "logs" / f"{name}.log")
@@ -342,6 +393,7 @@ class Cluster:
                 f"--tls-cert-file={pki.path('apiserver.crt')}",
                 f"--tls-private-key-file={pki.path('apiserver.key')}",
                 f"--client-ca-file={pki.path('ca.crt')}",
+                f"--token-auth-file={self.state_dir / 'tokens.csv'}",
                 f"--service-account-key-file={pki.path('sa.pub')}",
                 f"--service-account-signing-key-file={pki.path('sa.key')}",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
@@ -351,10 +403,23 @@ class Cluster:
                 f"--cert-dir={self.state_dir / 'apiserver-certs'}",
                 "--profiling=false",
                 "--v=1",
+                *self._audit_args(),
             ],
         )
         proc.health_url = f"{self.server}/readyz"
         self._wait_healthy(proc)
+
+    @property
+    def audit_log(self) -> Path:
+        return self.state_dir / "audit.log"
+
+    def _audit_args(self) -> list[str]:
+        if not self.audit:
+            return []
+        policy = self.state_dir / "audit-policy.yaml"
+        policy.write_text(AUDIT_POLICY)
+        return [f"--audit-policy-file={policy}", f"--audit-log-path={self.audit_log}", "--audit-log-mode=blocking",
+                "--audit-log-maxsize=0"]
 
     def _kube_component_args(self, name: str, port_name: str) -> list[str]:
         kc = self.state_dir / f"{name}.kubeconfig"

@@ -3,12 +3,11 @@ import os
 
 import pytest
 
-from tests.conftest import SHARED_ROOT
+from testenv.upstream import CAPI_CRDS, CAPI_EXAMPLES_V1BETA2 as _V1BETA2
 from tests.kubeapi.testing import start_server
 
-CAPI_CRDS = os.path.join(SHARED_ROOT, "capi", "crds")
 # the concrete (non-template) upstream examples; templates carry ${VARS} a real server rejects too
-CAPI_EXAMPLES_V1BETA2 = [os.path.join(SHARED_ROOT, "capi", "examples", "v1beta2", name) for name in (
+CAPI_EXAMPLES_V1BETA2 = [os.path.join(_V1BETA2, name) for name in (
     "examples__simple-cluster.yaml", "examples__machine-pool.yaml", "examples__simple-cluster-without-kcp.yaml")]
 
 
@@ -28,3 +27,7 @@ def kubeapi_capi(tmp_path_factory):
     yield server
     code = server.stop()
     assert code == 0, "kubeapi did not stop cleanly (exit %s):\n%s" % (code, server.log()[-3000:])
+
+
+# the real control plane (testenv/cluster): real_cluster (session), fresh_cluster and bare_cluster (module)
+from tests.integration.clusters import bare_cluster, fresh_cluster, hcp_crds, real_cluster  # noqa: E402,F401 pylint: disable=wrong-import-position,unused-import

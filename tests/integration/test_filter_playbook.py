@@ -3,7 +3,8 @@ import os
 import re
 import subprocess
 
-from tests.conftest import REPO_ROOT, SHARED_ROOT
+from testenv.upstream import CAPI_EXAMPLES
+from tests.conftest import REPO_ROOT
 
 ANSIBLE_PLAYBOOK = os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook")
 PLAYBOOK = os.path.join(REPO_ROOT, "tests", "integration", "playbooks", "filters.yml")
@@ -14,7 +15,7 @@ EXPECTED_OK = 10  # tasks in filters.yml that run without tags (the failing one 
 def run_playbook(*extra_args):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_FORCE_COLOR="0", ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-    command = [ANSIBLE_PLAYBOOK, PLAYBOOK, "-e", "shared_root=%s" % SHARED_ROOT] + list(extra_args)
+    command = [ANSIBLE_PLAYBOOK, PLAYBOOK, "-e", "examples_dir=%s" % CAPI_EXAMPLES] + list(extra_args)
     completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     output = completed.stdout + completed.stderr
     match = RECAP_RE.search(completed.stdout)

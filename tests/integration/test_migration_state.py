@@ -1,4 +1,4 @@
-"""hypershift.private_capi.migration_state against the local API server (tests/kubeapi, fixture `kubeapi`).
+"""hypershift.private_capi.migration_state against a real control plane (testenv/cluster, fixture `bare_cluster`).
 
 The module runs in its own process (tests/integration/module_runner.py runs the real module file, as
 Ansible's wrapper does). HostedClusters are real objects validated by HyperShift's CRD; every
@@ -16,13 +16,16 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as ms
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import RenderOptions, render_all
-from tests.conftest import REPO_ROOT, SHARED_ROOT
+from testenv.upstream import CAPI_CRDS, HOSTEDCLUSTER_CRD
+from testenv.cluster.testing import install_crds
+from tests.conftest import REPO_ROOT
+from tests.fixtures.hcp.build import published_services
 from tests.integration.module_runner import Zygote, run_module
 
 pytestmark = pytest.mark.slow
 
 HC_PATH = "/apis/hypershift.openshift.io/v1beta1/namespaces/%s/hostedclusters"
-CORE_CAPI_CRDS = [os.path.join(SHARED_ROOT, "capi", "crds", "cluster.x-k8s.io_%s.yaml" % plural)
+CORE_CAPI_CRDS = [os.path.join(CAPI_CRDS, "cluster.x-k8s.io_%s.yaml" % plural)
                   for plural in ("clusters", "machinedeployments", "machinesets", "machines")]
 RACE_ROUNDS = 50
 ILLEGAL = [(c, r) for c in ms.STATES for r in ms.REQUESTABLE_STATES
@@ -42,29 +45,16 @@ def load_yaml(path):
         return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def install_crds(kubeapi, crds, timeout=60):
-    """POST CRDs and wait until the server serves them (Established)."""
-    for crd in crds:
-        create(kubeapi, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-    deadline = time.monotonic() + timeout
-    for crd in crds:
-        path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/%s" % crd["metadata"]["name"]
-        while True:
-            conditions = kubeapi.request("GET", path).json().get("status", {}).get("conditions", [])
-            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-                break
-            assert time.monotonic() < deadline, "%s not Established: %s" % (crd["metadata"]["name"], conditions)
-            time.sleep(0.05)
-
-
 @pytest.fixture(scope="module")
-def server(kubeapi):
-    """The shared local API server with HyperShift's HostedCluster CRD, the core CAPI CRDs and their twins."""
+def server(bare_cluster):
+    """A real control plane with HyperShift's HostedCluster CRD, the core CAPI CRDs and their twins."""
+    kubeapi = bare_cluster
     standard = [load_yaml(path) for path in CORE_CAPI_CRDS]
     private = render_all([(path, 0, crd) for path, crd in zip(CORE_CAPI_CRDS, standard)],
                          RenderOptions(webhook_url="https://127.0.0.1:9/convert")).rendered
-    hostedclusters = load_yaml(os.path.join(SHARED_ROOT, "hypershift", "crds", "hostedclusters-Hypershift-Default.crd.yaml"))
-    install_crds(kubeapi, [hostedclusters] + standard + private)
+    hostedclusters = load_yaml(HOSTEDCLUSTER_CRD)
+    with kubeapi.api_client() as api:
+        install_crds(api, [hostedclusters] + standard + private)
     for namespace in ("clusters", "fleet", "decide", "race", "repair", "repair-inv-std", "repair-inv-priv", "repair-inv-none"):
         create(kubeapi, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     return kubeapi
@@ -87,7 +77,7 @@ def hostedcluster_body(namespace, name, state=ms.NEW, label=True):
                  "etcd": {"managementType": "Managed", "managed": {"storage": {"type": "PersistentVolume"}}},
                  "networking": {"clusterNetwork": [{"cidr": "10.132.0.0/14"}], "serviceNetwork": [{"cidr": "172.31.0.0/16"}],
                                 "networkType": "OVNKubernetes"},
-                 "services": [{"service": "APIServer", "servicePublishingStrategy": {"type": "LoadBalancer"}}]},
+                 "services": published_services("None")},
     }
 
 

@@ -1,6 +1,6 @@
 """hypershift.private_capi.private_crd_render and the private_crds role against the local API server.
 
-The standard CRDs are the real ones (../shared/capi/crds plus ../shared/hypershift/crds); the module
+The standard CRDs are the real ones (testenv/upstream/capi/crds plus testenv/upstream/hypershift/crds); the module
 runs in its own process (tests/integration/module_runner.py) and the role through ansible-playbook.
 """
 import glob
@@ -15,7 +15,8 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE, translate_object
-from tests.conftest import REPO_ROOT, SHARED_ROOT
+from testenv.upstream import CAPI_CRDS, CAPI_EXAMPLES_V1BETA2, HYPERSHIFT_CRDS
+from tests.conftest import REPO_ROOT
 from tests.integration.module_runner import run_module
 
 pytestmark = pytest.mark.slow
@@ -24,7 +25,7 @@ LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 SHIM_URL = "https://127.0.0.1:9/convert"  # the local server never needs to convert: objects are read as written
 AGENT = {"capi-provider.agent-install.openshift.io": "capi-provider.agent-install.hypershift.openshift.io"}
-EXAMPLE = os.path.join(SHARED_ROOT, "capi", "examples", "v1beta2", "examples__simple-cluster-without-kcp.yaml")
+EXAMPLE = os.path.join(CAPI_EXAMPLES_V1BETA2, "examples__simple-cluster-without-kcp.yaml")
 ANSIBLE_PLAYBOOK = os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook")
 ROLE_PLAYBOOK = os.path.join(REPO_ROOT, "tests", "integration", "playbooks", "private_crds_role.yml")
 RECAP_RE = re.compile(r"^localhost\s*:\s*(?P<counts>(?:\w+=\d+\s*)+)$", re.MULTILINE)
@@ -33,8 +34,8 @@ RECAP_RE = re.compile(r"^localhost\s*:\s*(?P<counts>(?:\w+=\d+\s*)+)$", re.MULTI
 def standard_crds():
     """Every standard CRD HyperShift installs, once each (the HyperShift copies win over upstream's)."""
     by_name = {}
-    paths = sorted(glob.glob(os.path.join(SHARED_ROOT, "capi", "crds", "*.yaml")))
-    paths += sorted(glob.glob(os.path.join(SHARED_ROOT, "hypershift", "crds", "**", "*.yaml"), recursive=True))
+    paths = sorted(glob.glob(os.path.join(CAPI_CRDS, "*.yaml")))
+    paths += sorted(glob.glob(os.path.join(HYPERSHIFT_CRDS, "**", "*.yaml"), recursive=True))
     for path in paths:
         with open(path) as handle:
             crd = yaml.load(handle, Loader=LOADER)

@@ -11,10 +11,7 @@
 The pytest fixture `kubeapi` (module scope) lives in tests/integration/conftest.py.
 """
 import base64
-import http.client
-import json
 import os
-import shutil
 import signal
 import ssl
 import subprocess
@@ -24,24 +21,13 @@ import time
 
 import yaml
 
+from testenv.client import ServerClient
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 START_TIMEOUT = 60.0
 
 
-class Response:
-    def __init__(self, status, headers, body):
-        self.status = status
-        self.headers = headers
-        self.body = body
-
-    def json(self):
-        return json.loads(self.body)
-
-    def __repr__(self):
-        return "Response(%d, %r)" % (self.status, self.body[:300])
-
-
-class Server:
+class Server(ServerClient):
     def __init__(self, process, workdir, kubeconfig, log_path, args):
         self.process = process
         self.workdir = workdir
@@ -60,61 +46,6 @@ class Server:
         self.ssl_context = ssl.create_default_context(cafile=self.ca_file)
         self.kubectl_cache = os.path.join(workdir, "kubectl-cache")
         self._tokens = None
-
-    # --- raw HTTP ---------------------------------------------------------------------------------
-    def request(self, method, path, body=None, token=None, headers=None, content_type=None, timeout=30):
-        """One HTTPS request; body may be bytes, str or a JSON-able object. token=False sends no credentials."""
-        connection = http.client.HTTPSConnection(self.host, self.port, context=self.ssl_context, timeout=timeout)
-        all_headers = {"Accept": "application/json"}
-        if token is not False:
-            all_headers["Authorization"] = "Bearer " + (token or self.admin_token)
-        if body is not None and not isinstance(body, (bytes, str)):
-            body = json.dumps(body)
-        if body is not None:
-            all_headers["Content-Type"] = content_type or "application/json"
-        all_headers.update(headers or {})
-        try:
-            connection.request(method, path, body=body, headers=all_headers)
-            response = connection.getresponse()
-            return Response(response.status, response.headers, response.read())
-        finally:
-            connection.close()
-
-    def watch_lines(self, path, token=None, timeout=30, max_events=None):
-        """The decoded events of a watch request (until the server ends it or max_events arrive)."""
-        connection = http.client.HTTPSConnection(self.host, self.port, context=self.ssl_context, timeout=timeout)
-        connection.request("GET", path, headers={"Authorization": "Bearer " + (token or self.admin_token),
-                                                 "Accept": "application/json"})
-        response = connection.getresponse()
-        events = []
-        try:
-            while max_events is None or len(events) < max_events:
-                line = response.readline()
-                if not line:
-                    break
-                if line.strip():
-                    events.append(json.loads(line))
-        finally:
-            connection.close()
-        return events
-
-    # --- kubectl ----------------------------------------------------------------------------------
-    def kubectl(self, *args, check=True, input=None, token=None, timeout=60):
-        binary = shutil.which("kubectl")
-        if binary is None:
-            raise RuntimeError("kubectl is not on the PATH: install kubectl 1.32+ to run the kubectl tests")
-        command = [binary, "--kubeconfig", self.kubeconfig, "--cache-dir", self.kubectl_cache]
-        if token:
-            command += ["--token", token]
-        command += list(args)
-        result = subprocess.run(command, input=input, capture_output=True, text=True, timeout=timeout, check=False)
-        if check and result.returncode != 0:
-            raise AssertionError("kubectl %s failed (%d):\nstdout: %s\nstderr: %s"
-                                 % (" ".join(args), result.returncode, result.stdout, result.stderr))
-        return result
-
-    def kubectl_json(self, *args, **kwargs):
-        return json.loads(self.kubectl(*(list(args) + ["-o", "json"]), **kwargs).stdout)
 
     # --- admin endpoints --------------------------------------------------------------------------
     def _admin(self, method, tail, body=None):
@@ -142,16 +73,6 @@ class Server:
 
     def reset_requests(self):
         return self._admin("DELETE", "requests")
-
-    # --- clients ----------------------------------------------------------------------------------
-    def api_client(self, token=None):
-        """A kubernetes.client.ApiClient for this server (admin unless token is given)."""
-        from kubernetes import client, config
-        configuration = client.Configuration()
-        config.load_kube_config(config_file=self.kubeconfig, client_configuration=configuration)
-        if token:
-            configuration.api_key = {"authorization": "Bearer " + token}
-        return client.ApiClient(configuration)
 
     def log(self):
         with open(self.log_path, "r", errors="replace") as handle:
@@ -206,14 +127,3 @@ def start_server(tmp_path, seeds=(), state_file=None, extra_args=(), port=0, nam
 def temp_server(**kwargs):
     """start_server in a fresh temporary directory (scripts and benchmarks)."""
     return start_server(tempfile.mkdtemp(prefix="kubeapi-"), **kwargs)
-
-
-def wait_for(predicate, what, timeout=10):
-    """Poll predicate until it returns a truthy value (returned), failing the test after timeout seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)

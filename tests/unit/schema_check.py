@@ -14,10 +14,10 @@ import os
 import jsonschema
 import yaml
 
-from tests.conftest import SHARED_ROOT
+from testenv import upstream
 
-CAPI_CRD_DIR = os.path.join(SHARED_ROOT, "capi", "crds")
-HYPERSHIFT_CAPI_CRD_DIR = os.path.join(SHARED_ROOT, "hypershift", "crds", "cluster-api")
+CAPI_CRD_DIR = upstream.CAPI_CRDS
+HYPERSHIFT_CAPI_CRD_DIR = upstream.HYPERSHIFT_CAPI_CRDS  # read by test_capi_versions_properties.py
 
 _FORMATS = jsonschema.FormatChecker(formats=())
 

@@ -28,9 +28,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     translate_path,
     translate_text,
 )
-from tests.conftest import SHARED_ROOT
+from testenv.upstream import CAPI_CRDS, CAPI_EXAMPLES
 
-EXAMPLE_FILES = sorted(glob.glob(os.path.join(SHARED_ROOT, "capi", "examples", "v1beta*", "*.yaml")))
+EXAMPLE_FILES = sorted(glob.glob(os.path.join(CAPI_EXAMPLES, "v1beta*", "*.yaml")))
 FREE_TEXT_MAP_KEYS = ("labels", "annotations", "matchLabels", "nodeSelector")
 
 
@@ -543,7 +543,7 @@ def test_list_items_translate_even_without_apiversion():
 
 
 def test_crd_object_from_upstream_file():
-    crd_path = os.path.join(SHARED_ROOT, "capi", "crds", "cluster.x-k8s.io_machines.yaml")
+    crd_path = os.path.join(CAPI_CRDS, "cluster.x-k8s.io_machines.yaml")
     (crd,) = load_documents(crd_path)
     private = translate_object(crd, TO_PRIVATE)
     assert private["metadata"]["name"] == "machines.cluster.hypershift.openshift.io"

@@ -1,7 +1,7 @@
 """translate_object_in_place is translate_object without the copy: proven equal on every input family.
 
-For each object (every document in ../shared/capi/examples, the fixtures of test_capi_groups.py,
-objects generated from every CRD in ../shared/capi/crds and ../shared/hypershift/crds, and the
+For each object (every document in testenv/upstream/capi/examples, the fixtures of test_capi_groups.py,
+objects generated from every CRD in testenv/upstream/capi/crds and .../hypershift/crds, and the
 adversarial generator of test_capi_groups_properties.py), in both directions, alone and wrapped
 the way the proxy meets it (a List, a List without item apiVersion/kind, a WatchEvent, a Table
 row), the in-place result on a fresh JSON tree must equal translate_object's result, key order

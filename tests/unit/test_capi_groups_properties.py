@@ -1,7 +1,7 @@
 """Group translation on generated objects: a small own generator and the schema-driven one.
 
 The schema-driven part uses tests/unit/strategies.py (objects_from_crd) on every CRD in
-../shared/capi/crds and ../shared/hypershift/crds; the oracles come from test_capi_groups.py.
+testenv/upstream/capi/crds and testenv/upstream/hypershift/crds; the oracles come from test_capi_groups.py.
 """
 import copy
 import glob
@@ -18,7 +18,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     TO_STANDARD,
     translate_object,
 )
-from tests.conftest import SHARED_ROOT
+from testenv import upstream
 from tests.unit.strategies import objects_from_crd
 from tests.unit.test_capi_groups import expected_value, get_path, group_positions, leaf_differences, load_documents
 
@@ -91,8 +91,8 @@ def test_generated_objects_round_trip(obj):
 
 # ---- objects generated from the real CRD schemas (tests/unit/strategies.py) -----------------------------
 
-CRD_FILES = sorted(glob.glob(os.path.join(SHARED_ROOT, "capi", "crds", "*.yaml"))) + sorted(
-    glob.glob(os.path.join(SHARED_ROOT, "hypershift", "crds", "**", "*.yaml"), recursive=True))
+CRD_FILES = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml"))) + sorted(
+    glob.glob(os.path.join(upstream.HYPERSHIFT_CRDS, "**", "*.yaml"), recursive=True))
 REF_API_VERSIONS = st.sampled_from(["cluster.x-k8s.io/v1beta1", "infrastructure.cluster.x-k8s.io/v1beta2", "v1",
                                     "hypershift.openshift.io/v1beta1", "mycluster.x-k8s.io/v1", AGENT_STANDARD_GROUP + "/v1beta1"])
 REF_GROUPS = st.sampled_from(["cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "", "hypershift.openshift.io",
@@ -113,7 +113,7 @@ def load_crd_versions():
             if crd.get("kind") != "CustomResourceDefinition":
                 continue
             for version in crd["spec"]["versions"]:
-                source = os.path.relpath(path, SHARED_ROOT).split(os.sep)[0]  # capi/ or hypershift/ copy
+                source = os.path.relpath(path, upstream.UPSTREAM_ROOT).split(os.sep)[0]  # capi/ or hypershift/ copy
                 params.append(pytest.param(crd, version["name"], id="%s:%s@%s" % (source, crd["metadata"]["name"], version["name"])))
     return params
 
@@ -150,7 +150,7 @@ def test_schema_generated_objects_round_trip(crd, version):
 
 def test_schema_generated_machines_do_exercise_reference_translation():
     """Guards the schema-driven test against vacuity: generated Machines carry translatable refs."""
-    (machine_crd,) = load_documents(os.path.join(SHARED_ROOT, "capi", "crds", "cluster.x-k8s.io_machines.yaml"))
+    (machine_crd,) = load_documents(os.path.join(upstream.CAPI_CRDS, "cluster.x-k8s.io_machines.yaml"))
     for version, key in (("v1beta1", "apiVersion"), ("v1beta2", "apiGroup")):
         machine = find(objects_from_crd(machine_crd, version, overrides=REF_OVERRIDES),
                        lambda obj: "kind" in obj.get("spec", {}).get("infrastructureRef", {}) and DEFAULT_GROUP_MAP.is_standard(

@@ -21,11 +21,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_cluster import CLUSTER_ZERO_PATHS
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import split_paths
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_kinds import V1BETA2_ZERO_PATHS
-from tests.conftest import SHARED_ROOT
+from testenv.upstream import AWS_CRDS, CAPI_EXAMPLES as EXAMPLES
 from tests.unit import schema_check
 
-EXAMPLES = os.path.join(SHARED_ROOT, "capi", "examples")
-AWS_CRDS = os.path.join(SHARED_ROOT, "hypershift", "crds", "cluster-api-provider-aws")
 # Values for the envsubst placeholders of the upstream e2e templates (${VAR}, ${ VAR }, ${VAR:=default}).
 TEMPLATE_VALUES = {
     "CLUSTER_NAME": "e2e-cluster", "NAMESPACE": "default", "KUBERNETES_VERSION": "v1.33.0",

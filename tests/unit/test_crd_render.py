@@ -26,11 +26,11 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.servi
     load_src,
 )
 from ansible_collections.hypershift.private_capi.plugins.modules import private_crd_render
-from tests.conftest import SHARED_ROOT
+from testenv import upstream
 from tests.unit.module_docs import assert_argspec_matches_documentation
 
-CAPI_CRDS = sorted(glob.glob(os.path.join(SHARED_ROOT, "capi", "crds", "*.yaml")))
-HYPERSHIFT_CRDS = sorted(glob.glob(os.path.join(SHARED_ROOT, "hypershift", "crds", "**", "*.yaml"), recursive=True))
+CAPI_CRDS = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml")))
+HYPERSHIFT_CRDS = sorted(glob.glob(os.path.join(upstream.HYPERSHIFT_CRDS, "**", "*.yaml"), recursive=True))
 ALL_CRD_FILES = CAPI_CRDS + HYPERSHIFT_CRDS
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -111,7 +111,7 @@ def api_server_errors(crd):
     return errors
 
 
-@pytest.mark.parametrize("path", ALL_CRD_FILES, ids=lambda p: os.path.relpath(p, SHARED_ROOT))
+@pytest.mark.parametrize("path", ALL_CRD_FILES, ids=lambda p: os.path.relpath(p, upstream.UPSTREAM_ROOT))
 def test_every_shared_crd_renders_to_a_valid_twin_or_is_skipped(path):
     source = SOURCES[path]
     pristine = copy.deepcopy(source)
@@ -303,7 +303,7 @@ def test_yaml_errors_name_file_and_document(tmp_path):
 
 
 def test_load_src_reads_a_directory_recursively_in_sorted_order():
-    documents = load_src(os.path.join(SHARED_ROOT, "hypershift", "crds"))
+    documents = load_src(upstream.HYPERSHIFT_CRDS)
     assert [path for path, _index, _doc in documents] == sorted(HYPERSHIFT_CRDS)
 
 

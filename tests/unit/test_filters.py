@@ -17,9 +17,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     AGENT_PRIVATE_GROUP,
     AGENT_STANDARD_GROUP,
 )
-from tests.conftest import SHARED_ROOT
+from testenv.upstream import CAPI_EXAMPLES_V1BETA2
 
-SIMPLE_CLUSTER = os.path.join(SHARED_ROOT, "capi", "examples", "v1beta2", "examples__simple-cluster.yaml")
+SIMPLE_CLUSTER = os.path.join(CAPI_EXAMPLES_V1BETA2, "examples__simple-cluster.yaml")
 
 
 @pytest.fixture(scope="module")

@@ -340,12 +340,7 @@ class ApiClient(object):
         if not label_selector:
             raise ValueError("delete_collection needs a label selector (%s)" % what)
         query = {"label_selector": label_selector}
-        if self.dry_run:
-            query["dry_run"] = DRY_RUN_ALL
-        body = {"apiVersion": "v1", "kind": "DeleteOptions"}
-        if propagation_policy:
-            body["propagationPolicy"] = propagation_policy
-        return self.request("DELETE", path, what, body=body, query=query)
+        return self.request("DELETE", path, what, body=self._delete_options(propagation_policy), query=query)
 
     def replace(self, path, body, what):
         """PUT; the body's metadata.resourceVersion makes it conflict-checked (409 when stale)."""
@@ -353,13 +348,20 @@ class ApiClient(object):
 
     def delete(self, path, what, propagation_policy=None, preconditions=None):
         """DELETE one object; preconditions ({"uid", "resourceVersion"}) make it refuse (409) a changed object."""
-        query = {"dry_run": DRY_RUN_ALL} if self.dry_run else {}
+        return self.request("DELETE", path, what, body=self._delete_options(propagation_policy, preconditions))
+
+    def _delete_options(self, propagation_policy=None, preconditions=None):
+        """The DeleteOptions body of a DELETE. Check mode's dryRun goes in the body: kube-apiserver decodes a DELETE's
+        body over its query parameters, so a `?dryRun=All` beside a body is ignored and the object really is deleted
+        (with propagationPolicy Orphan it gets a deletionTimestamp and the orphan finalizer, then is gone)."""
         body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if self.dry_run:
+            body["dryRun"] = [DRY_RUN_ALL]
         if propagation_policy:
             body["propagationPolicy"] = propagation_policy
         if preconditions:
             body["preconditions"] = dict(preconditions)
-        return self.request("DELETE", path, what, body=body, query=query)
+        return body
 
     def preferred_version(self, group, what):
         """The preferred served version of an API group, or None when the group is not served."""

@@ -1,4 +1,4 @@
-"""Shared helpers of the fleet tests: a local API server loaded with a fleet, and ansible-playbook runs against it."""
+"""Shared helpers of the fleet tests: a real control plane loaded with a fleet, and ansible-playbook runs against it."""
 import json
 import os
 import signal
@@ -9,23 +9,38 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS, TO_PRIVATE, GroupMap, translate_object)
+from testenv.client import wait_for
+from testenv.cluster.testing import start_cluster
 from tests.conftest import REPO_ROOT
 from tests.fixtures.hcp import build, fleet, state
-from tests.kubeapi.testing import start_server
 
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 
 
-def start_fleet(tmp_path, spec):
-    """A server (zero controller delays) with the fleet of spec loaded; returns (server, crds)."""
+def start_fleet(tmp_path, spec, faults=False):
+    """A real control plane with the fleet of spec loaded; returns (server, crds). With faults, the server's
+    kubeconfig goes through the fault-injecting proxy (server.add_fault)."""
     seed = os.path.join(str(tmp_path), "seed")
     fleet.seed_fleet_dir(seed, spec)
-    server = start_server(tmp_path, extra_args=["--deployment-delay", "0", "--pod-grace-delay", "0"])
-    fleet.load_fleet_dir(server.kubeconfig, seed)
     with open(os.path.join(seed, "crds.yaml")) as handle:
         crds = [doc for doc in yaml.safe_load_all(handle) if doc]
+    server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=crds)
+    fleet.load_fleet_dir(server.kubeconfig, seed)
+    wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120)
+    if faults:
+        server.enable_faults()
     return server, crds
+
+
+def deployments_settled(server):
+    """Every Deployment observed by the deployment controller (revision annotated) and Available with its Pods
+    (KWOK makes them Ready): the state a management cluster is in before anybody migrates."""
+    listed = server.request("GET", "/apis/apps/v1/deployments").json()["items"]
+    return all(d.get("status", {}).get("observedGeneration") == d["metadata"]["generation"]
+               and d.get("status", {}).get("availableReplicas", 0) == d["spec"].get("replicas", 1)
+               and d.get("status", {}).get("updatedReplicas", 0) == d["spec"].get("replicas", 1)
+               for d in listed)
 
 
 def write_inventory(tmp_path, kubeconfig, name="mc-1"):

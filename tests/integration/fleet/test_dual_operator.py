@@ -227,7 +227,7 @@ def test_a_rolled_back_cluster_gets_the_legacy_operator_back_as_it_was(cluster):
     server.reset_requests()
     code, output, changed = run_role(cluster["inventory"], ["present"])
     assert code == 0 and changed == 1, output[-4000:]
-    assert writes(server) == [("create", "deployments", NS, "")]
+    assert writes(server) == [("create", "deployments", NS, "operator-legacy")]
     assert deployment(server, "operator-legacy")["spec"] == cluster["saved"]["legacy_spec"]
     assert "left to the new operator (created after it was installed): clusters/hc-05" in output
     assert hostedcluster_states(server)["hc-05"] is None

@@ -10,12 +10,12 @@ import os
 
 import pytest
 
+from testenv.client import wait_for
 from tests.fixtures.hcp import fleet
 from tests.fixtures.hcp.legacy_operator import LegacyOperator
 from tests.integration.fleet.support import (
     hostedcluster, hostedcluster_states, private_keys, run_playbook, snapshot, standard_keys, start_fleet,
     write_inventory)
-from tests.kubeapi.testing import wait_for
 
 FENCED, UNFENCED = "hc-01", "hc-02"
 

@@ -26,7 +26,7 @@ FAULTY = "hc-13"
 @pytest.fixture(scope="module")
 def big_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("fleet-20")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(COUNT, machines=1))
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(COUNT, machines=1), faults=True)
     before = {name: snapshot(server, crds, "clusters-" + name) for name in NAMES}
     server.add_fault({"verb": "create", "group": "cluster.hypershift.openshift.io", "resource": "machines",
                       "namespace": "clusters-" + FAULTY, "code": 403, "count": -1,

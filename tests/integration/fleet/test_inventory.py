@@ -10,10 +10,11 @@ import sys
 import pytest
 import yaml
 
+from testenv.client import wait_for
+from testenv.cluster.testing import start_cluster
 from tests.conftest import REPO_ROOT
 from tests.fixtures.hcp import fleet
 from tests.integration.fleet.support import ANSIBLE_PLAYBOOK, FAST_VARS, hostedcluster_states, read_report, start_fleet
-from tests.kubeapi.testing import start_server, wait_for
 
 ANSIBLE_INVENTORY = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
 HC_API = "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters"
@@ -39,7 +40,7 @@ def patch_hostedcluster(server, name, metadata):
 @pytest.fixture(scope="module")
 def fleet_server(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("inventory")
-    server, _crds = start_fleet(tmp_path, fleet.fleet_spec(5, machines=1))
+    server, _crds = start_fleet(tmp_path, fleet.fleet_spec(5, machines=1), faults=True)
     for name, metadata in STATE_PATCHES.items():
         patch_hostedcluster(server, name, metadata)
     yield server, tmp_path
@@ -225,11 +226,13 @@ def test_a_wrong_context_an_unreachable_server_and_a_missing_crd_are_clear_error
     assert result.returncode != 0
     assert ("hostedclusters inventory %s, management cluster 'mc-1' (kubeconfig %s, context nope): kubeconfig %s "
             % (wrong, server.kubeconfig, server.kubeconfig)) in result.stderr
-    assert "asks for 'nope', which the kubeconfig does not define (contexts in the file: kubeapi)" in result.stderr
-    assert "fix the kubeconfig or context of this entry" in result.stderr
-
     with open(server.kubeconfig) as handle:
         config = yaml.safe_load(handle)
+    contexts = ", ".join(context["name"] for context in config["contexts"])
+    assert "asks for 'nope', which the kubeconfig does not define (contexts in the file: %s)" % contexts \
+        in result.stderr
+    assert "fix the kubeconfig or context of this entry" in result.stderr
+
     closed = "https://127.0.0.1:%d" % free_port()
     config["clusters"][0]["cluster"]["server"] = closed
     with open(tmp_path / "down.kubeconfig", "w") as handle:
@@ -241,7 +244,7 @@ def test_a_wrong_context_an_unreachable_server_and_a_missing_crd_are_clear_error
         % (tmp_path / "down.kubeconfig", closed) in result.stderr
     assert "check that it is up and reachable from here" in result.stderr
 
-    bare = start_server(tmp_path, name="bare")
+    bare = start_cluster(tmp_path / "bare", components=())
     try:
         absent = write_source(tmp_path / "absent.hostedclusters.yml", bare.kubeconfig)
         result = inventory(absent, unparsed_failed=True, check=False)

@@ -77,7 +77,7 @@ def _last_seq(server):
 @pytest.fixture(scope="module")
 def resumed_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("resume")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1))
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), faults=True)
     before = {name: snapshot(server, crds, _ns(name)) for name in NAMES}
     inventory = write_inventory(tmp_path, server.kubeconfig)
     root = os.path.join(str(tmp_path), "reports")

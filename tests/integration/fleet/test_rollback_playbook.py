@@ -55,7 +55,7 @@ def output(result):
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("rollback")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(2, machines=2))
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(2, machines=2), faults=True)
     before = snapshot(server, crds, HCP)
     deployments_before = deployments(server, HCP)
     inventory = write_inventory(tmp_path, server.kubeconfig)

@@ -89,7 +89,7 @@ def _fail_health(server, namespace):
 @pytest.fixture(scope="module")
 def failed_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("step-failures")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(9, machines=1))
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(9, machines=1), faults=True)
     _fail_health(server, _ns(HEALTH))
     names = FIRST_RUN + [CRDS]
     before = {name: snapshot(server, crds, _ns(name)) for name in names}

@@ -6,7 +6,8 @@ import subprocess
 
 import yaml
 
-from tests.conftest import REPO_ROOT, SHARED_ROOT
+from testenv.upstream import CAPI_EXAMPLES_V1BETA2
+from tests.conftest import REPO_ROOT
 
 ANSIBLE_PLAYBOOK = os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook")
 PLAYBOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "playbooks", "conformance.yml")
@@ -28,8 +29,7 @@ def run_playbook(server, *extra_args):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_FORCE_COLOR="0", ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
                K8S_AUTH_KUBECONFIG=server.kubeconfig)
-    command = [ANSIBLE_PLAYBOOK, PLAYBOOK, "-e", "capi_examples=%s" % os.path.join(SHARED_ROOT, "capi", "examples",
-                                                                                   "v1beta2"),
+    command = [ANSIBLE_PLAYBOOK, PLAYBOOK, "-e", "capi_examples=%s" % CAPI_EXAMPLES_V1BETA2,
                "-e", "restricted_kubeconfig=%s" % restricted_kubeconfig(server)] + list(extra_args)
     completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
                                check=False)

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.integration.conftest import CAPI_CRDS
-from tests.kubeapi.testing import wait_for
+from testenv.client import wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"

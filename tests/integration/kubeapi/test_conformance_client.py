@@ -8,7 +8,8 @@ import pytest
 from kubernetes import client, dynamic, watch
 from kubernetes.client.rest import ApiException
 
-from tests.kubeapi.testing import start_server, wait_for
+from testenv.client import wait_for
+from tests.kubeapi.testing import start_server
 
 
 @pytest.fixture(scope="module")

@@ -1,14 +1,14 @@
 """Conformance with kubectl (subprocess, default flags): typed creates, strategic merge patch directives,
 server-side dry run, field validation, printer columns of real CAPI CRDs, RBAC with ServiceAccount tokens.
 
-The server is seeded with the real CAPI CRDs (../shared/capi/crds); see tests/kubeapi/README.md for the
+The server is seeded with the real CAPI CRDs (testenv/upstream/capi/crds); see tests/kubeapi/README.md for the
 issue checklist these tests belong to.
 """
 import json
 
 import pytest
 
-from tests.kubeapi.testing import wait_for
+from testenv.client import wait_for
 
 MACHINE = """
 apiVersion: cluster.x-k8s.io/v1beta2

@@ -12,7 +12,8 @@ import pytest
 
 from tests.integration.conftest import CAPI_CRDS, CAPI_EXAMPLES_V1BETA2
 from tests.kubeapi import certs
-from tests.kubeapi.testing import start_server, wait_for
+from testenv.client import wait_for
+from tests.kubeapi.testing import start_server
 
 GROUP = "demo.example.com"
 

@@ -3,7 +3,8 @@ import time
 
 import pytest
 
-from tests.kubeapi.testing import start_server, wait_for
+from testenv.client import wait_for
+from tests.kubeapi.testing import start_server
 
 CM = "/api/v1/namespaces/default/configmaps"
 

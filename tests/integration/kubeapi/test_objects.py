@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.kubeapi.testing import wait_for
+from testenv.client import wait_for
 
 CM = "/api/v1/namespaces/default/configmaps"
 CLUSTERS = "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters"

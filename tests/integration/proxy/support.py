@@ -12,11 +12,12 @@ import urllib.request
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
-from tests.conftest import REPO_ROOT, SHARED_ROOT
+from testenv import upstream
+from tests.conftest import REPO_ROOT
 from tests.kubeapi import certs
 
-CAPI_CRDS = sorted(glob.glob(os.path.join(SHARED_ROOT, "capi", "crds", "*.yaml")))
-AWS_CRDS = sorted(glob.glob(os.path.join(SHARED_ROOT, "hypershift", "crds", "cluster-api-provider-aws", "*.yaml")))
+CAPI_CRDS = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml")))
+AWS_CRDS = sorted(glob.glob(os.path.join(upstream.AWS_CRDS, "*.yaml")))
 # HyperShift labels its provider CRDs with the CAPI contract (hypershift/NOTES.md 2.2); CAPI reads them.
 CONTRACT_LABELS = {"cluster.x-k8s.io/v1beta2": "v1beta2"}
 ONLY_V1BETA2 = ("machines",)  # served only as v1beta2 (v1beta1 clients need the proxy's adaptation)

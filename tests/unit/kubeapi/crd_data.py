@@ -1,4 +1,4 @@
-"""Real CRDs and example objects from ../shared for the kubeapi unit tests (loaded once)."""
+"""Real CRDs and example objects from testenv/upstream for the kubeapi unit tests (loaded once)."""
 import functools
 import glob
 import os
@@ -6,11 +6,8 @@ import re
 
 import yaml
 
-from tests.conftest import SHARED_ROOT
+from testenv.upstream import CAPI_CRDS, CAPI_EXAMPLES_V1BETA2 as EXAMPLES_V1BETA2, HYPERSHIFT_CRDS
 
-CAPI_CRDS = os.path.join(SHARED_ROOT, "capi", "crds")
-HYPERSHIFT_CRDS = os.path.join(SHARED_ROOT, "hypershift", "crds")
-EXAMPLES_V1BETA2 = os.path.join(SHARED_ROOT, "capi", "examples", "v1beta2")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Values clusterctl would substitute in the example templates (defaults `${X:=v}` are used as given).

@@ -125,7 +125,7 @@ def test_request_log_counts():
     entries = log.entries()
     assert [entry["seq"] for entry in entries] == [1, 2, 3, 4, 5]
     assert entries[0] == {"seq": 1, "time": 123.0, "verb": "get", "group": "", "resource": "pods", "subresource": "",
-                          "namespace": "default", "name": "p", "code": 200, "user": "alice"}
+                          "namespace": "default", "name": "p", "code": 200, "user": "alice", "dry_run": False}
     assert [entry["seq"] for entry in log.entries(since=3)] == [4, 5]
 
 

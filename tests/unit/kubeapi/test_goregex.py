@@ -4,7 +4,7 @@ import re
 import pytest
 import yaml
 
-from tests.conftest import SHARED_ROOT
+from testenv.upstream import HOSTEDCLUSTER_CRD
 from tests.kubeapi.goregex import to_python_regex
 from tests.kubeapi.schema import StructuralSchema
 
@@ -26,7 +26,7 @@ def test_unknown_class_is_a_clear_error():
 
 
 def test_hostedcluster_component_route_hostname_validates_like_the_real_server():
-    with open("%s/hypershift/crds/hostedclusters-Hypershift-Default.crd.yaml" % SHARED_ROOT) as handle:
+    with open(HOSTEDCLUSTER_CRD) as handle:
         crd = yaml.safe_load(handle)
     version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1beta1")
     schema = StructuralSchema(version["schema"]["openAPIV3Schema"])

@@ -6,15 +6,13 @@ import os
 import pytest
 import yaml
 
-from tests.conftest import SHARED_ROOT
+from testenv.upstream import CAPI_CRDS as CRDS, CAPI_EXAMPLES_V1BETA2 as EXAMPLES
 from tests.kubeapi.errors import ApiError
 from tests.kubeapi.table import (JsonPathError, build_table, columns_for_builtin, columns_for_crd_version,
                                  evaluate_jsonpath, human_duration, parse_jsonpath)
 
 NOW = 1_700_000_000                       # 2023-11-14T22:13:20Z
 FIVE_MINUTES_AGO = "2023-11-14T22:08:20Z"
-CRDS = os.path.join(SHARED_ROOT, "capi", "crds")
-EXAMPLES = os.path.join(SHARED_ROOT, "capi", "examples", "v1beta2")
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # the C loader reads the big CRDs 6x faster
 
 

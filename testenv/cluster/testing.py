@@ -1,0 +1,219 @@
+"""A real control plane for tests, the demo and the benchmarks, with the surface of tests/kubeapi's Server.
+
+    server = start_cluster(workdir, crds=[...], fake_nodes=1)   # etcd, kube-apiserver, controllers, KWOK
+    server.kubeconfig, server.url, server.ca_file, server.admin_token, server.token_for("alice")
+    server.request(...), server.kubectl(...), server.api_client()   (testenv.client.ServerClient)
+    server.request_counts(since=0), server.reset_requests()       (from kube-apiserver's own audit log)
+    server.stop()                                                  -> 0 once every process is gone
+
+CRDs passed to start_cluster are installed (and Established) before kube-controller-manager starts, so the
+garbage collector watches them from its first discovery instead of after its 30-second resync.
+"""
+import json
+import os
+import ssl
+import time
+import uuid
+from pathlib import Path
+
+import yaml
+
+from testenv.client import ServerClient
+from testenv.faults import RequestLog
+
+from .cluster import Cluster
+
+ESTABLISH_TIMEOUT = 60.0
+
+
+def _kube_api(kubeconfig):
+    from kubernetes import client, config
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
+    return client.ApiClient(configuration)
+
+
+def install_crds(api, crds, timeout=ESTABLISH_TIMEOUT):
+    """Create (or replace) the CRDs through a kubernetes ApiClient and wait until every one is Established, as
+    `kubectl apply` followed by `kubectl wait --for=condition=Established` would; returns their names."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+    extensions = client.ApiextensionsV1Api(api)
+    names = set()
+    for crd in crds:
+        name = crd["metadata"]["name"]
+        names.add(name)
+        try:
+            extensions.create_custom_resource_definition(body=crd, _preload_content=False)
+        except ApiException as error:
+            if error.status != 409:
+                raise
+            current = json.loads(extensions.read_custom_resource_definition(name, _preload_content=False).data)
+            body = dict(crd, metadata=dict(crd["metadata"], resourceVersion=current["metadata"]["resourceVersion"]))
+            extensions.replace_custom_resource_definition(name, body=body, _preload_content=False)
+    deadline = time.monotonic() + timeout
+    while True:
+        items = json.loads(extensions.list_custom_resource_definition(_preload_content=False).data)["items"]
+        pending = names - {item["metadata"]["name"] for item in items if _established(item)}
+        if not pending:
+            return sorted(names)
+        if time.monotonic() > deadline:
+            raise RuntimeError("CRDs not Established after %.0fs: %s" % (timeout, ", ".join(sorted(pending))))
+        time.sleep(0.1)
+
+
+def _established(crd):
+    return any(condition["type"] == "Established" and condition["status"] == "True"
+               for condition in (crd.get("status") or {}).get("conditions") or ())
+
+
+class RealServer(ServerClient):
+    """A started testenv Cluster seen through the test-server interface."""
+
+    def __init__(self, cluster, workdir):
+        self.cluster = cluster
+        self.workdir = str(workdir)
+        self.kubeconfig = str(cluster.kubeconfig)
+        self.url = cluster.server
+        self.host, port = self.url[len("https://"):].rsplit(":", 1)
+        self.port = int(port)
+        self.ca_file = str(cluster.pki.path("ca.crt"))
+        self.admin_token = cluster.admin_token
+        self.ssl_context = ssl.create_default_context(cafile=self.ca_file)
+        self.kubectl_cache = os.path.join(self.workdir, "kubectl-cache")
+        self._requests = RequestLog()
+        self._audit_offset = 0
+        self.stopped_code = None
+        self.direct_kubeconfig = self.kubeconfig
+        self.faults = None
+
+    def token_for(self, username):
+        try:
+            return self.cluster.tokens[username]
+        except KeyError:
+            raise KeyError("no static token for user %r; the cluster has: %s"
+                           % (username, ", ".join(sorted(self.cluster.tokens)))) from None
+
+    def kubeconfig_for(self, username, path=None):
+        """A kubeconfig that authenticates as `username` with its static token (no client certificate)."""
+        path = path or os.path.join(self.workdir, "%s.kubeconfig" % username)
+        config = {"apiVersion": "v1", "kind": "Config", "current-context": username,
+                  "clusters": [{"name": "testenv", "cluster": {"server": self.url,
+                                                               "certificate-authority": self.ca_file}}],
+                  "users": [{"name": username, "user": {"token": self.token_for(username)}}],
+                  "contexts": [{"name": username, "context": {"cluster": "testenv", "user": username}}]}
+        with open(path, "w") as handle:
+            yaml.safe_dump(config, handle)
+        return path
+
+    # --- faults: a fault-injecting proxy in front of kube-apiserver (testenv/faultproxy.py) ----------------
+    def enable_faults(self):
+        """Put the fault proxy in front: from now on `kubeconfig` (and request/kubectl/api_client) go through it with
+        the admin's bearer token, and add_fault/clear_faults answer as tests/kubeapi's did. The direct kubeconfig
+        stays in `direct_kubeconfig`. Returns self."""
+        if self.faults is None:
+            from testenv.faultproxy import start_fault_proxy
+            self.faults = start_fault_proxy(self.cluster, self.workdir)
+            self.kubeconfig = self.faults.kubeconfig(os.path.join(self.workdir, "faulty.kubeconfig"), self.admin_token,
+                                                     self.ca_file)
+            self.url = self.faults.url
+            self.host, port = self.url[len("https://"):].rsplit(":", 1)
+            self.port = int(port)
+        return self
+
+    def add_fault(self, rule):
+        return self._fault_proxy().add_fault(rule)
+
+    def clear_faults(self):
+        return self._fault_proxy().clear_faults()
+
+    def _fault_proxy(self):
+        if self.faults is None:
+            raise AssertionError("faults need the fault proxy: call server.enable_faults() before the run")
+        return self.faults
+
+    # --- the request log: kube-apiserver's audit log (Metadata level, clients only) ---------------------
+    def _read_audit(self, timeout=10):
+        """Record every audit event written so far; a marker request makes sure the log has caught up."""
+        marker = "/version?testenv-audit-marker=" + uuid.uuid4().hex
+        self.request("GET", marker)
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(self.cluster.audit_log, "rb") as handle:
+                handle.seek(self._audit_offset)
+                data = handle.read()
+            complete = data[:data.rfind(b"\n") + 1]
+            seen = False
+            for line in complete.splitlines():
+                event = json.loads(line)
+                if event.get("requestURI") == marker:
+                    seen = True
+                    continue
+                self._record(event)
+            self._audit_offset += len(complete)
+            if seen:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError("the audit log %s did not catch up within %ss" % (self.cluster.audit_log, timeout))
+            time.sleep(0.02)
+
+    def _record(self, event):
+        ref = event.get("objectRef") or {}
+        resource = ref.get("resource") or event["requestURI"].split("?", 1)[0]
+        options = event.get("requestObject") or {}  # a DELETE's DeleteOptions (Request level, see AUDIT_POLICY)
+        dry_run = "dryRun=All" in event["requestURI"] or "All" in (options.get("dryRun") or ())
+        self._requests.record(event["verb"], ref.get("apiGroup", ""), resource, ref.get("subresource", ""),
+                              ref.get("namespace", ""), ref.get("name", ""),
+                              (event.get("responseStatus") or {}).get("code", 0),
+                              (event.get("user") or {}).get("username", ""), dry_run=dry_run)
+
+    def request_counts(self, since=0):
+        self._read_audit()
+        body = dict(self._requests.counts())
+        body["entries"] = self._requests.entries(since)
+        return body
+
+    def reset_requests(self):
+        self._read_audit()
+        self._requests.reset()
+
+    # --- life -------------------------------------------------------------------------------------
+    def log(self):
+        """The last lines of every component's log."""
+        return "\n".join("== %s (%s)\n%s" % (proc.name, proc.log, proc.tail(40)) for proc in self.cluster.processes)
+
+    def alive(self):
+        return bool(self.cluster.processes) and all(proc.alive() for proc in self.cluster.processes)
+
+    def stop(self, timeout=15):
+        """Stop every process; 0 when all were alive until now and are gone, else 1."""
+        if self.stopped_code is None:
+            healthy = self.alive()
+            if self.faults is not None:
+                self.faults.stop()
+            self.cluster.stop(timeout)
+            self.stopped_code = 0 if healthy else 1
+        return self.stopped_code
+
+
+def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-manager", "kube-scheduler", "kwok")):
+    """Start a control plane in workdir with `crds` installed before the controllers; a RealServer."""
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    crds = list(crds)
+
+    def prepare(cluster):
+        if crds:
+            with _kube_api(cluster.kubeconfig) as api:
+                install_crds(api, crds)
+
+    cluster = Cluster(workdir / "cluster", kubeconfig=workdir / "kubeconfig", components=tuple(components),
+                      prepare=prepare)
+    try:
+        cluster.start()
+        for index in range(fake_nodes if "kwok" in components else 0):
+            cluster.create_fake_node("kwok-node-%d" % index)
+    except BaseException:
+        cluster.stop()
+        raise
+    return RealServer(cluster, workdir)
