@@ -15,6 +15,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     translate_path,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import (  # noqa: F401
+    CONTRACT_LABELS,
     CONVERTIBLE_KINDS,
     SUPPORTED_VERSIONS,
     ConversionError,

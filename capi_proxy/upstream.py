@@ -12,6 +12,7 @@ import time
 import aiohttp
 import yarl
 
+from capi_proxy.core import CONTRACT_LABELS
 from capi_proxy.discovery import AGGREGATED_KIND, ServedIndex
 
 AGGREGATED_ACCEPT = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
@@ -59,8 +60,13 @@ class UpstreamClient(object):
         return self.own if own_credentials else self.plain
 
     async def own_get_json(self, path, accept="application/json", timeout=None):
-        """(status, document or None) of a GET with the proxy's own credentials."""
+        """(status, document or None) of a GET with the proxy's own credentials.
+
+        Uncompressed, as every request the proxy sends upstream: its sessions do not decompress (answers are passed
+        through as they come), and kube-apiserver gzips answers over 128 KiB (a CRD list) to a client that accepts it.
+        """
         headers = dict(self.upstream.own_headers(), Accept=accept)
+        headers["Accept-Encoding"] = "identity"
         client_timeout = aiohttp.ClientTimeout(total=timeout or self.timeout)
         async with self.own.get(self.url(path), headers=headers, timeout=client_timeout) as response:
             raw = await response.read()
@@ -151,7 +157,10 @@ async def load_contract_crds(client, group_map, index_cache=None):
     for item in document.get("items") or ():
         metadata = item.get("metadata") or {}
         plural, _dot, group = (metadata.get("name") or "").partition(".")
-        if not group_map.is_mapped(group):
+        labels = metadata.get("labels") or {}
+        # CAPI's groups, and any provider outside them that declares a contract: HyperShift's HostedControlPlane
+        # (hypershift.openshift.io, the Cluster's controlPlaneRef) carries cluster.x-k8s.io/v1beta1 for this
+        if not group_map.is_mapped(group) and not any(label in labels for label in CONTRACT_LABELS):
             continue
         kind = ((item.get("spec") or {}).get("names") or {}).get("kind")
         if kind is None and index is not None:

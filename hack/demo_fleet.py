@@ -96,7 +96,7 @@ def demo(args, server, seed):
     print("== loading the fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS, KubeVirt)"
           % (args.count, args.machines), flush=True)
     started = time.monotonic()
-    loaded = fleet.load_fleet_dir(server.kubeconfig, seed)
+    loaded = fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
     print("   %d objects loaded in %.1f s" % (loaded, time.monotonic() - started), flush=True)
     # a ValidatingAdmissionPolicy refuses every private Machine of one HCP namespace
     namespace = "clusters-" + args.faulty

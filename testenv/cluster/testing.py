@@ -22,6 +22,7 @@ from testenv.client import ServerClient
 from testenv.faults import RequestLog
 
 from .cluster import Cluster
+from .convert import ConvertWebhook, needs_webhook, wire
 
 ESTABLISH_TIMEOUT = 60.0
 
@@ -86,6 +87,7 @@ class RealServer(ServerClient):
         self.stopped_code = None
         self.direct_kubeconfig = self.kubeconfig
         self.faults = None
+        self.webhook = None  # testenv.cluster.convert.ConvertWebhook when the CRDs convert by webhook
 
     def token_for(self, username):
         try:
@@ -114,8 +116,8 @@ class RealServer(ServerClient):
         if self.faults is None:
             from testenv.faultproxy import start_fault_proxy
             self.faults = start_fault_proxy(self.cluster, self.workdir)
-            self.kubeconfig = self.faults.kubeconfig(os.path.join(self.workdir, "faulty.kubeconfig"), self.admin_token,
-                                                     self.ca_file)
+            self.kubeconfig = str(self.faults.kubeconfig(os.path.join(self.workdir, "faulty.kubeconfig"),
+                                                         self.admin_token, self.ca_file))
             self.url = self.faults.url
             self.host, port = self.url[len("https://"):].rsplit(":", 1)
             self.port = int(port)
@@ -180,10 +182,15 @@ class RealServer(ServerClient):
     # --- life -------------------------------------------------------------------------------------
     def log(self):
         """The last lines of every component's log."""
-        return "\n".join("== %s (%s)\n%s" % (proc.name, proc.log, proc.tail(40)) for proc in self.cluster.processes)
+        logs = ["== %s (%s)\n%s" % (proc.name, proc.log, proc.tail(40)) for proc in self.cluster.processes]
+        if self.webhook is not None:
+            logs.append("== convert webhook (%s)\n%s" % (
+                self.webhook.log_path, self.webhook.log_path.read_text(errors="replace")[-3000:]))
+        return "\n".join(logs)
 
     def alive(self):
-        return bool(self.cluster.processes) and all(proc.alive() for proc in self.cluster.processes)
+        return (bool(self.cluster.processes) and all(proc.alive() for proc in self.cluster.processes)
+                and (self.webhook is None or self.webhook.alive()))
 
     def stop(self, timeout=15):
         """Stop every process; 0 when all were alive until now and are gone, else 1."""
@@ -192,6 +199,8 @@ class RealServer(ServerClient):
             if self.faults is not None:
                 self.faults.stop()
             self.cluster.stop(timeout)
+            if self.webhook is not None:
+                self.webhook.stop()
             self.stopped_code = 0 if healthy else 1
         return self.stopped_code
 
@@ -201,11 +210,16 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     crds = list(crds)
+    webhooks = []
 
     def prepare(cluster):
-        if crds:
+        wired = crds
+        if needs_webhook(crds):  # HyperShift's /convert, before any object needs converting
+            webhooks.append(ConvertWebhook(cluster).start())
+            wired = wire(crds, webhooks[0])
+        if wired:
             with _kube_api(cluster.kubeconfig) as api:
-                install_crds(api, crds)
+                install_crds(api, wired)
 
     cluster = Cluster(workdir / "cluster", kubeconfig=workdir / "kubeconfig", components=tuple(components),
                       prepare=prepare)
@@ -215,5 +229,9 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
             cluster.create_fake_node("kwok-node-%d" % index)
     except BaseException:
         cluster.stop()
+        for webhook in webhooks:
+            webhook.stop()
         raise
-    return RealServer(cluster, workdir)
+    server = RealServer(cluster, workdir)
+    server.webhook = webhooks[0] if webhooks else None
+    return server

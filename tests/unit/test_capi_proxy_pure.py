@@ -166,3 +166,34 @@ def test_the_proxy_needs_only_the_pure_core_of_the_collection():
             "'ansible_collections.kubernetes'))))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", loaded
+
+
+class _CrdListClient:
+    """The one call load_contract_crds makes: own_get_json of the CRD list."""
+
+    def __init__(self, items):
+        self.items = items
+
+    async def own_get_json(self, path, accept="application/json"):
+        assert path == "/apis/apiextensions.k8s.io/v1/customresourcedefinitions" and accept == "application/json"
+        return 200, {"items": self.items}
+
+
+def _crd(name, kind, labels=None):
+    return {"metadata": {"name": name, "labels": labels or {}}, "spec": {"names": {"kind": kind}}}
+
+
+def test_contract_crds_include_providers_outside_the_capi_groups_that_declare_a_contract():
+    """HyperShift's HostedControlPlane CRD (hypershift.openshift.io) carries cluster.x-k8s.io/v1beta1: a Cluster's
+    controlPlaneRef converts to v1beta1 only with it; CRDs of other groups without the label stay out."""
+    import asyncio  # pylint: disable=import-outside-toplevel
+
+    from capi_proxy.upstream import load_contract_crds  # pylint: disable=import-outside-toplevel
+    items = [_crd("hostedcontrolplanes.hypershift.openshift.io", "HostedControlPlane", {"cluster.x-k8s.io/v1beta1": "v1beta1"}),
+             _crd("hostedclusters.hypershift.openshift.io", "HostedCluster"),
+             _crd("awsmachines.infrastructure.cluster.x-k8s.io", "AWSMachine", {"cluster.x-k8s.io/v1beta1": "v1beta2"}),
+             _crd("widgets.example.com", "Widget")]
+    slim = asyncio.run(load_contract_crds(_CrdListClient(items), DEFAULT_GROUP_MAP))
+    assert [(crd["spec"]["group"], crd["spec"]["names"]["kind"], crd["metadata"]["labels"]) for crd in slim] == [
+        ("hypershift.openshift.io", "HostedControlPlane", {"cluster.x-k8s.io/v1beta1": "v1beta1"}),
+        ("infrastructure.cluster.x-k8s.io", "AWSMachine", {"cluster.x-k8s.io/v1beta1": "v1beta2"})]

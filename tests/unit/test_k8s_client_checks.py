@@ -137,3 +137,16 @@ def test_require_namespace_other_errors_propagate_and_each_namespace_is_read_onc
     fake = FakeK8sClient(200)
     ApiClient(fake).require_namespaces([("a", "x"), ("b", "x"), ("c", ""), ("d", None), ("e", "y")])
     assert fake.paths == [("GET", "/api/v1/namespaces/x"), ("GET", "/api/v1/namespaces/y")]
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_delete_options_carry_check_modes_dry_run_in_the_body(dry_run):
+    """kube-apiserver decodes a DELETE's body over its query: `?dryRun=All` beside a body is ignored and the object
+    really goes, so check mode's dryRun must be in the DeleteOptions."""
+    options = k8s_client.ApiClient(None, dry_run=dry_run)._delete_options(  # pylint: disable=protected-access
+        "Orphan", {"uid": "u", "resourceVersion": "7"})
+    expected = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Orphan",
+                "preconditions": {"uid": "u", "resourceVersion": "7"}}
+    if dry_run:
+        expected["dryRun"] = ["All"]
+    assert options == expected
