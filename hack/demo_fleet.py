@@ -23,7 +23,7 @@ import yaml  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (  # noqa: E402  pylint: disable=wrong-import-position
     timing_headline)
-from tests.fixtures.hcp import fleet  # noqa: E402  pylint: disable=wrong-import-position
+from tests.fixtures.hcp import build, fleet  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -83,15 +83,6 @@ def latest_report(report_root):
     return os.path.join(report_root, runs[-1]) if runs else None
 
 
-def probe_machine(namespace):
-    """A private Machine the policy refuses (valid otherwise), to know when the policy is in force."""
-    return {"apiVersion": "cluster.hypershift.openshift.io/v1beta2", "kind": "Machine",
-            "metadata": {"name": "admission-probe", "namespace": namespace},
-            "spec": {"clusterName": "probe", "bootstrap": {"dataSecretName": "probe"},
-                     "infrastructureRef": {"apiGroup": "infrastructure.cluster.hypershift.openshift.io",
-                                           "kind": "AWSMachine", "name": "probe"}}}
-
-
 def demo(args, server, seed):
     print("== loading the fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS, KubeVirt)"
           % (args.count, args.machines), flush=True)
@@ -103,7 +94,7 @@ def demo(args, server, seed):
     with server.api_client() as api:
         refuse(api, "demo-refuse-private-machines", group="cluster.hypershift.openshift.io", resource="machines",
                namespace=namespace, message="the demo's ValidatingAdmissionPolicy refuses private Machines in "
-               + namespace, probe=probe_machine(namespace))
+               + namespace, probe=build.private_machine_probe(namespace))
     print("== ValidatingAdmissionPolicy demo-refuse-private-machines refuses private Machines in %s (it must roll "
           "back)" % namespace)
     inventory = os.path.join(args.workdir, "inventory.yml")

@@ -100,6 +100,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the process that started it dies (Linux PR_SET_PDEATHSIG), so a
+    test run killed by a timeout, or a fixture that failed half-way, leaves no control plane running."""
+    import ctypes  # pylint: disable=import-outside-toplevel
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+
+
 def rss_kib(pid: int) -> int | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -355,6 +365,7 @@ class Cluster:
                 stderr=subprocess.STDOUT,
                 cwd=self.state_dir,
                 start_new_session=True,  # own process group: stop() signals it whole
+                preexec_fn=die_with_parent,
             )
         proc.started = time.monotonic()
         self.processes.append(proc)

@@ -19,6 +19,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from .cluster import die_with_parent
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WEBHOOK_PLACEHOLDER = "https://testenv.invalid/convert"
 START_TIMEOUT = 30.0
@@ -52,7 +54,8 @@ class ConvertWebhook:
                    "--kubeconfig", str(self.cluster.kubeconfig)]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(command, cwd=str(REPO_ROOT), stdin=subprocess.DEVNULL, stdout=log,
-                                            stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+                                            stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
+                                            preexec_fn=die_with_parent)
         context = ssl.create_default_context(cafile=str(self.ca_file))
         deadline = time.monotonic() + START_TIMEOUT
         while True:

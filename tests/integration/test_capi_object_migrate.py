@@ -1,4 +1,4 @@
-"""hypershift.private_capi.capi_object_migrate against the local API server, on realistic HCP namespaces.
+"""hypershift.private_capi.capi_object_migrate against a real control plane, on realistic HCP namespaces.
 
 Fixtures come from tests/fixtures/hcp/build.py (HyperShift's and CAPI's real CRDs, private twins rendered by
 crd_render). The module runs as its own process (tests/integration/module_runner.py, the real module file);
@@ -34,9 +34,10 @@ PROVENANCE = (SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION)
 
 
 @pytest.fixture(scope="module")
-def hcp(fresh_cluster, hcp_crds):
-    """A real control plane with every CRD the fixtures use (standard and private), plus a REST session."""
-    return fresh_cluster, build.RestSession(fresh_cluster.kubeconfig), hcp_crds
+def hcp(real_cluster, hcp_crds):
+    """The session's real control plane with every CRD the fixtures use (standard and private), plus a REST session;
+    each test loads its own HCP namespace."""
+    return real_cluster, build.RestSession(real_cluster.kubeconfig), hcp_crds
 
 
 def load(hcp, platform, hc_namespace, hc_name, **options):

@@ -1,10 +1,12 @@
-"""hcp_quiesce and capi_health against the local API server: one HostedCluster of the fleet fixture.
+"""hcp_quiesce and capi_health against the real control plane (testenv/cluster): one HostedCluster of the fleet fixture.
 
 The modules run in their own processes (module_runner, as Ansible's wrapper does); every assertion reads the
-server back. The server's Deployment controller and kubelet-like pod removal run with zero delays.
+server back. kube-controller-manager's Deployment and ReplicaSet controllers scale the workloads, KWOK makes their
+Pods Ready and removes the deleted ones: the modules' waits wait for real.
 """
 import pytest
 
+from testenv.cluster.admission import refuse
 from tests.fixtures.hcp import fleet
 from tests.integration.fleet.support import start_fleet
 from tests.integration.module_runner import run_module
@@ -114,13 +116,17 @@ def test_health_passes_on_the_healthy_resumed_objects(server):
 
 
 def test_a_refused_write_fails_the_run_naming_the_object(server):
-    server.add_fault({"verb": "patch", "group": "apps", "resource": "deployments", "namespace": NS, "code": 500,
-                      "message": "etcdserver: leader changed (injected)"})
-    try:
-        result = run_module("hcp_quiesce", args(server, deployments=["cluster-api"], wait_timeout=0))
-    finally:
-        server.clear_faults()
+    """A ValidatingAdmissionPolicy refuses every write of a Deployment in the namespace (a PATCH is an UPDATE)."""
+    probe = fleet.deployment(NS, "refusal-probe")
+    with server.api_client() as api:
+        policy = refuse(api, "quiesce-refuse-deployments", group="apps", resource="deployments",
+                        operations=("CREATE", "UPDATE"), namespace=NS, message="deployments are frozen (test policy)",
+                        probe=probe)
+        try:
+            result = run_module("hcp_quiesce", args(server, deployments=["cluster-api"], wait_timeout=0))
+        finally:
+            policy.remove()
     assert result.failed
-    assert "patch Deployment %s/cluster-api" % NS in result["msg"] and "leader changed (injected)" in result["msg"]
-    assert result["status"] == 500
+    assert "patch Deployment %s/cluster-api" % NS in result["msg"] and "frozen (test policy)" in result["msg"], result
+    assert result["status"] == 403
     assert workload_state(server)["cluster-api"] == (1, None)

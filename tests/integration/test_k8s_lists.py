@@ -1,4 +1,5 @@
-"""k8s_lists against the local API server: several collections in one module run, shaped like looped k8s_info."""
+"""k8s_lists against the real control plane (testenv/cluster): several collections in one module run, shaped like
+looped k8s_info."""
 import pytest
 
 from tests.fixtures.hcp import fleet
@@ -71,14 +72,12 @@ def test_bad_input_fails_clearly_and_reads_nothing(server):
 
 
 def test_a_refused_list_names_the_collection(server):
-    server.add_fault({"verb": "list", "group": "apps", "resource": "deployments", "namespace": NS, "code": 403,
-                      "count": -1, "message": "deployments is forbidden (injected)"})
-    try:
-        result = run_module("k8s_lists", {"kubeconfig": server.kubeconfig,
-                                          "lists": [{"api_version": "apps/v1", "kind": "Deployment", "namespace": NS}]})
-    finally:
-        server.clear_faults()
-    assert result.failed and "forbidden (injected)" in result["msg"] and NS in result["msg"], result
+    """alice (a static token without any RBAC binding) is refused the LIST by the real authorizer. (Her kubeconfig,
+    not api_key over the admin's: the admin kubeconfig's client certificate would authenticate first.)"""
+    result = run_module("k8s_lists", {"kubeconfig": server.kubeconfig_for("alice"),
+                                      "lists": [{"api_version": "apps/v1", "kind": "Deployment", "namespace": NS}]})
+    assert result.failed and NS in result["msg"], result
+    assert 'User "alice" cannot list resource "deployments" in API group "apps"' in result["msg"], result
     assert result["status"] == 403
 
 

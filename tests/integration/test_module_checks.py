@@ -4,12 +4,14 @@ name or namespace is refused before any request (items 8, 9e), and a namespace t
 reading as "nothing there" (item 7) - except that a 403 on the Namespace GET lets the run go on.
 
 Each group of runs forks from one warm process per module (module_runner.Zygote), so ~100 module runs take seconds.
+The live server is the real control plane (the session's `real_cluster`, testenv/cluster): real RBAC, real 404s.
 """
 import os
 
 import pytest
 import yaml
 
+from testenv.client import wait_for
 from tests.integration.module_runner import Zygote
 
 pytestmark = pytest.mark.slow
@@ -138,12 +140,12 @@ def test_invalid_names_are_refused_before_any_api_call(module, kubeconfigs):
             in results[2]["msg"]
 
 
-def test_empty_namespace_sends_no_request(kubeapi):
+def test_empty_namespace_sends_no_request(real_cluster):
     """The reported case: capi_object_migrate namespace="" listed every namespace's objects and sent POSTs."""
-    since = (kubeapi.request_counts()["entries"] or [{"seq": 0}])[-1]["seq"]
-    result = race("capi_object_migrate", [{"kubeconfig": kubeapi.kubeconfig, "namespace": ""}])[0]
+    since = (real_cluster.request_counts()["entries"] or [{"seq": 0}])[-1]["seq"]
+    result = race("capi_object_migrate", [{"kubeconfig": real_cluster.kubeconfig, "namespace": ""}])[0]
     assert_user_error(result, "invalid name: option namespace: '' is empty")
-    assert kubeapi.request_counts(since)["entries"] == []
+    assert real_cluster.request_counts(since)["entries"] == []
 
 
 # (module, args, the option and namespace the message must name) against a live server without those namespaces
@@ -168,11 +170,11 @@ MISSING_NAMESPACES = [
 
 
 @pytest.fixture(scope="module")
-def server(kubeapi):
-    response = kubeapi.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                              "metadata": {"name": "checks"}})
+def server(real_cluster):
+    response = real_cluster.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                                   "metadata": {"name": "checks"}})
     assert response.status == 201, response
-    return kubeapi
+    return real_cluster
 
 
 @pytest.mark.parametrize("module", sorted({name for name, _args, _option, _namespace in MISSING_NAMESPACES}))
@@ -198,8 +200,13 @@ def test_a_403_on_the_namespace_get_counts_as_unknown_and_the_run_goes_on(server
         response = server.request("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/checks/%s" % kind, body)
         assert response.status == 201, response
     alice = server.token_for("alice")
+    # the RBAC authorizer reads the RoleBinding from its informer: wait until it lets alice list
+    wait_for(lambda: server.request("GET", "/api/v1/namespaces/checks/configmaps", token=alice).status == 200,
+             "alice's RoleBinding to take effect")
     assert server.request("GET", "/api/v1/namespaces/checks", token=alice).status == 403
-    result = race("k8s_lists", [{"kubeconfig": server.kubeconfig, "api_key": alice,
+    # her own kubeconfig: api_key over the admin's kubeconfig would still send its client certificate, which the
+    # real apiserver authenticates first (the admin, not alice)
+    result = race("k8s_lists", [{"kubeconfig": server.kubeconfig_for("alice"),
                                  "lists": [{"api_version": "v1", "kind": "ConfigMap", "namespace": "checks"}]}])[0]
     assert not result.failed, (result.get("msg"), result.stderr[-2000:])
     assert result["results"][0]["api_found"] is True and result["results"][0]["namespace"] == "checks"

@@ -1,20 +1,22 @@
-"""hypershift.private_capi.private_crd_render and the private_crds role against the local API server.
+"""hypershift.private_capi.private_crd_render and the private_crds role against the real control plane.
 
-The standard CRDs are the real ones (testenv/upstream/capi/crds plus testenv/upstream/hypershift/crds); the module
-runs in its own process (tests/integration/module_runner.py) and the role through ansible-playbook.
+The server is this module's own `bare_cluster` (testenv/cluster, no CRDs at the start): the tests install the real
+standard CRDs (testenv/upstream/capi/crds plus testenv/upstream/hypershift/crds), render, upgrade and remove the
+twins, so they run in file order on the one server. The module runs in its own process
+(tests/integration/module_runner.py) and the role through ansible-playbook.
 """
 import glob
 import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE, translate_object
+from testenv.cluster.testing import install_crds
 from testenv.upstream import CAPI_CRDS, CAPI_EXAMPLES_V1BETA2, HYPERSHIFT_CRDS
 from tests.conftest import REPO_ROOT
 from tests.integration.module_runner import run_module
@@ -23,7 +25,9 @@ pytestmark = pytest.mark.slow
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-SHIM_URL = "https://127.0.0.1:9/convert"  # the local server never needs to convert: objects are read as written
+# no webhook listens there: the tests write and read the twins' objects at their storage version only, which the
+# apiserver never sends to a conversion webhook
+SHIM_URL = "https://127.0.0.1:9/convert"
 AGENT = {"capi-provider.agent-install.openshift.io": "capi-provider.agent-install.hypershift.openshift.io"}
 EXAMPLE = os.path.join(CAPI_EXAMPLES_V1BETA2, "examples__simple-cluster-without-kcp.yaml")
 ANSIBLE_PLAYBOOK = os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook")
@@ -47,29 +51,18 @@ STANDARD = standard_crds()
 MAPPED = sorted(name for name, crd in STANDARD.items() if crd["spec"]["group"] != "hypershift.openshift.io")
 
 
-def wait_established(kubeapi, names, timeout=60):
-    deadline = time.monotonic() + timeout
-    for name in names:
-        while True:
-            conditions = kubeapi.request("GET", "%s/%s" % (CRD_PATH, name)).json().get("status", {}).get("conditions", [])
-            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-                break
-            assert time.monotonic() < deadline, "%s not Established: %s" % (name, conditions)
-            time.sleep(0.05)
-
-
 @pytest.fixture(scope="module")
-def server(kubeapi):
-    for crd in STANDARD.values():
-        response = kubeapi.request("POST", CRD_PATH, crd)
-        assert response.status == 201, response
-    wait_established(kubeapi, STANDARD)
-    kubeapi.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "capi"}})
-    return kubeapi
+def server(bare_cluster):
+    with bare_cluster.api_client() as api:
+        install_crds(api, list(STANDARD.values()))
+    response = bare_cluster.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                                   "metadata": {"name": "capi"}})
+    assert response.status == 201, response
+    return bare_cluster
 
 
-def render(kubeapi, check_mode=False, diff=False, **options):
-    args = dict(kubeconfig=kubeapi.kubeconfig, from_cluster=True, extra_groups=AGENT, conversion_webhook_url=SHIM_URL)
+def render(server, check_mode=False, diff=False, **options):
+    args = dict(kubeconfig=server.kubeconfig, from_cluster=True, extra_groups=AGENT, conversion_webhook_url=SHIM_URL)
     args.update(options)
     return run_module("private_crd_render", args, check_mode=check_mode, diff=diff)
 
@@ -79,17 +72,17 @@ def private_name(name):
     return "%s.%s" % (plural, AGENT.get(group, group.replace("cluster.x-k8s.io", "cluster.hypershift.openshift.io")))
 
 
-def live_crd(kubeapi, name):
-    response = kubeapi.request("GET", "%s/%s" % (CRD_PATH, name))
+def live_crd(server, name):
+    response = server.request("GET", "%s/%s" % (CRD_PATH, name))
     return response.json() if response.status == 200 else None
 
 
-def writes_since(kubeapi, since):
-    return [entry for entry in kubeapi.request_counts(since)["entries"] if entry["verb"] not in ("get", "list", "watch")]
+def writes_since(server, since):
+    return [entry for entry in server.request_counts(since)["entries"] if entry["verb"] not in ("get", "list", "watch")]
 
 
-def last_seq(kubeapi):
-    entries = kubeapi.request_counts()["entries"]
+def last_seq(server):
+    entries = server.request_counts()["entries"]
     return entries[-1]["seq"] if entries else 0
 
 

@@ -26,10 +26,14 @@ def start_fleet(tmp_path, spec, faults=False):
     with open(os.path.join(seed, "crds.yaml")) as handle:
         crds = [doc for doc in yaml.safe_load_all(handle) if doc]
     server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=crds)
-    fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
-    wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120)
-    if faults:
-        server.enable_faults()
+    try:
+        fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
+        wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120)
+        if faults:
+            server.enable_faults()
+    except BaseException:
+        server.stop()
+        raise
     return server, crds
 
 

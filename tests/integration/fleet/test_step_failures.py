@@ -15,7 +15,8 @@ import re
 
 import pytest
 
-from tests.fixtures.hcp import fleet
+from testenv.cluster.admission import refuse
+from tests.fixtures.hcp import build, fleet
 from tests.fixtures.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from tests.integration.fleet.support import (
     differences, hostedcluster, hostedcluster_states, private_keys, read_report, run_playbook, snapshot, standard_keys,
@@ -30,8 +31,6 @@ STEP_FAULTS = {
                         "code": 500, "message": "etcdserver: request timed out (injected)"}),
     "hc-02": ("scale_down", {"verb": "[pu]*", "group": "apps", "resource": "deployments",
                              "code": 500, "message": "etcdserver: leader changed (injected)"}),
-    "hc-03": ("copy", {"verb": "create", "group": PRIVATE, "resource": "machines", "count": -1,
-                       "code": 403, "message": "admission webhook denied the request (injected)"}),
     "hc-04": ("proxy", {"verb": "[pu]*", "group": "hypershift.openshift.io", "resource": "hostedcontrolplanes",
                         "code": 500, "message": "hostedcontrolplane write refused (injected)"}),
     "hc-05": ("resume", {"verb": "[pu]*", "group": PRIVATE, "resource": "clusters", "subresource": "",
@@ -40,10 +39,13 @@ STEP_FAULTS = {
     "hc-07": ("finish", {"verb": "delete*", "group": "*cluster.x-k8s.io", "nth": 2, "count": -1,
                          "code": 403, "message": "deletion denied by policy (injected)"}),
 }
+# refused by the real admission chain: a ValidatingAdmissionPolicy denies the private Machines of hc-03
+REFUSED = "hc-03"
+REFUSAL = "ValidatingAdmissionPolicy refuse-private-machines denies private Machines in clusters-hc-03"
 HEALTH = "hc-06"     # its Cluster reports phase Failed: the health check must refuse the copy
 CONTROL = "hc-08"    # no fault: migrates in the same run
 CRDS = "hc-09"       # second run: the private CRDs cannot be read
-FIRST_RUN = sorted(STEP_FAULTS) + [HEALTH, CONTROL]
+FIRST_RUN = sorted(list(STEP_FAULTS) + [REFUSED]) + [HEALTH, CONTROL]
 
 
 def _ns(name):
@@ -96,12 +98,16 @@ def failed_fleet(tmp_path_factory):
     workloads = {name: _workloads(server, _ns(name)) for name in names}
     for name, (_step, rule) in STEP_FAULTS.items():
         server.add_fault(dict(rule, namespace=_ns(name)))
+    with server.api_client() as api:
+        refusal = refuse(api, "refuse-private-machines", group=PRIVATE, resource="machines", namespace=_ns(REFUSED),
+                         message=REFUSAL, probe=build.private_machine_probe(_ns(REFUSED)))
     inventory = write_inventory(tmp_path, server.kubeconfig)
     roots = {run: os.path.join(str(tmp_path), "reports-" + run) for run in ("steps", "crds")}
     first = run_playbook("migrate_fleet.yml", inventory, {
         "private_capi_fleet_serial": len(FIRST_RUN), "private_capi_fleet_names": FIRST_RUN,
         "private_capi_fleet_report_root": roots["steps"]})
     server.clear_faults()
+    refusal.remove()
     entries = server.request_counts()["entries"]
     # the private CRDs cannot be read: the per-cluster CRD step (the fleet-wide install is switched off) fails
     server.add_fault({"verb": "get", "group": "apiextensions.k8s.io", "resource": "customresourcedefinitions",
@@ -192,7 +198,7 @@ def test_failure_in_crds_rolls_back_cleanly(failed_fleet):
 
 
 def test_failure_in_copy_rolls_back_cleanly(failed_fleet):
-    assert_clean_rollback(failed_fleet, "hc-03", "copy", "steps", "admission webhook denied the request (injected)")
+    assert_clean_rollback(failed_fleet, REFUSED, "copy", "steps", REFUSAL)
 
 
 def test_failure_in_proxy_rolls_back_cleanly(failed_fleet):

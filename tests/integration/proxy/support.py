@@ -72,7 +72,8 @@ def write_seed(directory, documents):
 
 
 def write_tls(directory):
-    """(cert path, key path, CA PEM) for a 127.0.0.1 serving certificate."""
+    """(cert path, key path, CA PEM) for a 127.0.0.1 serving certificate (IP SAN 127.0.0.1, as kube-apiserver
+    verifies a webhook at https://127.0.0.1:PORT), signed by a CA of its own: the CA PEM is the CRDs' caBundle."""
     material = certs.generate()
     cert_path = os.path.join(directory, "shim.crt")
     key_path = os.path.join(directory, "shim.key")
@@ -81,6 +82,28 @@ def write_tls(directory):
     with open(key_path, "w") as handle:
         handle.write(material["key"])
     return cert_path, key_path, material["ca_cert"]
+
+
+def create_namespace(server, name):
+    """Create a Namespace on the server (201, or 409 when it exists)."""
+    response = server.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                             "metadata": {"name": name}})
+    assert response.status in (201, 409), response
+    return name
+
+
+def wait_served(server, crds, timeout=START_TIMEOUT):
+    """Until every served version of every CRD answers a LIST with 200: a new CRD's watch cache answers 429
+    ("storage is (re)initializing") for a moment after it is Established."""
+    pending = ["/apis/%s/%s/%s" % (crd["spec"]["group"], version["name"], crd["spec"]["names"]["plural"])
+               for crd in crds for version in crd["spec"]["versions"] if version.get("served")]
+    deadline = time.monotonic() + timeout
+    while pending:
+        pending = [path for path in pending if server.request("GET", path + "?limit=1").status != 200]
+        if pending and time.monotonic() > deadline:
+            raise RuntimeError("not served after %ss: %s" % (timeout, ", ".join(pending)))
+        if pending:
+            time.sleep(0.1)
 
 
 class Process(object):
@@ -147,11 +170,12 @@ def start_proxy(workdir, kubeconfig, *extra, name="proxy", wait=True):
     return wait_healthy(process) if wait else process
 
 
-def start_shim(workdir, cert_path, key_path, ca_pem, *extra, port=None, wait=True):
+def start_shim(workdir, cert_path, key_path, ca_pem, *extra, port=None, wait=True, name=None):
     import ssl  # pylint: disable=import-outside-toplevel
     port = port or free_port()
     args = ["shim", "--listen", "127.0.0.1:%d" % port, "--tls-cert", cert_path, "--tls-key", key_path] + list(extra)
-    process = Process(args, os.path.join(str(workdir), "shim-%d.log" % port), "https://127.0.0.1:%d" % port)
+    process = Process(args, os.path.join(str(workdir), "%s.log" % (name or "shim-%d" % port)),
+                      "https://127.0.0.1:%d" % port)
     process.health_url = process.url + "/healthz"
     process.health_context = ssl.create_default_context(cadata=ca_pem)
     return wait_healthy(process) if wait else process

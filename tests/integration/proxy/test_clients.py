@@ -1,5 +1,6 @@
 """Python clients through the proxy: DynamicClient, a CAPI-style controller, version adaptation, CRD look-ups."""
 import json
+import socket
 import threading
 import time
 import urllib.request
@@ -70,7 +71,21 @@ class MachineController(object):
         self.patched = set()
         self.errors = []
         self.stop = threading.Event()
+        self.stream = None
         self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def close(self):
+        """Stop and end the watch: kube-apiserver keeps a watch open for half an hour, and the proxy waits for
+        its open requests before it exits."""
+        self.stop.set()
+        stream = self.stream
+        if stream is not None:
+            try:
+                with socket.fromfd(stream.fileno(), socket.AF_INET, socket.SOCK_STREAM) as duplicate:
+                    duplicate.shutdown(socket.SHUT_RDWR)
+            except (OSError, ValueError):  # already closed
+                pass
+        self.thread.join(10)
 
     def _request(self, method, url, body=None, content_type="application/json"):
         request = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode())
@@ -102,6 +117,7 @@ class MachineController(object):
                 self._reconcile(dict(item, apiVersion=listing["apiVersion"]))
             url = "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s" % (self.base, listing["metadata"]["resourceVersion"])
             with self._request("GET", url) as stream:
+                self.stream = stream
                 while not self.stop.is_set():
                     line = stream.readline()
                     if not line:
@@ -131,7 +147,7 @@ def test_capi_style_controller_never_sees_private_groups(stack, version):
     deadline = time.monotonic() + 20
     while controller.patched != set(names) and time.monotonic() < deadline and not controller.errors:
         time.sleep(0.05)
-    controller.stop.set()
+    controller.close()
     assert not controller.errors, controller.errors
     assert controller.patched == set(names)
     assert not any(PRIVATE in chunk for chunk in controller.seen_bytes)
@@ -228,7 +244,12 @@ def test_crd_lookups_present_private_crds_as_standard(stack):
 def test_non_capi_objects_show_standard_owner_references(stack):
     _namespace(stack, "plain")
     token = stack.server.admin_token
-    owner = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "c", "uid": "0f0f0f0f-0000-4000-8000-000000000001"}
+    # a real owner: kube-controller-manager's garbage collector deletes a dependent whose owner does not exist
+    cluster = {"apiVersion": "cluster.hypershift.openshift.io/v1beta2", "kind": "Cluster",
+               "metadata": {"name": "c", "namespace": "plain"}, "spec": {"paused": True}}
+    created = stack.server.request("POST", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/plain/clusters", cluster)
+    assert created.status == 201, created
+    owner = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "c", "uid": created.json()["metadata"]["uid"]}
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": "owned", "namespace": "plain", "ownerReferences": [owner]},
                   "data": {"note": "cluster.x-k8s.io/v1beta2 stays text"}}

@@ -1,4 +1,4 @@
-"""The api_proxy role against tests/kubeapi: inject, idempotent re-run, check mode, exact removal."""
+"""The api_proxy role against a real control plane: inject, idempotent re-run, check mode, exact removal."""
 import copy
 import os
 import re

@@ -29,6 +29,7 @@ def raw_get(proxy_url, raw_path, token=None):
 
 @pytest.fixture(scope="module")
 def slow_proxy(stack):
+    """A proxy behind the fault proxy (stack.server.kubeconfig): the faults of stack.server.add_fault reach it."""
     proxy = support.start_proxy(stack.workdir, stack.server.kubeconfig, "--upstream-timeout", "1",
                                 "--max-body-bytes", "65536", name="proxy-slow")
     yield proxy
@@ -130,11 +131,11 @@ def test_upstream_down_answers_503(stack, tmp_path):
         assert proxy.stop() == 0
 
 
-def test_upstream_drop_answers_502(stack):
+def test_upstream_drop_answers_502(stack, slow_proxy):
     """Every attempt dropped (aiohttp retries an idempotent request once on a reused connection)."""
     stack.server.add_fault({"verb": "get", "resource": "namespaces", "name": "drop-me", "action": "drop", "count": -1})
     try:
-        status, _headers, body = http("GET", stack.plain_proxy.url + "/api/v1/namespaces/drop-me",
+        status, _headers, body = http("GET", slow_proxy.url + "/api/v1/namespaces/drop-me",
                                       token=stack.server.admin_token)
     finally:
         stack.server.clear_faults()

@@ -1,4 +1,4 @@
-"""The conversion shim as the webhook of private CRDs in tests/kubeapi, and its delegate mode."""
+"""The conversion shim as the webhook of private CRDs in a real kube-apiserver, and its delegate mode."""
 import json
 import ssl
 import threading
