@@ -170,12 +170,19 @@ class RealServer(ServerClient):
                               (event.get("user") or {}).get("username", ""), dry_run=dry_run)
 
     def request_counts(self, since=0):
+        """The requests clients made: from the audit log, or with the fault proxy in front from its own log, which
+        also holds the requests it answered itself (injected errors and drops never reach kube-apiserver)."""
+        if self.faults is not None:
+            return self.faults.request_counts(since)
         self._read_audit()
         body = dict(self._requests.counts())
         body["entries"] = self._requests.entries(since)
         return body
 
     def reset_requests(self):
+        if self.faults is not None:
+            self.faults.reset_requests()
+            return
         self._read_audit()
         self._requests.reset()
 

@@ -48,20 +48,20 @@ def load_yaml(path):
 @pytest.fixture(scope="module")
 def server(bare_cluster):
     """A real control plane with HyperShift's HostedCluster CRD, the core CAPI CRDs and their twins."""
-    kubeapi = bare_cluster
+    apiserver = bare_cluster  # a real control plane
     standard = [load_yaml(path) for path in CORE_CAPI_CRDS]
     private = render_all([(path, 0, crd) for path, crd in zip(CORE_CAPI_CRDS, standard)],
                          RenderOptions(webhook_url="https://127.0.0.1:9/convert")).rendered
     hostedclusters = load_yaml(HOSTEDCLUSTER_CRD)
-    with kubeapi.api_client() as api:
+    with apiserver.api_client() as api:
         install_crds(api, [hostedclusters] + standard + private)
     for namespace in ("clusters", "fleet", "decide", "race", "repair", "repair-inv-std", "repair-inv-priv", "repair-inv-none"):
-        create(kubeapi, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
-    return kubeapi
+        create(apiserver, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    return apiserver
 
 
-def create(kubeapi, path, body):
-    response = kubeapi.request("POST", path, body)
+def create(apiserver, path, body):
+    response = apiserver.request("POST", path, body)
     assert response.status == 201, response
     return response.json()
 
@@ -81,24 +81,24 @@ def hostedcluster_body(namespace, name, state=ms.NEW, label=True):
     }
 
 
-def new_hostedcluster(kubeapi, namespace, name, state=ms.NEW, label=True):
-    return create(kubeapi, HC_PATH % namespace, hostedcluster_body(namespace, name, state, label))
+def new_hostedcluster(apiserver, namespace, name, state=ms.NEW, label=True):
+    return create(apiserver, HC_PATH % namespace, hostedcluster_body(namespace, name, state, label))
 
 
-def read(kubeapi, namespace, name):
-    response = kubeapi.request("GET", "%s/%s" % (HC_PATH % namespace, name))
+def read(apiserver, namespace, name):
+    response = apiserver.request("GET", "%s/%s" % (HC_PATH % namespace, name))
     assert response.status == 200, response
     return response.json()
 
 
-def events_for(kubeapi, namespace, name):
-    items = kubeapi.request("GET", "/api/v1/namespaces/%s/events" % namespace).json()["items"]
+def events_for(apiserver, namespace, name):
+    items = apiserver.request("GET", "/api/v1/namespaces/%s/events" % namespace).json()["items"]
     return [item["reason"] for item in sorted(items, key=lambda e: e["metadata"]["name"])
             if item["involvedObject"]["name"] == name and item["involvedObject"]["kind"] == "HostedCluster"]
 
 
-def move(kubeapi, name, state, namespace="clusters", check_mode=False, diff=False, **options):
-    args = dict(kubeconfig=kubeapi.kubeconfig, name=name, namespace=namespace, state=state, **options)
+def move(apiserver, name, state, namespace="clusters", check_mode=False, diff=False, **options):
+    args = dict(kubeconfig=apiserver.kubeconfig, name=name, namespace=namespace, state=state, **options)
     return run_module("migration_state", args, check_mode=check_mode, diff=diff)
 
 

@@ -17,7 +17,9 @@ import time
 import yaml
 from aiohttp import web
 
-from . import certs, discovery, errors, openapi, wiring
+from testenv import certs
+
+from . import discovery, errors, openapi, wiring
 from .api import ObjectApi
 from .controllers import Controllers
 from .conversion import Converter

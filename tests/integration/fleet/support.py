@@ -37,6 +37,17 @@ def start_fleet(tmp_path, spec, faults=False):
     return server, crds
 
 
+# written by kube-controller-manager's deployment controller: a rollback that restores a Deployment's pod template
+# makes it revision N+1 (the old ReplicaSet is reused and renumbered), as `kubectl rollout undo` does
+CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/revision",)
+
+
+def user_annotations(metadata):
+    """metadata.annotations without those the controllers own (CONTROLLER_ANNOTATIONS)."""
+    return {key: value for key, value in (metadata.get("annotations") or {}).items()
+            if key not in CONTROLLER_ANNOTATIONS}
+
+
 def deployments_settled(server):
     """Every Deployment observed by the deployment controller (revision annotated) and Available with its Pods
     (KWOK makes them Ready): the state a management cluster is in before anybody migrates."""

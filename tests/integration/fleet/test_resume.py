@@ -31,7 +31,7 @@ def _ns(name):
 
 
 def _faults(server):
-    return server.request("GET", "/kubeapi/v1/faults").json()["items"]
+    return server.faults.faults()
 
 
 def _wait_until_both_copies_hang(server, process, output_path):

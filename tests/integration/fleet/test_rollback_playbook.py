@@ -9,7 +9,8 @@ import pytest
 
 from tests.fixtures.hcp import fleet
 from tests.fixtures.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
-from tests.integration.fleet.support import hostedcluster_states, run_playbook, snapshot, start_fleet, write_inventory
+from tests.integration.fleet.support import (
+    hostedcluster_states, run_playbook, snapshot, start_fleet, user_annotations, write_inventory)
 
 TARGET, OTHER = "hc-01", "hc-02"
 HCP = "clusters-" + TARGET
@@ -22,7 +23,7 @@ WRITES = ("create", "update", "patch", "delete", "deletecollection")
 def deployments(server, namespace):
     listed = server.request("GET", "/apis/apps/v1/namespaces/%s/deployments" % namespace).json()["items"]
     return {item["metadata"]["name"]: {"replicas": item["spec"]["replicas"], "template": item["spec"]["template"],
-                                       "annotations": item["metadata"].get("annotations") or {}} for item in listed}
+                                       "annotations": user_annotations(item["metadata"])} for item in listed}
 
 
 def hostedcluster(server, name):

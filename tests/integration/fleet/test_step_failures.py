@@ -20,7 +20,7 @@ from tests.fixtures.hcp import build, fleet
 from tests.fixtures.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from tests.integration.fleet.support import (
     differences, hostedcluster, hostedcluster_states, private_keys, read_report, run_playbook, snapshot, standard_keys,
-    start_fleet, write_inventory)
+    start_fleet, user_annotations, write_inventory)
 
 PRIVATE = "cluster.hypershift.openshift.io"
 PROXY_OBJECT_PREFIXES = ("private-capi-proxy-", "capi-proxy-")
@@ -61,7 +61,7 @@ def _list(server, path):
 def _workloads(server, namespace):
     """Deployments (metadata the migration may touch + spec), ConfigMaps, Roles, RoleBindings of a namespace."""
     deployments = {d["metadata"]["name"]: {"labels": d["metadata"].get("labels"),
-                                           "annotations": d["metadata"].get("annotations"),
+                                           "annotations": user_annotations(d["metadata"]),
                                            "finalizers": d["metadata"].get("finalizers"), "spec": d["spec"]}
                    for d in _list(server, "/apis/apps/v1/namespaces/%s/deployments" % namespace)}
     names = {kind: sorted(o["metadata"]["name"] for o in _list(server, path % namespace)) for kind, path in (

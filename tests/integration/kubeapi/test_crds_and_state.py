@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from tests.integration.conftest import CAPI_CRDS, CAPI_EXAMPLES_V1BETA2
-from tests.kubeapi import certs
+from testenv import certs
 from testenv.client import wait_for
 from tests.kubeapi.testing import start_server
 

@@ -2,7 +2,7 @@
 
 Package scope: the control plane (testenv/cluster), the shim and the proxies start once for every proxy test
 module (~15 s). kube-apiserver calls the shim over TLS to convert private objects between versions: the shim's
-certificate (tests/kubeapi/certs.py, IP SAN 127.0.0.1) is signed by a CA of its own, which is every CRD's
+certificate (testenv/certs.py, IP SAN 127.0.0.1) is signed by a CA of its own, which is every CRD's
 caBundle. The fault proxy (testenv/faultproxy.py) stands in front of kube-apiserver from the start: the shim and
 the proxies under test talk to kube-apiserver directly (`server.direct_kubeconfig`), a proxy that a test wants
 to see hang or dropped answers is pointed at `server.kubeconfig` (the fault proxy's).

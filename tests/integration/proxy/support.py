@@ -14,7 +14,7 @@ import yaml
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
 from testenv import upstream
 from tests.conftest import REPO_ROOT
-from tests.kubeapi import certs
+from testenv import certs
 
 CAPI_CRDS = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml")))
 AWS_CRDS = sorted(glob.glob(os.path.join(upstream.AWS_CRDS, "*.yaml")))

@@ -17,7 +17,7 @@ def generate(days=3650):
     """{"ca_cert", "ca_key", "cert", "key"} PEM strings: a CA and a 127.0.0.1/localhost server cert it signs."""
     now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5)
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubeapi-ca")])
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "testenv-ca")])
     ca_cert = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
                .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
                .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=days))
