@@ -1,9 +1,12 @@
-"""migrate_fleet.yml on the local API server: N HostedClusters x 1 NodePool x 3 Machines, serial 1 versus serial 10.
+"""migrate_fleet.yml on a real control plane: N HostedClusters x 1 NodePool x 3 Machines, serial 1 versus serial 10.
 
-Each run gets its own tests/kubeapi server with zero controller delays (Deployments become available and pods go at
-once, as tests/integration/fleet/support.py start_fleet does) loaded with the same fleet
-(tests/fixtures/hcp/fleet.py fleet_spec, AWS and KubeVirt alternating), so the time measured is the collection's own
-overhead: ansible-playbook, module start-up, API round trips. The role's deliberate waits (pause settle time, health
+Each run gets its own control plane (testenv/cluster: etcd, kube-apiserver v1.34, kube-controller-manager,
+kube-scheduler and KWOK with one fake Node, as tests/integration/fleet/support.py start_fleet starts it) with the
+fleet's CRDs installed before the controllers (core CAPI converting through the collection's shim at /convert), loaded
+with the same fleet (tests/fixtures/hcp/fleet.py fleet_spec, AWS and KubeVirt alternating, every third cluster's core
+CAPI objects at v1beta1) and its Deployments settled (available, their Pods Ready on the KWOK Node) before the
+playbook starts. Scaling a Deployment to 0 and its Pods going away is now the real deployment/replicaset
+controllers' and KWOK's work, not an imitation's zero delay. The role's deliberate waits (pause settle time, health
 stable period) are set to 0, as in the fleet tests. Printed side by side: wall time of the whole playbook, of the
 migrate play (first cluster's start to last cluster's end, from the per-cluster records), per-cluster time and the
 speed-up of serial 10 over serial 1.
@@ -14,6 +17,11 @@ speed-up of serial 10 over serial 1.
     PRIVATE_CAPI_BENCH_PROFILE=1                        # also print the 15 slowest tasks of each run
 
 The forks of each run are max(serial, 5) (Ansible's default is 5, which would cap serial 10 at 5 hosts at a time).
+
+Beside each serial's figures, "was on tests/kubeapi" is the same run at 8afd1a1 against tests/kubeapi with zero
+controller delays, PRIVATE_CAPI_BENCH_FLEET=4 on the same busy 2-core machine: was on tests/kubeapi: serial 1 per
+cluster 19.73 s (migrate play 78.9 s, playbook 118.0 s, CPU/cluster 16.11 s), serial 10 per cluster 16.48 s (65.9 s,
+99.7 s, 17.82 s), speed-up 1.20x.
 """
 import datetime
 import glob
@@ -28,13 +36,18 @@ import time
 
 import yaml
 
+from testenv.client import wait_for
+from testenv.cluster.testing import start_cluster
+from tests.conftest import REPO_ROOT
 from tests.fixtures.hcp import fleet
-from tests.kubeapi.testing import REPO_ROOT, start_server
+from tests.integration.fleet.support import deployments_settled
 
 MACHINES = 3
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
+# serial -> (fleet size, per cluster s, migrate play s) as this benchmark measured them at 8afd1a1 on tests/kubeapi
+KUBEAPI_8AFD1A1 = {1: (4, 19.73, 78.9), 10: (4, 16.48, 65.9)}
 
 
 def fleet_size():
@@ -56,10 +69,18 @@ def serials():
         raise SystemExit("PRIVATE_CAPI_BENCH_SERIALS must be comma-separated numbers, got %r" % value)
 
 
-def start_loaded_server(workdir, seed):
-    """A zero-delay server with the seeded fleet loaded; returns (server, inventory path)."""
-    server = start_server(workdir, extra_args=["--deployment-delay", "0", "--pod-grace-delay", "0"])
-    fleet.load_fleet_dir(server.kubeconfig, seed)
+def start_loaded_server(workdir, seed, count):
+    """A control plane with the seeded fleet loaded and its Deployments settled; returns (server, inventory path)."""
+    with open(os.path.join(seed, "crds.yaml")) as handle:
+        crds = [document for document in yaml.safe_load_all(handle) if document]
+    server = start_cluster(os.path.join(workdir, "cluster"), crds=crds)
+    try:
+        fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
+        wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available",
+                 timeout=max(120, 3 * count))
+    except BaseException:
+        server.stop()
+        raise
     inventory = os.path.join(workdir, "inventory.yml")
     with open(inventory, "w") as handle:
         yaml.safe_dump({"all": {"children": {"management_clusters": {"hosts": {
@@ -96,7 +117,7 @@ def slowest_tasks(output, count=15):
 
 def run_fleet(workdir, seed, count, serial, profile=False):
     """migrate_fleet.yml on a fresh server: wall times, per-cluster times, end states."""
-    server, inventory = start_loaded_server(workdir, seed)
+    server, inventory = start_loaded_server(workdir, seed, count)
     try:
         report_root = os.path.join(workdir, "reports")
         extra_vars = dict(FAST_VARS, private_capi_fleet_serial=serial, private_capi_fleet_report_root=report_root)
@@ -139,8 +160,9 @@ def main():
     try:
         seed = os.path.join(workdir, "seed")
         fleet.seed_fleet_dir(seed, fleet.fleet_spec(count, machines=MACHINES))
-        print("fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS/KubeVirt), tests/kubeapi with zero controller "
-              "delays, pause settle and health stable periods 0; %d CPU cores" % (count, MACHINES, os.cpu_count() or 0))
+        print("fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS/KubeVirt), a real control plane per run "
+              "(kube-apiserver, controllers, KWOK), pause settle and health stable periods 0; %d CPU cores"
+              % (count, MACHINES, os.cpu_count() or 0))
         results = []
         for serial in batch_sizes:
             run_dir = os.path.join(workdir, "serial-%d" % serial)
@@ -159,6 +181,11 @@ def main():
               "start-to-end of one HostedCluster's migration; CPU/cluster = CPU seconds of ansible-playbook and its "
               "module processes / %d; speed-up = serial %d migrate time / this one (bounded by the %d cores: the "
               "work is CPU-bound Python processes)" % (count, count, base["serial"], os.cpu_count() or 0))
+        for result in results:
+            old = KUBEAPI_8AFD1A1.get(result["serial"])
+            print("serial %d per cluster %.2f s, migrate %.1f s (%d clusters); was on tests/kubeapi: %s" % (
+                result["serial"], result["migrate_wall"] / count, result["migrate_wall"], count,
+                "per cluster %.2f s, migrate %.1f s (%d clusters)" % (old[1], old[2], old[0]) if old else "-"))
         for result in results:
             for seconds, task in result["slowest"]:
                 print("  serial %d slowest: %7.2f s  %s" % (result["serial"], seconds, task))
