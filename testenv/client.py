@@ -94,7 +94,7 @@ class ServerClient:
         return client.ApiClient(configuration)
 
 
-def wait_for(predicate, what, timeout=10):
+def wait_for(predicate, what, timeout=30):
     """Poll predicate until it returns a truthy value (returned), failing the test after timeout seconds."""
     deadline = time.monotonic() + timeout
     while True:

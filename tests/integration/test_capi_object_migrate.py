@@ -78,7 +78,7 @@ def settled_state(hcp, namespace, direction=TO_PRIVATE, group_map=AGENT_MAP):
     _server, session, crds = hcp
     source_is_private = direction == TO_STANDARD
     wait_for(lambda: not [key for key in snapshot(session, namespace, crds) if is_capi(key, source_is_private, group_map)],
-             "the source objects of %s to be gone" % namespace)
+             "the source objects of %s to be gone" % namespace, timeout=90)  # the real GC: orphan finalizers
     gc_barrier(session, namespace)
     return snapshot(session, namespace, crds)
 

@@ -1,7 +1,7 @@
 """A fleet of 20 HostedClusters migrated end to end by migrate_fleet.yml (issue 7, "Must show").
 
-20 HostedClusters over two platforms, 10 at a time; one of them has its private Machine creates refused by the
-server and must roll back to exactly what it was. Then: the report counts 19 migrated and 1 failed, every migrated
+20 HostedClusters over two platforms, 10 at a time; one of them has its private Machine creates refused by a
+ValidatingAdmissionPolicy and must roll back to exactly what it was. Then: the report counts 19 migrated and 1 failed, every migrated
 cluster kept all of its objects and their content, a second run changes nothing on the server, and verify_fleet.yml
 proves the 19, flags the failed one, and then catches a private Machine deleted behind its back.
 """
@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from tests.fixtures.hcp import fleet
+from testenv.cluster.admission import refuse
+from tests.fixtures.hcp import build, fleet
 from tests.integration.fleet.support import (
     hostedcluster, hostedcluster_states, migrated_content_problems, read_report, run_playbook, snapshot, start_fleet,
     write_inventory)
@@ -21,16 +22,17 @@ pytestmark = pytest.mark.slow
 COUNT = 20
 NAMES = ["hc-%02d" % (index + 1) for index in range(COUNT)]
 FAULTY = "hc-13"
+REFUSAL = "ValidatingAdmissionPolicy refuse-hc-13 denies private Machines in clusters-hc-13"
 
 
 @pytest.fixture(scope="module")
 def big_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("fleet-20")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(COUNT, machines=1), faults=True)
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(COUNT, machines=1))
     before = {name: snapshot(server, crds, "clusters-" + name) for name in NAMES}
-    server.add_fault({"verb": "create", "group": "cluster.hypershift.openshift.io", "resource": "machines",
-                      "namespace": "clusters-" + FAULTY, "code": 403, "count": -1,
-                      "message": "admission webhook denied the request (injected)"})
+    with server.api_client() as api:  # the real admission chain refuses the faulty cluster's private Machines
+        refuse(api, "refuse-hc-13", group="cluster.hypershift.openshift.io", resource="machines",
+               namespace="clusters-" + FAULTY, message=REFUSAL, probe=build.private_machine_probe("clusters-" + FAULTY))
     inventory = write_inventory(tmp_path, server.kubeconfig)
     root = os.path.join(str(tmp_path), "reports")
     extra_vars = {"private_capi_fleet_serial": 10, "private_capi_fleet_report_root": root}
@@ -53,7 +55,7 @@ def test_twenty_clusters_migrate_and_the_faulty_one_rolls_back(big_fleet):
         assert problems == [], "%s:\n%s" % (name, "\n".join(problems))
     assert snapshot(server, big_fleet["crds"], "clusters-" + FAULTY) == big_fleet["before"][FAULTY]
     reason = hostedcluster(server, FAULTY)["metadata"]["annotations"]["hypershift.openshift.io/migration-failed"]
-    assert reason.startswith("copy:") and "admission webhook denied" in reason, reason
+    assert reason.startswith("copy:") and REFUSAL in reason, reason
 
 
 def test_report_counts_the_fleet(big_fleet):
@@ -71,7 +73,6 @@ def test_report_counts_the_fleet(big_fleet):
 
 def test_second_run_changes_nothing(big_fleet):
     server = big_fleet["server"]
-    server.clear_faults()
     server.reset_requests()
     result = run_playbook("migrate_fleet.yml", big_fleet["inventory"], {"private_capi_fleet_report_root": big_fleet["root"]})
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
