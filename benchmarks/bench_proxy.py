@@ -319,18 +319,6 @@ def private_crds():
     return support.render_private_crds(WEBHOOK_PLACEHOLDER)
 
 
-def wait_served(server, path, timeout=SERVED_TIMEOUT):
-    """Until a LIST of path answers 200: a CRD's watch cache answers 429 for a moment after it is Established."""
-    deadline = time.monotonic() + timeout
-    while True:
-        response = server.request("GET", path + "?limit=1")
-        if response.status == 200:
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError("%s not served after %.0f s: %r" % (path, timeout, response))
-        time.sleep(0.1)
-
-
 def was(name, unit):
     value = KUBEAPI_8AFD1A1.get(name)
     return "was on tests/kubeapi: %s" % ("-" if value is None else ("%g %s" % (value, unit)).strip())
@@ -347,7 +335,7 @@ def main():
         response = server.request("POST", "/api/v1/namespaces", namespace)
         if response.status != 201:
             raise RuntimeError("creating namespace %s failed: %r" % (NAMESPACE, response))
-        wait_served(server, PRIVATE_MACHINES)
+        support.wait_served(server, crds, timeout=SERVED_TIMEOUT)
         for index in range(500):
             response = server.request("POST", PRIVATE_MACHINES, machine("m-%d" % index))
             if response.status != 201:

@@ -110,6 +110,20 @@ def die_with_parent() -> None:
     libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
 
 
+def terminate(popen: subprocess.Popen, timeout: float = 15.0) -> int | None:
+    """SIGTERM, `timeout` seconds to exit, then SIGKILL; the exit code (None when it was never started)."""
+    if popen is None:
+        return None
+    if popen.poll() is None:
+        popen.terminate()
+        try:
+            popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.wait()
+    return popen.returncode
+
+
 def rss_kib(pid: int) -> int | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():

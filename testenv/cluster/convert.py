@@ -19,7 +19,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .cluster import die_with_parent
+from .cluster import die_with_parent, terminate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WEBHOOK_PLACEHOLDER = "https://testenv.invalid/convert"
@@ -75,14 +75,8 @@ class ConvertWebhook:
         return self.process is not None and self.process.poll() is None
 
     def stop(self):
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return 0 if self.process is None else self.process.returncode
+        code = terminate(self.process)
+        return 0 if code is None else code
 
 
 def wire(crds, webhook):

@@ -12,7 +12,6 @@ The pytest fixture `kubeapi` (module scope) lives in tests/integration/conftest.
 """
 import base64
 import os
-import signal
 import ssl
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import time
 import yaml
 
 from testenv.client import ServerClient
+from testenv.cluster.cluster import terminate
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 START_TIMEOUT = 60.0
@@ -82,14 +82,7 @@ class Server(ServerClient):
         return self.process.poll() is None
 
     def stop(self, timeout=20):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        return terminate(self.process, timeout)
 
 
 def start_server(tmp_path, seeds=(), state_file=None, extra_args=(), port=0, name="kubeapi"):

@@ -12,9 +12,9 @@ import urllib.request
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
-from testenv import upstream
+from testenv import certs, upstream
+from testenv.cluster.cluster import terminate
 from tests.conftest import REPO_ROOT
-from testenv import certs
 
 CAPI_CRDS = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml")))
 AWS_CRDS = sorted(glob.glob(os.path.join(upstream.AWS_CRDS, "*.yaml")))
@@ -129,14 +129,7 @@ class Process(object):
         return self.process.poll() is None
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        return terminate(self.process)
 
 
 def wait_healthy(process):
