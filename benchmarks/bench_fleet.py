@@ -3,7 +3,7 @@
 Each run gets its own control plane (testenv/cluster: etcd, kube-apiserver v1.34, kube-controller-manager,
 kube-scheduler and KWOK with one fake Node, as tests/integration/fleet/support.py start_fleet starts it) with the
 fleet's CRDs installed before the controllers (core CAPI converting through the collection's shim at /convert), loaded
-with the same fleet (tests/fixtures/hcp/fleet.py fleet_spec, AWS and KubeVirt alternating, every third cluster's core
+with the same fleet (testenv/hcp/fleet.py fleet_spec, AWS and KubeVirt alternating, every third cluster's core
 CAPI objects at v1beta1) and its Deployments settled (available, their Pods Ready on the KWOK Node) before the
 playbook starts. Scaling a Deployment to 0 and its Pods going away is now the real deployment/replicaset
 controllers' and KWOK's work, not an imitation's zero delay. The role's deliberate waits (pause settle time, health
@@ -38,9 +38,9 @@ import yaml
 
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
-from tests.conftest import REPO_ROOT
-from tests.fixtures.hcp import fleet
-from tests.integration.fleet.support import deployments_settled
+from testenv import REPO_ROOT
+from testenv.hcp import fleet
+from testenv.hcp.fleet import deployments_settled
 
 MACHINES = 3
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}

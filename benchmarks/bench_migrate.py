@@ -3,7 +3,7 @@
 All on one control plane (testenv/cluster: etcd, kube-apiserver v1.34, kube-controller-manager with the garbage
 collector, kube-scheduler, KWOK) with every CRD HyperShift installs for AWS, Agent, KubeVirt and Azure plus their
 private twins installed before the controllers start (core CAPI converting through the collection's shim at
-/convert), namespaces built by tests/fixtures/hcp/build.py; API calls are counted from kube-apiserver's audit log:
+/convert), namespaces built by testenv/hcp/build.py; API calls are counted from kube-apiserver's audit log:
 (a) 200 CAPI objects migrated (copy + status + delete) by one module task vs benchmarks/naive_migrate.yml (one
     kubernetes.core task per object and step), both through ansible-playbook: wall time and ratio (target 20x);
 (b) API calls per migrated object, counted by the server's request log (target <= 3.5);
@@ -27,9 +27,9 @@ import tempfile
 import time
 
 from testenv.cluster.testing import start_cluster
-from tests.conftest import REPO_ROOT
-from tests.fixtures.hcp import build
-from tests.integration.module_runner import run_module
+from testenv import REPO_ROOT
+from testenv.hcp import build
+from testenv.module_runner import run_module
 
 NAIVE_PLAYBOOK = os.path.join(REPO_ROOT, "benchmarks", "naive_migrate.yml")
 # The figures as this benchmark printed them at 8afd1a1 against tests/kubeapi (python -m benchmarks migrate)

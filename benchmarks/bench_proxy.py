@@ -44,7 +44,7 @@ from capi_proxy.translation import gc_paused  # noqa: E402  pylint: disable=wron
 from capi_proxy.upstream import TLS_READ_BUFFER_BYTES  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
-from tests.integration.proxy import support  # noqa: E402  pylint: disable=wrong-import-position
+from testenv import proxy_stack as support  # noqa: E402  pylint: disable=wrong-import-position
 
 NAMESPACE = "bench"
 PRIVATE_MACHINES = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/%s/machines" % NAMESPACE

@@ -23,7 +23,7 @@ import yaml  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (  # noqa: E402  pylint: disable=wrong-import-position
     timing_headline)
-from tests.fixtures.hcp import build, fleet  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.hcp import build, fleet  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
 

@@ -1,8 +1,7 @@
-"""The client side every test server shares: raw HTTPS requests, watches, kubectl and a kubernetes ApiClient.
+"""The client side of a test control plane: raw HTTPS requests, watches, kubectl and a kubernetes ApiClient.
 
 `ServerClient` needs `host`, `port`, `ssl_context` (trusting the server's CA), `admin_token`, `kubeconfig` and
-`kubectl_cache` from its subclass: tests/kubeapi/testing.Server (the imitation) and testenv.cluster.testing.RealServer
-(the real control plane) both are one.
+`kubectl_cache` from its subclass, testenv.cluster.testing.RealServer (the real control plane).
 """
 import http.client
 import json

@@ -2,9 +2,8 @@
 
 A real apiserver cannot be told to hang, drop a connection or fail a read; this proxy can. It forwards every
 request (any method, body and headers; watches and other long-lived responses stream through as they come)
-to the apiserver unless a fault rule fires first. The rules are testenv/faults.py's, the same as those of
-the imitation in tests/kubeapi: "error" answers a metav1.Status with the rule's code, "hang" waits `seconds`
-and then forwards (or answers `code` if the rule was added with one), "drop" closes the connection unanswered.
+to the apiserver unless a fault rule fires first. The rules are testenv/faults.py's: "error" answers a
+metav1.Status with the rule's code, "hang" waits `seconds` and then forwards (or answers `code` if the rule was added with one), "drop" closes the connection unanswered.
 Every request is also counted in a RequestLog (user is always "": the proxy does not authenticate).
 
     proxy = start_fault_proxy(cluster, tmp_path)          # or FaultProxy(upstream, ca, cert, key).start()
@@ -40,7 +39,7 @@ _SKIPPED_HEADERS = frozenset(("connection", "keep-alive", "proxy-authenticate", 
                               "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "host",
                               "content-length"))
 _DETAILED_CODES = (403, 404, 409, 422)
-DROPPED = 499       # the request log's code for a dropped request (as tests/kubeapi records it)
+DROPPED = 499       # the request log's code for a dropped request (nginx's 'client closed request')
 UPSTREAM_DOWN = 503
 
 

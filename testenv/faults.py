@@ -1,7 +1,5 @@
-"""Fault rules, the request log and request parsing shared by the test API servers.
-
-Used by testenv/faultproxy.py (a fault-injecting proxy in front of a real kube-apiserver) and by the
-imitation in tests/kubeapi (its /kubeapi/v1/faults and /requests admin endpoints).
+"""Fault rules, the request log and request parsing of testenv/faultproxy.py (a fault-injecting proxy in front
+of a real kube-apiserver).
 
 A rule matches requests by verb, API group, resource, subresource, namespace and name (fnmatch globs,
 "*" = anything; a non-resource request has its path as resource). Each rule counts the requests it

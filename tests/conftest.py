@@ -7,8 +7,7 @@ putting .collections on sys.path lets tests import
 import os
 import sys
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-COLLECTIONS_ROOT = os.path.join(REPO_ROOT, ".collections")
+from testenv import COLLECTIONS_ROOT, REPO_ROOT
 
 if not os.path.isdir(os.path.join(COLLECTIONS_ROOT, "ansible_collections", "hypershift", "private_capi")):
     raise RuntimeError("run `make venv` first: the collection link under .collections/ is missing")
@@ -20,18 +19,18 @@ for path in (COLLECTIONS_ROOT, REPO_ROOT):
 # of work handed out in collection order, so starting the long ones first keeps one worker from running a long file
 # alone at the end while the other idles. Files not listed keep their order, after these.
 HEAVY_FIRST = (  # minutes on the real control plane in a warm CI run (2 workers, 2 cores), 2026-11-24
-    "tests/integration/fleet/test_fleet_20.py",                 # 8
-    "tests/integration/test_capi_object_migrate_faults.py",     # 8
-    "tests/integration/fleet/test_step_failures.py",            # 5.4
-    "tests/integration/fleet/test_fencing.py",                  # 4
-    "tests/integration/fleet/test_resume.py",                   # 3
-    "tests/integration/fleet/test_rollback_playbook.py",        # 2.7
-    "tests/integration/fleet/test_concurrency.py",              # 2.3
-    "tests/integration/test_molecule.py",
-    "tests/integration/fleet/test_inventory.py",                # 1.8
-    "tests/integration/test_ansible_runner.py",                 # 1.8
-    "tests/integration/fleet/test_dual_operator.py",            # 1.6
-    "tests/integration/fleet/test_check_mode.py",               # 1.4
+    "tests/integration/fleet/test_fleet_20.py",                   # 8
+    "tests/integration/move/test_capi_object_migrate_faults.py",  # 8
+    "tests/integration/fleet/test_step_failures.py",              # 5.4
+    "tests/integration/fleet/test_fencing.py",                    # 4
+    "tests/integration/fleet/test_resume.py",                     # 3
+    "tests/integration/fleet/test_rollback_playbook.py",          # 2.7
+    "tests/integration/fleet/test_concurrency.py",                # 2.3
+    "tests/integration/collection/test_molecule.py",
+    "tests/integration/fleet/test_inventory.py",                  # 1.8
+    "tests/integration/collection/test_ansible_runner.py",        # 1.8
+    "tests/integration/fleet/test_dual_operator.py",              # 1.6
+    "tests/integration/fleet/test_check_mode.py",                 # 1.4
     "tests/integration/proxy/test_role.py",
 )
 

@@ -3,10 +3,13 @@
 """HyperShift's own facts, written once: the HostedCluster API, the HCP namespace it gives each HostedCluster,
 and how messages name a HostedCluster. Pure: no I/O, no Ansible."""
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object
+
 HOSTEDCLUSTER_GROUP = "hypershift.openshift.io"
 HOSTEDCLUSTER_VERSION = "v1beta1"
 HOSTEDCLUSTER_API_VERSION = "%s/%s" % (HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION)
 HOSTEDCLUSTER_PLURAL = "hostedclusters"
+HOSTEDCLUSTER_KIND = "HostedCluster"
 
 
 def hcp_namespace(namespace, name):
@@ -16,7 +19,5 @@ def hcp_namespace(namespace, name):
 
 
 def describe(hostedcluster):
-    """'HostedCluster <namespace>/<name>' for messages."""
-    metadata = hostedcluster.get("metadata") if isinstance(hostedcluster, dict) else None
-    metadata = metadata if isinstance(metadata, dict) else {}
-    return "HostedCluster %s/%s" % (metadata.get("namespace"), metadata.get("name"))
+    """'HostedCluster <namespace>/<name>' for messages (translate.groups.describe_object)."""
+    return describe_object(hostedcluster if isinstance(hostedcluster, dict) else {}, kind=HOSTEDCLUSTER_KIND)

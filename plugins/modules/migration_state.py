@@ -434,7 +434,7 @@ def main():
         ("state", "in-progress", ("name", "namespace")),
         ("state", "migrated", ("name", "namespace")),
         ("state", "failed", ("name", "namespace", "reason")),
-    ])
+    ], required_by={"name": "namespace"})  # HostedClusters are namespaced
 
 
 if __name__ == "__main__":

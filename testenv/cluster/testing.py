@@ -1,4 +1,4 @@
-"""A real control plane for tests, the demo and the benchmarks, with the surface of tests/kubeapi's Server.
+"""A real control plane for tests, the demo and the benchmarks, with the surface the tests use.
 
     server = start_cluster(workdir, crds=[...], fake_nodes=1)   # etcd, kube-apiserver, controllers, KWOK
     server.kubeconfig, server.url, server.ca_file, server.admin_token, server.token_for("alice")
@@ -111,7 +111,7 @@ class RealServer(ServerClient):
     # --- faults: a fault-injecting proxy in front of kube-apiserver (testenv/faultproxy.py) ----------------
     def enable_faults(self):
         """Put the fault proxy in front: from now on `kubeconfig` (and request/kubectl/api_client) go through it with
-        the admin's bearer token, and add_fault/clear_faults answer as tests/kubeapi's did. The direct kubeconfig
+        the admin's bearer token, and add_fault/clear_faults take testenv/faults.py's rules. The direct kubeconfig
         stays in `direct_kubeconfig`. Returns self."""
         if self.faults is None:
             from testenv.faultproxy import start_fault_proxy

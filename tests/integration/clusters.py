@@ -13,7 +13,7 @@ The binaries are built on first use (testenv/cluster/build.py) and cached outsid
 import pytest
 
 from testenv.cluster.testing import start_cluster
-from tests.fixtures.hcp import build
+from testenv.hcp import build
 
 
 def _started(tmp_path_factory, name, crds):

@@ -15,7 +15,7 @@ import json
 from hypothesis import strategies as st
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import seconds_to_duration
-from tests.kubeapi.goregex import to_python_regex
+from testenv.goregex import to_python_regex
 
 MAX_ITEMS = 2
 MAX_STRING = 12

@@ -9,6 +9,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     CapiTranslationError,
     GroupMap,
+    describe,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import (
     MANAGED_LABEL,
@@ -23,11 +24,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.rende
     served_versions,
     strip_server_fields,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
-    ApiError,
-    api_path,
-    describe,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 
 try:

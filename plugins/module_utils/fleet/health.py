@@ -9,7 +9,8 @@ health_failures() is pure (no I/O, inputs never mutated, deterministic order); H
 import time
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 
 

@@ -20,8 +20,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (  # noqa: F401 pylint: disable=unused-import
     ApiError,
     api_path,
-    describe,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
 
 PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 REPLICAS_ANNOTATION = "hypershift.openshift.io/capi-migration-replicas"

@@ -10,7 +10,7 @@ ConfigMap. The judgement is capi_verify_judge.capi_verify_judge (pure). Nothing 
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
     capi_resources,
     read_served_resources,
@@ -24,7 +24,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     api_path,
-    describe,
     parallel_map,
 )
 

@@ -133,13 +133,6 @@ def api_path(group, version, plural, namespace=None, name=None, subresource=None
     return "/".join(parts)
 
 
-def describe(kind, name=None, namespace=None):
-    """'Kind namespace/name' for messages."""
-    if name is None:
-        return kind if namespace is None else "%s in namespace %s" % (kind, namespace)
-    return "%s %s/%s" % (kind, namespace, name) if namespace else "%s %s" % (kind, name)
-
-
 class ApiClient(object):
     """Thin REST client: JSON in, dicts out, ApiError on failure, dryRun=All on writes in check mode."""
 

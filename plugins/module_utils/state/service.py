@@ -15,12 +15,8 @@ import time
 import uuid
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
-    ApiError,
-    api_path,
-    describe,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_with_tail
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
@@ -303,10 +299,6 @@ def run_module(module):
         elif params.get("retry_failed") and params.get("direction") != states.MIGRATE:
             raise MigrationStateError("retry_failed works with direction: migrate only (got direction: %s)"
                                       % (params.get("direction") or "none"))
-        if params.get("name") and not params.get("namespace"):
-            raise MigrationStateError("name %r needs namespace (HostedClusters are namespaced)" % params["name"])
-        if params["lease_seconds"] < 1:
-            raise MigrationStateError("lease_seconds must be at least 1, got %d" % params["lease_seconds"])
         # a typo in namespace must not read as "no HostedClusters here"
         client = run.connect(namespaces=[("namespace", params["namespace"])] if params.get("namespace") else ())
         service = MigrationStateService(client, params)
@@ -320,4 +312,4 @@ def run_module(module):
             raise RepairFailed(result)
         return result
 
-    run_with_tail(module, work, calls=False, elapsed=False)
+    run_with_tail(module, work, minimums={"lease_seconds": 1}, calls=False, elapsed=False)

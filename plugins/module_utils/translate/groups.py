@@ -345,16 +345,22 @@ def copy_json(value):
     return copy.deepcopy(value)
 
 
-def describe_object(obj):
-    """'Kind namespace/name' (or the parts that exist) for error messages."""
+def describe(kind, name=None, namespace=None):
+    """'Kind namespace/name' for messages (or 'Kind name' when cluster-scoped, 'Kind in namespace ns' for a
+    collection): the one way every message of the collection names an object."""
+    if name is None:
+        return kind if namespace is None else "%s in namespace %s" % (kind, namespace)
+    return "%s %s/%s" % (kind, namespace, name) if namespace else "%s %s" % (kind, name)
+
+
+def describe_object(obj, kind=None):
+    """describe() of an object as read or given (kind, when given, wins over the object's own)."""
     if not hasattr(obj, "get") or isinstance(obj, (str, bytes)):
-        return "%s %r" % (type(obj).__name__, obj)
+        return "%s %r" % (kind or type(obj).__name__, obj)
     metadata = obj.get("metadata")
     metadata = metadata if hasattr(metadata, "get") else {}
-    kind = obj.get("kind") or "object"
-    name = metadata.get("name") or metadata.get("generateName") or "<no name>"
-    namespace = metadata.get("namespace")
-    return "%s %s/%s" % (kind, namespace, name) if namespace else "%s %s" % (kind, name)
+    return describe(kind or obj.get("kind") or "object", metadata.get("name") or metadata.get("generateName") or "<no name>",
+                    metadata.get("namespace"))
 
 
 class _Walker(object):
@@ -703,7 +709,7 @@ def translate_object_in_place(obj, direction, group_map=None):
     Mutates only the group positions translate_object rewrites and returns obj. obj must be plain
     JSON data (dict, list, str, int, float, bool, None) with no sub-object shared between two
     positions. On an error obj may be partly translated: discard it. Proven equal to translate_object
-    by tests/unit/test_capi_groups_fast.py (examples, fixtures, schema-generated objects).
+    by tests/unit/translate/test_capi_groups_fast.py (examples, fixtures, schema-generated objects).
     """
     group_map = _check_translatable(obj, direction, group_map)
     return _InPlaceWalker(group_map, direction, obj).object(obj, "")

@@ -25,7 +25,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 
 # ---------------------------------------------------------------------------------------------
 # v1beta2 fields whose schema rejects the zero value: Go's omitempty drops a v1beta1 zero there.
-# Derived from the v1beta2 openAPIV3Schema (tests/unit/test_capi_versions.py re-derives and compares).
+# Derived from the v1beta2 openAPIV3Schema (tests/unit/translate/test_capi_versions.py re-derives and compares).
 # ---------------------------------------------------------------------------------------------
 
 _MACHINE_SPEC_ZERO = ("deletion", "failureDomain", "providerID", "readinessGates", "taints", "taints[].value", "version")

@@ -11,8 +11,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     AGENT_EXTRA_GROUPS, TO_PRIVATE, GroupMap, translate_object)
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
-from tests.conftest import REPO_ROOT
-from tests.fixtures.hcp import build, fleet, state
+from testenv import REPO_ROOT
+from testenv.hcp import build, fleet, state
+from testenv.hcp.fleet import deployments_settled
 
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
@@ -46,16 +47,6 @@ def user_annotations(metadata):
     """metadata.annotations without those the controllers own (CONTROLLER_ANNOTATIONS)."""
     return {key: value for key, value in (metadata.get("annotations") or {}).items()
             if key not in CONTROLLER_ANNOTATIONS}
-
-
-def deployments_settled(server):
-    """Every Deployment observed by the deployment controller (revision annotated) and Available with its Pods
-    (KWOK makes them Ready): the state a management cluster is in before anybody migrates."""
-    listed = server.request("GET", "/apis/apps/v1/deployments").json()["items"]
-    return all(d.get("status", {}).get("observedGeneration") == d["metadata"]["generation"]
-               and d.get("status", {}).get("availableReplicas", 0) == d["spec"].get("replicas", 1)
-               and d.get("status", {}).get("updatedReplicas", 0) == d["spec"].get("replicas", 1)
-               for d in listed)
 
 
 def write_inventory(tmp_path, kubeconfig, name="mc-1"):

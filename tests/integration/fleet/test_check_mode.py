@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.fixtures.hcp import fleet
+from testenv.hcp import fleet
 from tests.integration.fleet.support import differences, read_report, run_playbook, snapshot, start_fleet, write_inventory
 
 NAMES = ("hc-01", "hc-02", "hc-03")

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.fixtures.hcp import fleet
+from testenv.hcp import fleet
 from tests.integration.fleet.support import (
     hostedcluster_states, kill_playbook, migrated_content_problems, read_report, snapshot, start_fleet, start_playbook,
     write_inventory)

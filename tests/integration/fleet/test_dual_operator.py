@@ -12,8 +12,8 @@ import subprocess
 
 import pytest
 
-from tests.conftest import REPO_ROOT
-from tests.fixtures.hcp import fleet
+from testenv import REPO_ROOT
+from testenv.hcp import fleet
 from tests.integration.fleet.support import ANSIBLE_PLAYBOOK, hostedcluster_states, start_fleet, write_inventory
 
 PLAYBOOK = os.path.join(REPO_ROOT, "tests", "integration", "fleet", "playbooks", "dual_operator.yml")

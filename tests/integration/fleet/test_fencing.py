@@ -1,6 +1,6 @@
 """The fence works (issue 7, "Must show"): a fake legacy HyperShift operator that un-pauses every Cluster of a
 HostedCluster it reconciles unless the HostedCluster is paused with spec.pausedUntil
-(tests/fixtures/hcp/legacy_operator.py) runs during the migrations.
+(testenv/hcp/legacy_operator.py) runs during the migrations.
 
 - Fence on (the default): the migration succeeds and the operator never un-pauses anything.
 - Fence off: the pause check (after private_capi_migrate_pause_settle_seconds) sees the Cluster un-paused and the
@@ -11,8 +11,8 @@ import os
 import pytest
 
 from testenv.client import wait_for
-from tests.fixtures.hcp import fleet
-from tests.fixtures.hcp.legacy_operator import LegacyOperator
+from testenv.hcp import fleet
+from testenv.hcp.legacy_operator import LegacyOperator
 from tests.integration.fleet.support import (
     hostedcluster, hostedcluster_states, private_keys, run_playbook, snapshot, standard_keys, start_fleet,
     write_inventory)

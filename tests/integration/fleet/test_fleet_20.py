@@ -12,7 +12,7 @@ import re
 import pytest
 
 from testenv.cluster.admission import refuse
-from tests.fixtures.hcp import build, fleet
+from testenv.hcp import build, fleet
 from tests.integration.fleet.support import (
     hostedcluster, hostedcluster_states, migrated_content_problems, read_report, run_playbook, snapshot, start_fleet,
     write_inventory)

@@ -12,8 +12,8 @@ import yaml
 
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
-from tests.conftest import REPO_ROOT
-from tests.fixtures.hcp import fleet
+from testenv import REPO_ROOT
+from testenv.hcp import fleet
 from tests.integration.fleet.support import ANSIBLE_PLAYBOOK, FAST_VARS, hostedcluster_states, read_report, start_fleet
 
 ANSIBLE_INVENTORY = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")

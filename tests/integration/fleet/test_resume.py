@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.fixtures.hcp import fleet
+from testenv.hcp import fleet
 from tests.integration.fleet.support import (
     hostedcluster, hostedcluster_states, kill_playbook, migrated_content_problems, private_keys, read_report,
     run_playbook, snapshot, start_fleet, start_playbook, write_inventory)

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from tests.fixtures.hcp import fleet
-from tests.fixtures.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
+from testenv.hcp import fleet
+from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from tests.integration.fleet.support import (
     hostedcluster_states, run_playbook, snapshot, start_fleet, user_annotations, write_inventory)
 

@@ -16,8 +16,8 @@ import re
 import pytest
 
 from testenv.cluster.admission import refuse
-from tests.fixtures.hcp import build, fleet
-from tests.fixtures.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
+from testenv.hcp import build, fleet
+from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from tests.integration.fleet.support import (
     differences, hostedcluster, hostedcluster_states, private_keys, read_report, run_playbook, snapshot, standard_keys,
     start_fleet, user_annotations, write_inventory)

@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from testenv.cluster.testing import start_cluster
-from tests.integration.proxy import support
+from testenv import proxy_stack as support
 
 
 class Stack(object):

@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 from kubernetes import client, dynamic
 
-from tests.integration.proxy.support import http
+from testenv.proxy_stack import http
 
 PRIVATE = b"hypershift.openshift.io"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from capi_proxy import nesting
-from tests.integration.proxy.support import http
+from testenv.proxy_stack import http
 from tests.unit.strategies import json_holes as holes
 
 MACHINES = "/apis/cluster.x-k8s.io/v1beta2/namespaces/hcp/machines"

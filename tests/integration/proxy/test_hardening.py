@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from tests.integration.proxy import support
-from tests.integration.proxy.support import http
+from testenv import proxy_stack as support
+from testenv.proxy_stack import http
 
 CLUSTERS = "/apis/cluster.x-k8s.io/v1beta2/namespaces/hcp/clusters"
 PRIVATE_CLUSTERS = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/hcp/clusters"
@@ -115,7 +115,7 @@ def test_deep_request_bodies_get_a_status(stack):
     assert status == 400 and refusal["kind"] == "Status", body[:300]
     assert "nested more than" in refusal["message"]
     # past what the default recursion limit lets the core walk (the deep thread's work), within what
-    # kube-apiserver itself accepts (the deep thread goes up to the API server's 10,000: tests/unit/test_capi_proxy_nesting.py)
+    # kube-apiserver itself accepts (the deep thread goes up to the API server's 10,000: tests/unit/proxy/test_capi_proxy_limits.py)
     within = deep_cluster_bytes("within-limit", 480)
     status, _headers, body = http("POST", stack.plain_proxy.url + CLUSTERS + "?dryRun=All", within, token)
     created = json.loads(body)

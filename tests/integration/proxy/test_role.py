@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from testenv import REPO_ROOT
 
 PLAYBOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "playbooks", "api_proxy.yml")
 NAMESPACE = "hcp-role"

@@ -7,8 +7,8 @@ import time
 import pytest
 import yaml
 
-from tests.integration.proxy import support
-from tests.integration.proxy.support import http
+from testenv import proxy_stack as support
+from testenv.proxy_stack import http
 
 MACHINES = "/apis/cluster.x-k8s.io/v1beta2/namespaces/hcp/machines"
 

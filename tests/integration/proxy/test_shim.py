@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import convert_object
-from tests.integration.proxy import support
+from testenv import proxy_stack as support
 
 PRIVATE_MHC = "/apis/cluster.hypershift.openshift.io/%s/namespaces/hcp/machinehealthchecks"
 

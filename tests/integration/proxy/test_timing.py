@@ -3,7 +3,7 @@ import json
 import re
 import time
 
-from tests.integration.proxy.support import http
+from testenv.proxy_stack import http
 
 MACHINES = "/apis/cluster.x-k8s.io/v1beta2/namespaces/hcp/machines"
 
