@@ -3,7 +3,8 @@
 A real apiserver cannot be told to hang, drop a connection or fail a read; this proxy can. It forwards every
 request (any method, body and headers; watches and other long-lived responses stream through as they come)
 to the apiserver unless a fault rule fires first. The rules are testenv/faults.py's: "error" answers a
-metav1.Status with the rule's code, "hang" waits `seconds` and then forwards (or answers `code` if the rule was added with one), "drop" closes the connection unanswered.
+metav1.Status with the rule's code, "hang" waits `seconds` and then forwards (or answers `code` if the rule
+was added with one), "drop" closes the connection unanswered.
 Every request is also counted in a RequestLog (user is always "": the proxy does not authenticate).
 
     proxy = start_fault_proxy(cluster, tmp_path)          # or FaultProxy(upstream, ca, cert, key).start()

@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import yaml
 
+from testenv import COLLECTIONS_ROOT
 from testenv.upstream import HYPERSHIFT_CRDS
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 PLATFORMS = ("AWS", "Agent", "KubeVirt", "Azure")
 CORE = "cluster.x-k8s.io"
@@ -412,16 +412,22 @@ def _load(path):
         return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
+HYPERSHIFT_CRD_FILES = ("hostedcontrolplanes-Hypershift-Default.crd.yaml", "hostedclusters-Hypershift-Default.crd.yaml",
+                        "nodepools-Default.crd.yaml")
+
+
+def hypershift_crds():
+    """HyperShift's own CRDs for HCPs (HostedControlPlane, HostedCluster, NodePool), as the operator installs them."""
+    return [as_the_operator_installs(_load(os.path.join(HYPERSHIFT_CRDS, name))) for name in HYPERSHIFT_CRD_FILES]
+
+
 def standard_crds(platforms=PLATFORMS):
     """HyperShift's CRDs for HCPs (HostedControlPlane, HostedCluster, NodePool), core CAPI and the providers."""
-    paths = [os.path.join(HYPERSHIFT_CRDS, name) for name in (
-        "hostedcontrolplanes-Hypershift-Default.crd.yaml", "hostedclusters-Hypershift-Default.crd.yaml",
-        "nodepools-Default.crd.yaml")]
-    paths += [os.path.join(HYPERSHIFT_CRDS, "cluster-api", "%s_%s.yaml" % (CORE, plural)) for plural in CORE_PLURALS]
+    paths = [os.path.join(HYPERSHIFT_CRDS, "cluster-api", "%s_%s.yaml" % (CORE, plural)) for plural in CORE_PLURALS]
     for platform in platforms:
         directory = os.path.join(HYPERSHIFT_CRDS, PROVIDERS[platform][7])
         paths += sorted(os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".yaml"))
-    return [as_the_operator_installs(_load(path)) for path in paths]
+    return hypershift_crds() + [as_the_operator_installs(_load(path)) for path in paths]
 
 
 def as_the_operator_installs(crd):
@@ -445,9 +451,8 @@ def as_the_operator_installs(crd):
 
 def private_crds(standard):
     """The private twins of the CAPI CRDs among `standard`, rendered by the collection's crd_render (Agent included)."""
-    collections = os.path.join(REPO_ROOT, ".collections")
-    if collections not in sys.path:  # run as a script: make the collection importable like tests/conftest.py does
-        sys.path.insert(0, collections)
+    if COLLECTIONS_ROOT not in sys.path:  # run as a script: make the collection importable like tests/conftest.py does
+        sys.path.insert(0, COLLECTIONS_ROOT)
     from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import AGENT_EXTRA_GROUPS, GroupMap
     from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import RenderOptions, render_all
 
