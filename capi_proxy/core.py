@@ -13,6 +13,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     translate_object,
     translate_object_in_place,
     translate_path,
+    translate_text,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import (  # noqa: F401
     CONTRACT_LABELS,

@@ -18,7 +18,7 @@ from multidict import CIMultiDict
 
 from capi_proxy import bodies, metrics as metric_labels, nesting, routing, watch
 from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES, RETRY_AFTER_SECONDS, ByteBudget
-from capi_proxy.core import DEFAULT_GROUP_MAP
+from capi_proxy.core import DEFAULT_GROUP_MAP, TO_STANDARD, translate_text
 from capi_proxy.errors import ProxyError, status_bytes
 from capi_proxy.memory import DEFAULT_DELAY_SECONDS, Trimmer
 from capi_proxy.pathing import replace_segment
@@ -242,16 +242,26 @@ class Proxy(object):
         body = raw if translated is None else translated
         if translated is None and route.mode != "private":
             body = self.translator.response_body(route, upstream_headers.get("Content-Type", ""), raw)
-        headers = CIMultiDict()
-        for name, value in upstream_headers.items():
-            if name.lower() not in _RESPONSE_DROP and not (body is not raw and name.lower() == "etag"):
-                headers.add(name, value)
+        headers = self._response_headers(route, upstream_headers, drop_etag=body is not raw)
         if body is not raw:
             _HOLD.get().take(len(body), refusable=route.target.verb in ("get", "list"))
         response = web.Response(status=status, body=body, headers=headers)
         self.metrics.bytes.inc("response", amount=len(body))
         self.trimmer.released_body(len(raw))
         return response
+
+    def _response_headers(self, route, upstream_headers, drop_etag=False):
+        """The API server's headers for the client: hop-by-hop ones dropped (and the ETag of a rewritten body);
+        Warning headers (a deprecated version, an unknown field) name the groups as the client does."""
+        headers = CIMultiDict()
+        for name, value in upstream_headers.items():
+            lowered = name.lower()
+            if lowered in _RESPONSE_DROP or (drop_etag and lowered == "etag"):
+                continue
+            if lowered == "warning" and route.mode != "private":
+                value = translate_text(value, TO_STANDARD, self.group_map)
+            headers.add(name, value)
+        return headers
 
     # ---- version adaptation of PATCH: read, patch in the client's version, convert, write -----------
     async def _patch_adapted(self, route, body, content_type, headers, own, query):
@@ -311,10 +321,7 @@ class Proxy(object):
             if upstream_response.status != 200:
                 raw = await upstream_response.read()
                 return self._respond(route, upstream_response.status, upstream_response.headers, raw)
-            response = web.StreamResponse(status=200)
-            for name, value in upstream_response.headers.items():
-                if name.lower() not in _RESPONSE_DROP:
-                    response.headers.add(name, value)
+            response = web.StreamResponse(status=200, headers=self._response_headers(route, upstream_response.headers))
             response.enable_chunked_encoding()
             await response.prepare(request)
             self.metrics.open_watches.inc()
