@@ -93,12 +93,13 @@ class ServerClient:
         return client.ApiClient(configuration)
 
 
-def wait_for(predicate, what, timeout=30):
-    """Poll predicate until it returns a truthy value (returned), failing the test after timeout seconds."""
+def wait_for(predicate, what, timeout=30, interval=0.05):
+    """Poll predicate every interval seconds until it returns a truthy value (returned), failing the test after
+    timeout seconds."""
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
         if value:
             return value
         assert time.monotonic() < deadline, "timed out waiting for " + what
-        time.sleep(0.05)
+        time.sleep(interval)

@@ -59,6 +59,7 @@ class Binary:
     component: str  # cache directory prefix: <component>-<version>
     moddir: str  # Go module directory under go/
     package: str  # main package, listed as a `tool` in that go.mod
+    envtest: bool = True  # may come from KUBEBUILDER_ASSETS (setup-envtest ships control-plane binaries only)
 
 
 BINARIES: dict[str, Binary] = {
@@ -76,9 +77,15 @@ BINARIES: dict[str, Binary] = {
         Binary("kwok", "kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok"),
         # Not built unless asked for: a kubectl matching the server.
         Binary("kubectl", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kubectl"),
+        # The real Cluster API controllers (testenv/capi.py): the core manager and the Docker provider, whose
+        # in-memory backend (DevCluster/DevMachine) fakes machines and workload API servers without docker.
+        Binary("capi-manager", "cluster-api", "capi", "sigs.k8s.io/cluster-api/core", envtest=False),
+        Binary("capd-manager", "cluster-api", "capi", "sigs.k8s.io/cluster-api/test/infrastructure/docker",
+               envtest=False),
     )
 }
 DEFAULT_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok")
+CAPI_BINARIES = ("capi-manager", "capd-manager")
 
 
 # --------------------------------------------------------------------------
@@ -193,7 +200,24 @@ def _ldflags(binary: Binary, version: str, build_date: str) -> list[str]:
             f"-X sigs.k8s.io/kwok/pkg/consts.Version={version}",
             f"-X sigs.k8s.io/kwok/pkg/consts.KubeVersion={kube}",
         ]
+    if binary.component == "cluster-api":
+        # cluster-api's Makefile (LDFLAGS from hack/version.sh) sets these in sigs.k8s.io/cluster-api/version.
+        major, minor = plain.split(".")[:2]
+        values = {"gitVersion": version, "gitMajor": major, "gitMinor": minor, "gitTreeState": "clean",
+                  "buildDate": build_date}
+        return [f"-X sigs.k8s.io/cluster-api/version.{key}={val}" for key, val in values.items()]
     return []
+
+
+def module_dir(module: str, moddir: str = "capi") -> Path:
+    """Where the Go module cache holds the source of module as pinned in go/<moddir>/go.mod (downloading it when
+    missing): the CAPI CRDs are read from there, never copied into the checkout."""
+    go = _find_go()
+    env = _go_env(go)
+    info = _go_json(go, ["mod", "download", "-json", module], GO_DIR / moddir, env)
+    if not info.get("Dir"):
+        raise BuildError(f"go mod download {module} (in {GO_DIR / moddir}) gave no directory: {info}")
+    return Path(info["Dir"])
 
 
 # --------------------------------------------------------------------------
@@ -322,7 +346,7 @@ def _from_assets(names: list[str]) -> dict[str, str] | None:
     if not assets:
         return None
     root = Path(assets).expanduser()
-    found = {n: os.path.abspath(root / n) for n in BINARIES if _is_exe(root / n)}
+    found = {n: os.path.abspath(root / n) for n in BINARIES if BINARIES[n].envtest and _is_exe(root / n)}
     missing = [n for n in REQUIRED_ASSETS if n not in found]
     if missing:
         LOG.warning(
@@ -337,20 +361,22 @@ def _from_assets(names: list[str]) -> dict[str, str] | None:
 def ensure_binaries(names: Iterable[str] | None = None) -> dict[str, str]:
     """Return {name: path} of the control-plane binaries, building missing ones.
 
-    ``names`` picks the binaries (default: DEFAULT_BINARIES; ``kubectl`` is
-    built only when named). With KUBEBUILDER_ASSETS the result holds only the
-    binaries found there.
+    ``names`` picks the binaries (default: DEFAULT_BINARIES; ``kubectl`` and
+    the Cluster API managers, CAPI_BINARIES, only when named). With
+    KUBEBUILDER_ASSETS the control-plane binaries are the ones found there;
+    the Cluster API managers, which setup-envtest does not ship, always come
+    from the build cache.
     """
     wanted = list(names) if names is not None else list(DEFAULT_BINARIES)
     unknown = [n for n in wanted if n not in BINARIES]
     if unknown:
         raise BuildError(f"unknown binaries {unknown}; known: {sorted(BINARIES)}")
 
-    from_assets = _from_assets(wanted)
-    if from_assets is not None:
-        return from_assets
-
     result: dict[str, str] = {}
+    from_assets = _from_assets([n for n in wanted if BINARIES[n].envtest])
+    if from_assets is not None:
+        result.update(from_assets)
+        wanted = [n for n in wanted if not BINARIES[n].envtest]
     go = None
     for name in wanted:
         dest = cached_path(name)
@@ -372,7 +398,7 @@ def ensure_binaries(names: Iterable[str] | None = None) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "names", nargs="*", help=f"any of {', '.join(BINARIES)} (default: all but kubectl)"
+        "names", nargs="*", help=f"any of {', '.join(BINARIES)} (default: the control plane, without kubectl, capi-manager and capd-manager)"
     )
     parser.add_argument("--json", action="store_true", help="print the paths as JSON")
     args = parser.parse_args(argv)

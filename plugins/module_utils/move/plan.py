@@ -206,9 +206,15 @@ def _owner_refs(obj):
     return (obj.get("metadata") or {}).get("ownerReferences") or []
 
 
+def _controller_uid(obj):
+    return next((ref.get("uid") for ref in _owner_refs(obj) if ref.get("controller")), None)
+
+
 def decide(source, target, desired_body, desired_status):
     """Judge an existing target (found by name) against its source's desired copy.
 
+    * linked to the source's controller owner instead (the owner's annotations propagated by a controller, as CAPI's
+      MachineDeployment controller does to MachineSets) -> adopted by the new controllers: like an unchanged source;
     * not linked (no or another source uid annotation) -> DIFFERS: someone else's object;
     * source unchanged since it was copied (recorded resourceVersion) or already approved for deletion ->
       the target may have moved on (new controllers): only a missing status or stale ownerReferences are
@@ -218,13 +224,20 @@ def decide(source, target, desired_body, desired_status):
     source_metadata = source.get("metadata") or {}
     target_annotations = (target.get("metadata") or {}).get("annotations") or {}
     linked_uid = target_annotations.get(SOURCE_UID_ANNOTATION)
+    fix_owners = _owner_refs(target) != _owner_refs(desired_body)
+    if linked_uid is not None and linked_uid != source_metadata.get("uid") and linked_uid == _controller_uid(source):
+        # the copy carries its controller owner's provenance: a controller copied the owner's annotations onto it, as
+        # CAPI's MachineDeployment controller does to its MachineSets (MachineSetAnnotationsFromMachineDeployment).
+        # Only the new controllers, working on the copies, do that: the copy is theirs now and has moved on.
+        fix_status = bool(desired_status) and not target.get("status")
+        return Decision(FIX if fix_owners or fix_status else IN_SYNC, fix_owners, fix_status,
+                        reason="adopted by the new controllers (its owner's provenance was propagated to it)")
     if linked_uid != source_metadata.get("uid"):
         found = "annotation %s=%s" % (SOURCE_UID_ANNOTATION, linked_uid) if linked_uid else "no %s annotation" % SOURCE_UID_ANNOTATION
         differences = diff_objects(canonical(target), canonical(dict(desired_body, status=desired_status)), DIFF_LIMIT)
         return Decision(DIFFERS, differences=differences,
                         reason="the target exists but was not copied from this source (%s, source uid %s)"
                         % (found, source_metadata.get("uid")))
-    fix_owners = _owner_refs(target) != _owner_refs(desired_body)
     fix_status = bool(desired_status) and not target.get("status")
     recorded_version = target_annotations.get(SOURCE_VERSION_ANNOTATION)
     if recorded_version == source_metadata.get("resourceVersion") or is_marked_for_deletion(source):

@@ -136,6 +136,26 @@ def test_decide_judges_existing_targets():
     assert "was not copied from this source" in plan.decide(machine, foreign, body, status).reason
 
 
+def test_a_copy_carrying_its_owners_provenance_was_adopted_by_the_new_controllers():
+    """CAPI's MachineDeployment controller copies the MachineDeployment's annotations onto its MachineSets (the
+    migration's provenance among them): a MachineSet copy then names the MachineDeployment as its source. Found with
+    the real core manager (issue 19); such a copy is the controllers' own, not someone else's object."""
+    objects = sources(machines=1, deleting=0)
+    deployment, machine_set = by_kind(objects, "MachineDeployment")[0], by_kind(objects, "MachineSet")[0]
+    for index, obj in enumerate(objects):
+        obj["metadata"]["uid"] = "uid-%d" % index
+    machine_set["metadata"]["ownerReferences"][0]["uid"] = deployment["metadata"]["uid"]
+    body, status = plan.desired_target(machine_set, kind_of(machine_set), TO_PRIVATE, GROUPS, [])
+    adopted = dict(copy.deepcopy(body), status=dict(copy.deepcopy(status), readyReplicas=7))
+    adopted["metadata"]["annotations"].update({plan.SOURCE_UID_ANNOTATION: deployment["metadata"]["uid"],
+                                               plan.SOURCE_VERSION_ANNOTATION: "12345"})
+    decision = plan.decide(machine_set, adopted, body, status)
+    assert (decision.outcome, decision.reason) == (plan.IN_SYNC, "adopted by the new controllers (its owner's "
+                                                                 "provenance was propagated to it)")
+    adopted["metadata"]["annotations"][plan.SOURCE_UID_ANNOTATION] = "uid-of-something-else"
+    assert plan.decide(machine_set, adopted, body, status).outcome == plan.DIFFERS, "any other uid stays foreign"
+
+
 def test_marking_for_deletion_keeps_the_copy_comparable():
     machine = by_kind(sources(machines=1, deleting=0), "Machine")[0]
     patch = plan.marked_for_deletion(machine)

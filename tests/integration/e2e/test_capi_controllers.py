@@ -1,0 +1,429 @@
+"""The real Cluster API controllers (core manager and CAPD's in-memory backend, v1.14.2, built from upstream) through
+capi_proxy, on a server that holds only the private CRDs (issue 19, part 1: transparency).
+
+The same scenario runs twice, each on its own control plane: direct (the standard CRDs, the controllers straight at
+kube-apiserver) and through the proxy (only the private CRDs on the server; the controllers' kubeconfig points at
+capi_proxy, run as the sidecar runs it). A workload cluster with a MachineDeployment of 2 gets its Machines Running;
+the MachineDeployment scales to 3 and back to 1; a deleted Machine is replaced; a MachineHealthCheck marks and
+remediates a Machine whose Node goes Ready=Unknown. Through the proxy the objects live in the private groups only, the
+controllers' logs name no private group, and they hold no error the direct run does not hold.
+
+Then, no rolling replacement (issue 19, parts 2 and 3): the real Cluster API controllers (core manager and CAPD's
+in-memory backend, v1.14.2) reconcile a workload cluster on the standard groups until it is steady; migrate_fleet.yml
+migrates its HostedCluster while the controllers stop as the role scales their Deployments to 0, and start again
+through capi_proxy once the role has put the sidecar in (testenv.capi.Kubelet follows the Deployments as a kubelet
+would). For OBSERVE_SECONDS after, nothing may be replaced: no Machine created or deleted, no new MachineSet, every
+MachineSet's machine-template-hash unchanged, the Cluster's and the MachineDeployment's conditions as before; then a
+scale from 2 to 3 through the proxy works. The same after rollback.yml: back on the standard groups, the controllers
+direct again, nothing replaced.
+
+The HCP namespace is HyperShift's (a HostedCluster and its HostedControlPlane, the CAPI Deployments with KWOK Pods,
+the operator); its CAPI objects are the in-memory workload cluster of testenv.capi, written by the real controllers
+(HyperShift's control-plane operator, which would own them on AWS, cannot run here).
+
+The parts share one file so that one pytest worker runs them one after the other: CAPD listens on fixed ports.
+"""
+import base64
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
+from testenv import capi, proxy_stack
+from testenv.client import wait_for
+from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
+from testenv.cluster.testing import start_cluster
+from testenv.hcp import build, fleet
+from tests.integration.fleet.support import deployments_settled, hostedcluster_states, run_playbook, write_inventory
+
+pytestmark = pytest.mark.slow
+
+NAMESPACE = "clusters-wl"
+CLUSTER = "wl"
+STANDARD = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s" % NAMESPACE
+PRIVATE = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/%s" % NAMESPACE
+RUNNING_TIMEOUT = 150  # the core manager retries an unreachable workload cluster every 30 s
+LOGS = {}  # mode -> {manager: log text}, for the comparison at the end
+
+
+def private_crds():
+    """The private twins of the controllers' CRDs, rendered by the collection (crds/render.py)."""
+    documents = [("capi", index, crd) for index, crd in enumerate(capi.crd_documents())]
+    return crd_render.render_all(documents, crd_render.RenderOptions(webhook_url=WEBHOOK_PLACEHOLDER)).rendered
+
+
+class Stack(object):
+    """One control plane, the controllers and (mode "proxy") capi_proxy; via() writes and reads as a CAPI client
+    does in this mode."""
+
+    def __init__(self, workdir, mode):
+        self.workdir = str(workdir)
+        self.mode = mode
+        crds = private_crds() if mode == "proxy" else capi.crd_documents()
+        self.server = start_cluster(os.path.join(self.workdir, "cluster"), crds=crds, fake_nodes=0,
+                                    components=("kube-controller-manager",))
+        self.proxy = None
+        kubeconfig = self.server.kubeconfig
+        if mode == "proxy":
+            # as the sidecar runs (roles/api_proxy: use_own_credentials): client-go sends no token over plain HTTP
+            self.proxy = proxy_stack.start_proxy(self.workdir, self.server.kubeconfig, "--log-level", "info",
+                                                 "--use-own-credentials")
+            kubeconfig = proxy_stack.proxy_kubeconfig(self.workdir, self.proxy.url, self.server.admin_token,
+                                                      name="controllers")
+        self.controllers = capi.Controllers(os.path.join(self.workdir, "capi"))
+        self.controllers.start(kubeconfig)
+
+    def via(self, method, path, body=None, content_type=None):
+        """(status, parsed body) of a request as a CAPI client makes it: through the proxy in mode "proxy"."""
+        if self.proxy is None:
+            response = self.server.request(method, path, body, content_type=content_type)
+            return response.status, (response.json() if response.body else None)
+        headers = {"Content-Type": content_type} if content_type else None
+        status, _headers, raw = proxy_stack.http(method, self.proxy.url + path, body, token=self.server.admin_token,
+                                                 headers=headers)
+        return status, (json.loads(raw) if raw else None)
+
+    def items(self, path):
+        status, listed = self.via("GET", path)
+        assert status == 200, listed
+        return listed["items"]
+
+    def stop(self):
+        LOGS[self.mode] = {name: self.controllers.log(name) for name in capi.MANAGERS}
+        self.controllers.close()
+        if self.proxy is not None:
+            self.proxy.stop()
+        return self.server.stop()
+
+
+def create(stack, obj):
+    base = "/api/v1" if obj["apiVersion"] == "v1" else "/apis/" + obj["apiVersion"]
+    plural = obj["kind"].lower() + "s"
+    status, body = stack.via("POST", "%s/namespaces/%s/%s" % (base, NAMESPACE, plural), obj)
+    assert status == 201, (obj["kind"], obj["metadata"]["name"], body)
+
+
+def machines(stack):
+    """{name: (phase, being deleted)} as the client reads them."""
+    return {m["metadata"]["name"]: (m.get("status", {}).get("phase"), "deletionTimestamp" in m["metadata"])
+            for m in stack.items(STANDARD + "/machines")}
+
+
+def wait_running(stack, count, timeout=RUNNING_TIMEOUT):
+    """Until exactly count Machines exist, all Running and none being deleted; returns their names."""
+    def all_running():
+        listed = machines(stack)
+        return len(listed) == count and set(listed.values()) == {("Running", False)} and sorted(listed)
+    return wait_for(all_running, "%d Machines Running (%s)" % (count, stack.mode), timeout=timeout, interval=0.5)
+
+
+def workers(names):
+    return [name for name in names if name.startswith(CLUSTER + "-md-0-")]
+
+
+def scale(stack, replicas):
+    status, body = stack.via("PATCH", STANDARD + "/machinedeployments/%s-md-0" % CLUSTER, {"spec": {"replicas": replicas}},
+                             "application/merge-patch+json")
+    assert status == 200, body
+
+
+def make_node_unhealthy(stack, machine):
+    """Ready=Unknown on the Machine's Node in the in-memory workload cluster (its API server has no /status route:
+    the Node itself is merge-patched), through the workload kubeconfig Secret the core manager wrote."""
+    status, secret = stack.via("GET", "/api/v1/namespaces/%s/secrets/%s-kubeconfig" % (NAMESPACE, CLUSTER))
+    assert status == 200, secret
+    path = os.path.join(stack.workdir, "workload.kubeconfig")
+    with open(path, "wb") as handle:
+        handle.write(base64.b64decode(secret["data"]["value"]))
+    status, body = stack.via("GET", STANDARD + "/machines/" + machine)
+    node = body["status"]["nodeRef"]["name"]
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    patch = {"status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+                                        "message": "made unhealthy by the test", "lastTransitionTime": now}]}}
+    subprocess.run(["kubectl", "--kubeconfig", path, "patch", "node", node, "--type=merge", "-p", json.dumps(patch)],
+                   check=True, capture_output=True, text=True, timeout=30)
+
+
+MHC = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineHealthCheck",
+       "metadata": {"name": CLUSTER + "-md-0", "namespace": NAMESPACE},
+       "spec": {"clusterName": CLUSTER,
+                "selector": {"matchLabels": {"cluster.x-k8s.io/deployment-name": CLUSTER + "-md-0"}},
+                "checks": {"nodeStartupTimeoutSeconds": 600,
+                           "unhealthyNodeConditions": [{"type": "Ready", "status": "Unknown", "timeoutSeconds": 10}]}}}
+
+
+class Scenario(object):
+    """The steps, in order, on the class's own stack (mode set by the subclass)."""
+    mode = None
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def stack(cls, tmp_path_factory):
+        stack = Stack(tmp_path_factory.mktemp("capi-" + cls.mode), cls.mode)
+        try:
+            proxy_stack.create_namespace(stack.server, NAMESPACE)
+            for obj in capi.workload_cluster(NAMESPACE, CLUSTER, workers=2):
+                create(stack, obj)
+            yield stack
+        finally:
+            stack.stop()
+
+    def test_machines_run(self, stack):
+        started = time.monotonic()
+        names = wait_running(stack, 3)
+        print("%s: 3 Machines Running %.0f s after the objects were written" % (self.mode, time.monotonic() - started))
+        assert len(workers(names)) == 2
+
+    def test_scale_up_and_down(self, stack):
+        for replicas in (3, 1):
+            scale(stack, replicas)
+            assert len(workers(wait_running(stack, 1 + replicas))) == replicas
+
+    def test_a_deleted_machine_is_replaced(self, stack):
+        worker = workers(wait_running(stack, 2))[0]
+        status, body = stack.via("DELETE", STANDARD + "/machines/" + worker)
+        assert status == 200, body
+        assert worker not in wait_running(stack, 2)
+
+    def test_a_machinehealthcheck_remediates_an_unhealthy_machine(self, stack):
+        create(stack, MHC)
+        worker = workers(wait_running(stack, 2))[0]
+        make_node_unhealthy(stack, worker)
+
+        def being_deleted():
+            status, body = stack.via("GET", STANDARD + "/machines/" + worker)
+            assert status == 200, "%s went before it was seen being deleted: %s" % (worker, body)
+            return "deletionTimestamp" in body["metadata"] and body
+        deleted = wait_for(being_deleted, "the MachineHealthCheck to remediate %s" % worker, timeout=120)
+        conditions = {c["type"]: c["status"] for c in deleted.get("status", {}).get("conditions", [])}
+        assert conditions.get("HealthCheckSucceeded") == "False", ("not marked by the MachineHealthCheck", conditions)
+        assert worker not in wait_running(stack, 2)
+
+
+class TestDirect(Scenario):
+    mode = "direct"
+
+
+class TestThroughTheProxy(Scenario):
+    mode = "proxy"
+
+    def test_the_objects_live_in_the_private_groups_only(self, stack):
+        direct = stack.server.request("GET", PRIVATE + "/machinesets").json()["items"]
+        assert {ms["metadata"]["labels"]["cluster.x-k8s.io/deployment-name"] for ms in direct} == {CLUSTER + "-md-0"}
+        assert set(machines(stack)) == {m["metadata"]["name"] for m in
+                                        stack.server.request("GET", PRIVATE + "/machines").json()["items"]}
+        assert stack.server.request("GET", "/apis/cluster.x-k8s.io/v1beta2").status == 404, "no standard CAPI group"
+        assert stack.server.request("GET", "/apis/infrastructure.cluster.x-k8s.io").status == 404
+
+
+ERROR_LINE = re.compile(r'^E\d{4} |\berr="')
+VOLATILE = ((re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "UID"),
+            (re.compile(CLUSTER + r"-md-0-[a-z0-9]{5}(-[a-z0-9]{5})?"), CLUSTER + "-md-0-X"),
+            (re.compile(r'resourceVersion[^,;"]*|\d{4}-\d\d-\d\dT[\d:.]+Z?'), ""),
+            (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"))
+
+
+# races inside CAPD's fake workload cluster, which the proxy is not part of: either run may log them, or not
+FAKE_CLUSTER_RACES = ("cannot find node with matching ProviderID",)
+
+
+def distinct_errors(log):
+    """The distinct errors of a klog/zap log: (message, controller, error) with names, uids, times and ports masked."""
+    found = set()
+    for line in log.splitlines():
+        if not ERROR_LINE.search(line) or any(race in line for race in FAKE_CLUSTER_RACES):
+            continue
+        message = re.search(r'\] "([^"]*)"', line)
+        error = re.search(r' err="((?:[^"\\]|\\.)*)"', line)
+        controller = re.search(r' controller="([^"]*)"', line)
+        text = error.group(1) if error else ""
+        for pattern, replacement in VOLATILE:
+            text = pattern.sub(replacement, text)
+        found.add((message.group(1) if message else line[:120], controller.group(1) if controller else "", text[:400]))
+    return found
+
+
+def test_the_logs_name_no_private_group_and_hold_no_error_a_direct_run_lacks():
+    if set(LOGS) != {"direct", "proxy"}:
+        pytest.skip("both runs are needed")
+    for name, log in LOGS["proxy"].items():
+        assert log, name
+        leaks = [line for line in log.splitlines() if "hypershift.openshift.io" in line]
+        assert not leaks, (name, leaks[:5])
+        only_proxied = distinct_errors(log) - distinct_errors(LOGS["direct"][name])
+        assert not only_proxied, (name, sorted(only_proxied))
+
+
+# ---- parts 2 and 3: migrated and rolled back under the real controllers -----------------------------------
+
+HC_NAME = "wl"
+HCP = build.hcp_namespace_name(fleet.HC_NAMESPACE, HC_NAME)
+STANDARD_GROUP, PRIVATE_GROUP = "cluster.x-k8s.io", "cluster.hypershift.openshift.io"
+OBSERVE_SECONDS = int(os.environ.get("PRIVATE_CAPI_E2E_OBSERVE_SECONDS", "120"))
+SETTLE_SECONDS = 75
+
+
+def hcp_objects():
+    """The HCP namespace: the workload cluster's CAPI objects, the HostedControlPlane (owned by the Cluster, as
+    HyperShift's) and the CAPI Deployments; the HostedCluster and the operator."""
+    template = build.build_hcp_namespace("AWS", fleet.HC_NAMESPACE, HC_NAME, machines=1, failed=0, deleting=0,
+                                         paused=False, mhc=False)
+    namespace, hosted_control_plane = template[0], next(o for o in template if o["kind"] == "HostedControlPlane")
+    hosted_control_plane["metadata"]["labels"] = {"cluster.x-k8s.io/cluster-name": CLUSTER}
+    hosted_control_plane["metadata"]["ownerReferences"] = [build.owner_ref(build.CORE_API, "Cluster", CLUSTER, True)]
+    workload = capi.workload_cluster(HCP, CLUSTER, workers=2)
+    for obj in workload:
+        if obj["kind"] == "Cluster":
+            obj["metadata"]["annotations"] = {"hypershift.openshift.io/cluster": "%s/%s" % (fleet.HC_NAMESPACE, HC_NAME)}
+    return (fleet.base_objects() + [namespace] + workload + [hosted_control_plane] + fleet.hcp_workloads(HCP)
+            + fleet.hostedcluster_objects("AWS", fleet.HC_NAMESPACE, HC_NAME))
+
+
+def capi_state(server, group):
+    """What the controllers decide, read directly from the server in one group: Machines (name -> uid, phase),
+    MachineSets (name -> machine-template-hash) and the Cluster's and MachineDeployment's conditions."""
+    def items(plural):
+        return server.request("GET", "/apis/%s/v1beta2/namespaces/%s/%s" % (group, HCP, plural)).json()["items"]
+
+    def conditions(obj):
+        return sorted((c["type"], c["status"], c.get("reason", "")) for c in obj.get("status", {}).get("conditions", []))
+
+    return {"machines": {m["metadata"]["name"]: (m["metadata"]["uid"], m.get("status", {}).get("phase"))
+                         for m in items("machines")},
+            "machinesets": {ms["metadata"]["name"]: ms["metadata"]["labels"].get("machine-template-hash")
+                            for ms in items("machinesets")},
+            "conditions": {"%s/%s" % (o["kind"], o["metadata"]["name"]): conditions(o)
+                           for o in items("clusters") + items("machinedeployments")}}
+
+
+def steady(server, group, machines=3):
+    state = capi_state(server, group)
+    phases = [phase for _uid, phase in state["machines"].values()]
+    return len(phases) == machines and set(phases) == {"Running"} and state
+
+
+def replacements(before, after):
+    """What a replacement changes: the set of Machines (by name), the MachineSets and their template hashes."""
+    problems = []
+    if set(after["machines"]) != set(before["machines"]):
+        problems.append("Machines %s -> %s" % (sorted(before["machines"]), sorted(after["machines"])))
+    if after["machinesets"] != before["machinesets"]:
+        problems.append("MachineSets %s -> %s" % (before["machinesets"], after["machinesets"]))
+    return problems
+
+
+def observe(server, group, reference, seconds):
+    """Every 5 s for `seconds`: nothing replaced against reference and no Machine's uid changing (a Machine deleted
+    and made again under its name); then the Cluster's and MachineDeployment's conditions as in reference, allowing
+    SETTLE_SECONDS for the core manager's 30 s reconnect to the workload cluster (after CAPD restarts, its in-memory
+    cloud is rebuilt and a condition may flip for one retry). Returns the conditions seen that differed on the way."""
+    deadline = time.monotonic() + seconds
+    first = {name: uid for name, (uid, _phase) in reference["machines"].items()}
+    flips = set()
+    while time.monotonic() < deadline:
+        now = capi_state(server, group)
+        problems = replacements(reference, now)
+        uids = {name: uid for name, (uid, _phase) in now["machines"].items()}
+        if uids != first:
+            problems.append("Machine uids %s -> %s" % (first, uids))
+        assert not problems, "after %.0f s: %s" % (seconds - (deadline - time.monotonic()), problems)
+        flips.update("%s %s" % (key, sorted(set(value) - set(reference["conditions"].get(key, []))))
+                     for key, value in now["conditions"].items() if value != reference["conditions"].get(key))
+        time.sleep(5)
+    wait_for(lambda: capi_state(server, group)["conditions"] == reference["conditions"],
+             "the Cluster's and MachineDeployment's conditions as before", timeout=SETTLE_SECONDS, interval=2)
+    return sorted(flips)
+
+
+def kept(world, name, completed):
+    """The run's whole output in <tmp>/<name>.out; its path and the last lines for the assertion message."""
+    path = os.path.join(world["tmp"], name + ".out")
+    with open(path, "w") as handle:
+        handle.write(completed.stdout + completed.stderr)
+    return "%s (whole output: %s)" % ((completed.stdout + completed.stderr)[-4000:], path)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp = str(tmp_path_factory.mktemp("capi-migration"))
+    crds = build.hypershift_crds() + capi.crd_documents()
+    server = start_cluster(os.path.join(tmp, "cluster"), crds=crds)
+    controllers = kubelet = None
+    try:
+        build.load_objects(build.RestSession(server.kubeconfig), hcp_objects(), crds)
+        wait_for(lambda: deployments_settled(server), "the CAPI Deployments to be available", timeout=120)
+        controllers = capi.Controllers(os.path.join(tmp, "capi"))
+        kubelet = capi.Kubelet(server, controllers, HCP, tmp).start()
+        started = time.monotonic()
+        before = wait_for(lambda: steady(server, STANDARD_GROUP), "the workload cluster to be steady", timeout=RUNNING_TIMEOUT,
+                          interval=1)
+        time.sleep(15)  # conditions settle after the last Machine runs
+        before = capi_state(server, STANDARD_GROUP)
+        print("steady on the standard groups %.0f s after the controllers started" % (time.monotonic() - started))
+        yield {"server": server, "kubelet": kubelet, "controllers": controllers, "before": before, "tmp": tmp,
+               "inventory": write_inventory(tmp, server.kubeconfig),
+               "extra": {"private_capi_fleet_report_root": os.path.join(tmp, "reports")}}
+    finally:
+        errors = kubelet.stop() if kubelet is not None else []
+        if controllers is not None:
+            controllers.close()
+        server.stop()
+    assert not errors, errors
+
+
+def test_migrated_under_the_real_controllers_without_a_replacement(world):
+    server, kubelet = world["server"], world["kubelet"]
+    migrated = run_playbook("migrate_fleet.yml", world["inventory"], world["extra"])
+    assert migrated.returncode == 0, kept(world, "migrate", migrated)
+    assert hostedcluster_states(server) == {HC_NAME: "migrated"}
+    states = [event for event in kubelet.events if event[1] == "cluster-api"]
+    assert [state for _at, _name, state in states] == ["direct", "stopped", "proxy"], kubelet.events
+    print("controllers: %s" % kubelet.events)
+    after = wait_for(lambda: steady(server, PRIVATE_GROUP), "the migrated cluster to be steady", timeout=60, interval=1)
+    assert not capi_state(server, STANDARD_GROUP)["machines"], "no standard Machine is left"
+    assert not replacements(world["before"], after), replacements(world["before"], after)
+    after = dict(after, conditions=world["before"]["conditions"])  # as before the migration, once settled
+    flips = observe(server, PRIVATE_GROUP, after, OBSERVE_SECONDS)
+    print("nothing replaced for %d s after the migration; conditions on the way: %s" % (OBSERVE_SECONDS, flips))
+    world["migrated"] = capi_state(server, PRIVATE_GROUP)
+
+
+def test_a_scale_through_the_proxy_works_after_the_migration(world):
+    if "migrated" not in world:
+        pytest.skip("the migration did not complete")
+    server = world["server"]
+    proxy = proxy_stack.start_proxy(world["tmp"], server.kubeconfig, name="test-client-proxy")
+    try:
+        status, _headers, body = proxy_stack.http(
+            "PATCH", proxy.url + "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machinedeployments/%s-md-0" % (HCP, CLUSTER),
+            {"spec": {"replicas": 3}}, token=server.admin_token, headers={"Content-Type": "application/merge-patch+json"})
+        assert status == 200, body
+    finally:
+        proxy.stop()
+    scaled = wait_for(lambda: steady(server, PRIVATE_GROUP, machines=4), "4 Machines Running", timeout=RUNNING_TIMEOUT, interval=1)
+    assert set(world["migrated"]["machines"]) < set(scaled["machines"])
+    assert scaled["machinesets"] == world["migrated"]["machinesets"], "the scale reused the MachineSet"
+    world["scaled"] = scaled
+
+
+def test_rolled_back_under_the_real_controllers_without_a_replacement(world):
+    if "scaled" not in world:
+        pytest.skip("the migration did not complete")
+    server, kubelet = world["server"], world["kubelet"]
+    time.sleep(15)  # conditions settle after the scale
+    reference = capi_state(server, PRIVATE_GROUP)
+    rolled_back = run_playbook("rollback.yml", world["inventory"], dict(world["extra"], private_capi_rollback_names=[HC_NAME]))
+    assert rolled_back.returncode == 0, kept(world, "rollback", rolled_back)
+    assert hostedcluster_states(server) == {HC_NAME: "legacy"}
+    assert [state for _at, name, state in kubelet.events if name == "cluster-api"][-2:] == ["stopped", "direct"], \
+        kubelet.events
+    after = wait_for(lambda: steady(server, STANDARD_GROUP, machines=4), "the rolled-back cluster to be steady", timeout=60,
+                     interval=1)
+    assert not capi_state(server, PRIVATE_GROUP)["machines"], "no private Machine is left"
+    assert not replacements(reference, after), replacements(reference, after)
+    flips = observe(server, STANDARD_GROUP, dict(after, conditions=reference["conditions"]), OBSERVE_SECONDS)
+    print("nothing replaced for %d s after the rollback; conditions on the way: %s" % (OBSERVE_SECONDS, flips))
