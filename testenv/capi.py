@@ -38,9 +38,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from testenv import certs, proxy_stack
+from testenv import REPO_ROOT, certs, proxy_stack
 from testenv.cluster import build
-from testenv.cluster.cluster import die_with_parent, terminate
+from testenv.cluster.cluster import die_with_parent, free_port, terminate
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
 
 CORE_MODULE = "sigs.k8s.io/cluster-api"
@@ -201,11 +201,11 @@ class Controllers(object):
             self._lock = open(LOCK_PATH, "w")
             fcntl.flock(self._lock, fcntl.LOCK_EX)
         for name in names:
-            health = proxy_stack.free_port()
+            health = free_port()
             command = [self.binaries[name], "--kubeconfig", kubeconfig, "--leader-elect=false",
-                       "--webhook-port", str(proxy_stack.free_port()), "--webhook-cert-dir", self.cert_dir,
+                       "--webhook-port", str(free_port()), "--webhook-cert-dir", self.cert_dir,
                        "--health-addr", "127.0.0.1:%d" % health,
-                       "--diagnostics-address", "127.0.0.1:%d" % proxy_stack.free_port(), "--insecure-diagnostics"]
+                       "--diagnostics-address", "127.0.0.1:%d" % free_port(), "--insecure-diagnostics"]
             self.managers[name] = Manager(name, command, self.log_path(name), "http://127.0.0.1:%d/healthz" % health,
                                           dict(os.environ, **MANAGER_ENV[name]))
         deadline = time.monotonic() + timeout
@@ -218,9 +218,6 @@ class Controllers(object):
                                        % (name, manager.process.poll(), manager.log_path, self.log(name)[-3000:]))
                 time.sleep(0.2)
         return self
-
-    def running(self, name):
-        return name in self.managers and self.managers[name].process.poll() is None
 
     def stop(self, names=MANAGERS):
         """SIGTERM the named managers (SIGKILL after a grace period); returns their exit codes."""
@@ -240,7 +237,8 @@ class Controllers(object):
             return ""
 
 
-SIDECAR = "kube-apiserver-proxy"  # roles/api_proxy/vars/main.yml api_proxy_container_name
+with open(os.path.join(REPO_ROOT, "roles", "api_proxy", "vars", "main.yml")) as _vars:
+    SIDECAR = yaml.safe_load(_vars)["api_proxy_container_name"]  # the container the api_proxy role puts in
 # the sidecar's arguments that name pod paths and ports; the stand-in gives the local process its own
 POD_ONLY_ARGS = ("--kubeconfig", "--listen", "--metrics-listen")
 HCP_DEPLOYMENTS = {"cluster-api": "capi-manager", "capi-provider": "capd-manager"}
@@ -292,6 +290,16 @@ class Kubelet(object):
         path = "/api/v1/namespaces/%s/pods" % self.namespace
         return path if pod is None else path + "/" + pod["metadata"]["name"]
 
+    def _pods(self, deployment):
+        return self.server.request("GET", self._pod_path() + "?labelSelector=app%3D" + deployment).json()["items"]
+
+    def _release(self, pods):
+        """Take this stand-in's finalizer off the pods that hold it."""
+        for pod in pods:
+            finalizers = pod["metadata"].get("finalizers") or []
+            if FINALIZER in finalizers:
+                self._set_finalizers(pod, [f for f in finalizers if f != FINALIZER])
+
     def _set_finalizers(self, pod, finalizers):
         response = self.server.request("PATCH", self._pod_path(pod), {"metadata": {"finalizers": finalizers}},
                                        content_type="application/merge-patch+json")
@@ -300,7 +308,7 @@ class Kubelet(object):
 
     def _sync(self):
         for name, manager in self.deployments.items():
-            pods = self.server.request("GET", self._pod_path() + "?labelSelector=app%3D" + name).json()["items"]
+            pods = self._pods(name)
             live = sorted((pod for pod in pods if "deletionTimestamp" not in pod["metadata"]),
                           key=lambda pod: (pod["metadata"]["creationTimestamp"], pod["metadata"]["name"]))
             for pod in live:
@@ -327,11 +335,8 @@ class Kubelet(object):
                 self._state[name] = desired
                 self.events.append((round(time.monotonic() - self._started, 1), name, mode))
             running_for = self._state[name][0] if self._state[name] else None
-            for pod in pods:
-                finalizers = pod["metadata"].get("finalizers") or []
-                if "deletionTimestamp" in pod["metadata"] and FINALIZER in finalizers \
-                        and pod["metadata"]["uid"] != running_for:
-                    self._set_finalizers(pod, [f for f in finalizers if f != FINALIZER])
+            self._release(pod for pod in pods
+                          if "deletionTimestamp" in pod["metadata"] and pod["metadata"]["uid"] != running_for)
 
     def _run(self):
         while not self._stop.wait(self.poll_seconds):
@@ -339,10 +344,6 @@ class Kubelet(object):
                 self._sync()
             except Exception as error:  # pylint: disable=broad-except  # reported by stop(), never lost
                 self.errors.append(repr(error))
-
-    def proxy_log(self, name):
-        proxy = self._proxies.get(name)
-        return proxy.log() if proxy is not None else ""
 
     def stop(self):
         """Stop following; stop the managers and proxies; returns the errors seen (none expected)."""
@@ -354,8 +355,5 @@ class Kubelet(object):
             proxy.stop()
         self._proxies = {}
         for name in self.deployments:  # nothing runs any more: no Pod stays held
-            for pod in self.server.request("GET", self._pod_path() + "?labelSelector=app%3D" + name).json()["items"]:
-                finalizers = pod["metadata"].get("finalizers") or []
-                if FINALIZER in finalizers:
-                    self._set_finalizers(pod, [f for f in finalizers if f != FINALIZER])
+            self._release(self._pods(name))
         return self.errors

@@ -3,7 +3,6 @@ import base64
 import glob
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
 from testenv import certs, upstream
-from testenv.cluster.cluster import terminate
+from testenv.cluster.cluster import free_port, terminate
 from testenv import REPO_ROOT
 
 CAPI_CRDS = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml")))
@@ -23,12 +22,6 @@ CONTRACT_LABELS = {"cluster.x-k8s.io/v1beta2": "v1beta2"}
 ONLY_V1BETA2 = ("machines",)  # served only as v1beta2 (v1beta1 clients need the proxy's adaptation)
 ONLY_V1BETA1 = ("machinesets",)  # served and stored only as v1beta1 (like hypershift release-4.22)
 START_TIMEOUT = 30.0
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _documents(paths):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -209,6 +210,7 @@ def _ldflags(binary: Binary, version: str, build_date: str) -> list[str]:
     return []
 
 
+@functools.lru_cache(maxsize=None)
 def module_dir(module: str, moddir: str = "capi") -> Path:
     """Where the Go module cache holds the source of module as pinned in go/<moddir>/go.mod (downloading it when
     missing): the CAPI CRDs are read from there, never copied into the checkout."""

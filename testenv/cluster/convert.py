@@ -11,7 +11,6 @@ A CRD opts in by carrying `spec.conversion.strategy: Webhook` and the placeholde
 import base64
 import copy
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .cluster import die_with_parent, terminate
+from .cluster import die_with_parent, free_port, terminate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WEBHOOK_PLACEHOLDER = "https://testenv.invalid/convert"
@@ -27,18 +26,12 @@ START_TIMEOUT = 30.0
 AGENT_GROUPS = "capi-provider.agent-install.openshift.io=capi-provider.agent-install.hypershift.openshift.io"
 
 
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class ConvertWebhook:
     """`python -m capi_proxy shim --standard-groups` on 127.0.0.1, TLS from the cluster CA."""
 
     def __init__(self, cluster):
         self.cluster = cluster
-        self.port = _free_port()
+        self.port = free_port()
         self.url = "https://127.0.0.1:%d/convert" % self.port
         self.ca_file = cluster.pki.path("ca.crt")
         self.log_path = cluster.state_dir / "logs" / "convert-webhook.log"

@@ -1,6 +1,6 @@
 """Realistic hosted-control-plane (HCP) namespaces for tests, benchmarks and the demo.
 
-Shapes follow ../shared/hypershift/NOTES.md (sections 2.3, 2.4, 5) and HyperShift `main` with CAPI >= 1.11:
+Shapes follow HyperShift `main` with CAPI >= 1.11 (its CRDs in testenv/upstream/hypershift, its install notes):
 core CAPI objects in `cluster.x-k8s.io/v1beta2` (v1beta2 references carry `apiGroup`), providers in the
 version their CRDs store (AWS v1beta2, Azure v1beta1, KubeVirt v1alpha1, Agent v1beta1). Per HCP namespace:
 

@@ -1,6 +1,6 @@
 """A HyperShift management cluster's fleet for the fleet migration's tests, demo and benchmark.
 
-Adds to build.py's HCP namespaces what the fleet migration also touches (../shared/hypershift/NOTES.md 2.1, 3.3, 5):
+Adds to build.py's HCP namespaces what the fleet migration also touches (as `hypershift install` and its operator leave them):
 the HostedCluster and its NodePool in the HostedCluster namespace (state `legacy`: `scope: legacy` and the mirror
 label, as dual_operator leaves them; an entry's `state` may say `new` or `migrated` instead), the CAPI-dependent
 Deployments of each HCP namespace (cluster-api, capi-provider, control-plane-operator, cluster-autoscaler,

@@ -248,8 +248,8 @@ def distinct_errors(log):
 
 
 def test_the_logs_name_no_private_group_and_hold_no_error_a_direct_run_lacks():
-    if set(LOGS) != {"direct", "proxy"}:
-        pytest.skip("both runs are needed")
+    assert set(LOGS) == {"direct", "proxy"}, \
+        "needs both runs of this file before it (TestDirect, TestThroughTheProxy): run the whole file"
     for name, log in LOGS["proxy"].items():
         assert log, name
         leaks = [line for line in log.splitlines() if "hypershift.openshift.io" in line]
@@ -375,7 +375,8 @@ def world(tmp_path_factory):
     assert not errors, errors
 
 
-def test_migrated_under_the_real_controllers_without_a_replacement(world):
+def migrate_without_a_replacement(world):
+    """Part 2: migrate_fleet.yml under the controllers, then OBSERVE_SECONDS with nothing replaced."""
     server, kubelet = world["server"], world["kubelet"]
     migrated = run_playbook("migrate_fleet.yml", world["inventory"], world["extra"])
     assert migrated.returncode == 0, kept(world, "migrate", migrated)
@@ -389,12 +390,11 @@ def test_migrated_under_the_real_controllers_without_a_replacement(world):
     after = dict(after, conditions=world["before"]["conditions"])  # as before the migration, once settled
     flips = observe(server, PRIVATE_GROUP, after, OBSERVE_SECONDS)
     print("nothing replaced for %d s after the migration; conditions on the way: %s" % (OBSERVE_SECONDS, flips))
-    world["migrated"] = capi_state(server, PRIVATE_GROUP)
+    return capi_state(server, PRIVATE_GROUP)
 
 
-def test_a_scale_through_the_proxy_works_after_the_migration(world):
-    if "migrated" not in world:
-        pytest.skip("the migration did not complete")
+def scale_through_the_proxy(world, migrated):
+    """Part 2, end: a scale from 2 to 3 through the proxy works and reuses the MachineSet."""
     server = world["server"]
     proxy = proxy_stack.start_proxy(world["tmp"], server.kubeconfig, name="test-client-proxy")
     try:
@@ -405,14 +405,12 @@ def test_a_scale_through_the_proxy_works_after_the_migration(world):
     finally:
         proxy.stop()
     scaled = wait_for(lambda: steady(server, PRIVATE_GROUP, machines=4), "4 Machines Running", timeout=RUNNING_TIMEOUT, interval=1)
-    assert set(world["migrated"]["machines"]) < set(scaled["machines"])
-    assert scaled["machinesets"] == world["migrated"]["machinesets"], "the scale reused the MachineSet"
-    world["scaled"] = scaled
+    assert set(migrated["machines"]) < set(scaled["machines"])
+    assert scaled["machinesets"] == migrated["machinesets"], "the scale reused the MachineSet"
 
 
-def test_rolled_back_under_the_real_controllers_without_a_replacement(world):
-    if "scaled" not in world:
-        pytest.skip("the migration did not complete")
+def roll_back_without_a_replacement(world):
+    """Part 3: rollback.yml, the controllers direct again, then OBSERVE_SECONDS with nothing replaced."""
     server, kubelet = world["server"], world["kubelet"]
     time.sleep(15)  # conditions settle after the scale
     reference = capi_state(server, PRIVATE_GROUP)
@@ -427,3 +425,10 @@ def test_rolled_back_under_the_real_controllers_without_a_replacement(world):
     assert not replacements(reference, after), replacements(reference, after)
     flips = observe(server, STANDARD_GROUP, dict(after, conditions=reference["conditions"]), OBSERVE_SECONDS)
     print("nothing replaced for %d s after the rollback; conditions on the way: %s" % (OBSERVE_SECONDS, flips))
+
+
+def test_migrated_scaled_and_rolled_back_under_the_real_controllers(world):
+    """One sequence: each step starts from the state the one before left."""
+    migrated = migrate_without_a_replacement(world)
+    scale_through_the_proxy(world, migrated)
+    roll_back_without_a_replacement(world)

@@ -3,7 +3,6 @@ requests it sends (one paged HostedCluster LIST per management cluster, one cons
 errors, and migrate_fleet.yml driven by it (--limit one host migrates exactly that HostedCluster)."""
 import json
 import os
-import socket
 import subprocess
 import sys
 
@@ -11,6 +10,7 @@ import pytest
 import yaml
 
 from testenv.client import wait_for
+from testenv.cluster.cluster import free_port
 from testenv.cluster.testing import start_cluster
 from testenv import REPO_ROOT
 from testenv.hcp import fleet
@@ -211,12 +211,6 @@ def test_the_cache_answers_without_a_request_until_flushed_or_the_file_changes(f
     write_source(source, server.kubeconfig, second, page_size=4, **cache)  # another file: the cached entry is not used
     assert inventory(source) == first
     assert len(list_requests(server)) == 4  # 5 HostedClusters in pages of 4, per entry
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_a_wrong_context_an_unreachable_server_and_a_missing_crd_are_clear_errors(fleet_server, tmp_path):
