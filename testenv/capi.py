@@ -47,8 +47,26 @@ CORE_MODULE = "sigs.k8s.io/cluster-api"
 TEST_MODULE = "sigs.k8s.io/cluster-api/test"
 CORE_CRDS = "core/config/crd/bases"
 PROVIDER_CRDS = "infrastructure/docker/config/crd/bases"
-# what CAPD's config/crd/kustomization.yaml labels its CRDs with: the contracts the core reads them by
-PROVIDER_CONTRACT_LABELS = {"cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2"}
+
+
+class Release(object):
+    """A pair of managers: the API version its controllers read and write, their binaries, the go/<moddir> that pins
+    them, and the contract labels CAPD's config/crd/kustomization.yaml gives its CRDs (the core reads them by)."""
+
+    def __init__(self, api, binaries, moddir, contract_labels):
+        self.api = api
+        self.binaries = dict(zip(("capi-manager", "capd-manager"), binaries))
+        self.moddir = moddir
+        self.contract_labels = contract_labels
+
+
+RELEASES = {
+    # v1.14: the controllers are cluster.x-k8s.io/v1beta2 clients
+    "v1beta2": Release("v1beta2", build.CAPI_BINARIES, "capi",
+                       {"cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2"}),
+    # v1.10: the last release whose controllers are v1beta1 clients; its CAPD serves v1beta1 only
+    "v1beta1": Release("v1beta1", build.CAPI_V1BETA1_BINARIES, "capi-v1beta1", {"cluster.x-k8s.io/v1beta1": "v1beta1"}),
+}
 KUBERNETES_VERSION = "v1.34.4"
 LOCK_PATH = os.path.join(tempfile.gettempdir(), "testenv-capd.lock")
 START_TIMEOUT = 60.0
@@ -59,18 +77,21 @@ IN_MEMORY_PROVISIONING = {"vm": {"provisioning": {"startupDuration": "2s"}},
                           "etcd": {"provisioning": {"startupDuration": "1s"}}}
 
 
-def crd_documents(conversion_webhook=True):
-    """The CRDs of the core manager and of CAPD from the Go module cache (the versions go/capi/go.mod pins).
+def crd_documents(conversion_webhook=True, release="v1beta2"):
+    """The CRDs of the core manager and of CAPD from the Go module cache (the versions go/capi*/go.mod pin).
 
-    The provider's carry their contract labels; with conversion_webhook the core ones convert through
-    convert.WEBHOOK_PLACEHOLDER (start_cluster wires the /convert stand-in in), as HyperShift installs them."""
+    The core CRDs are always v1.14's, as a HyperShift management cluster installs them (v1beta2 stored, v1beta1 still
+    served); with conversion_webhook they convert through convert.WEBHOOK_PLACEHOLDER (start_cluster wires the
+    /convert stand-in in). The provider's come with the release's CAPD and carry its contract labels."""
     documents = []
-    for module, folder, provider in ((CORE_MODULE, CORE_CRDS, False), (TEST_MODULE, PROVIDER_CRDS, True)):
-        directory = build.module_dir(module) / folder
+    for module, moddir, folder, labels in ((CORE_MODULE, "capi", CORE_CRDS, None),
+                                           (TEST_MODULE, RELEASES[release].moddir, PROVIDER_CRDS,
+                                            RELEASES[release].contract_labels)):
+        directory = build.module_dir(module, moddir) / folder
         for path in sorted(directory.glob("*.yaml")):
             crd = yaml.safe_load(path.read_text())
-            if provider:
-                crd["metadata"].setdefault("labels", {}).update(PROVIDER_CONTRACT_LABELS)
+            if labels:
+                crd["metadata"].setdefault("labels", {}).update(labels)
             elif conversion_webhook and len(crd["spec"]["versions"]) > 1:
                 crd["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
                     "conversionReviewVersions": ["v1"], "clientConfig": {"url": WEBHOOK_PLACEHOLDER}}}
@@ -99,45 +120,50 @@ def _secret(namespace, name, cluster, data, secret_type="cluster.x-k8s.io/secret
             "stringData": data}
 
 
-def workload_cluster(namespace, name, workers=2):
-    """The objects of a workload cluster on CAPD's in-memory backend, as a v1beta2 client writes them: a Cluster and
-    its DevCluster, one standalone control-plane Machine, a MachineDeployment of `workers` with its
-    DevMachineTemplate, and the Secrets a control plane provider would otherwise make."""
+def workload_cluster(namespace, name, workers=2, api="v1beta2"):
+    """The objects of a workload cluster on CAPD's in-memory backend, as a client of `api` writes them (a v1beta2 one:
+    refs by apiGroup, rollout.strategy; a v1beta1 one, CAPI v1.10 or older: refs by apiVersion and namespace,
+    strategy): a Cluster and its DevCluster, one standalone control-plane Machine, a MachineDeployment of `workers`
+    with its DevMachineTemplate, and the Secrets a control plane provider would otherwise make."""
     labels = {"cluster.x-k8s.io/cluster-name": name}
     md_labels = dict(labels, **{"cluster.x-k8s.io/deployment-name": name + "-md-0"})
-    infra = "infrastructure.cluster.x-k8s.io/v1beta2"
-    machine_spec = {"clusterName": name, "version": KUBERNETES_VERSION,
-                    "bootstrap": {"dataSecretName": name + "-bootstrap"}}
+    infra = "infrastructure.cluster.x-k8s.io/" + api
+
+    def ref(kind, ref_name):
+        if api == "v1beta1":
+            return {"apiVersion": infra, "kind": kind, "name": ref_name, "namespace": namespace}
+        return {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": kind, "name": ref_name}
+
+    def machine_spec(infrastructure_ref):
+        return {"clusterName": name, "version": KUBERNETES_VERSION,
+                "bootstrap": {"dataSecretName": name + "-bootstrap"}, "infrastructureRef": infrastructure_ref}
+
+    rolling = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    strategy = {"strategy": rolling} if api == "v1beta1" else {"rollout": {"strategy": rolling}}
     objects = [_secret(namespace, name + "-%s" % part, name, dict(zip(("tls.crt", "tls.key"), _rsa_ca(name + "-" + part))))
                for part in ("ca", "etcd")]
     objects.append(_secret(namespace, name + "-bootstrap", name, {"format": "cloud-config", "value": "#cloud-config\n"}))
     objects += [
-        {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": name, "namespace": namespace},
+        {"apiVersion": "cluster.x-k8s.io/" + api, "kind": "Cluster", "metadata": {"name": name, "namespace": namespace},
          "spec": {"clusterNetwork": {"services": {"cidrBlocks": ["10.128.0.0/12"]},
                                      "pods": {"cidrBlocks": ["192.168.0.0/16"]}, "serviceDomain": "cluster.local"},
-                  "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevCluster",
-                                        "name": name}}},
+                  "infrastructureRef": ref("DevCluster", name)}},
         {"apiVersion": infra, "kind": "DevCluster",
          "metadata": {"name": name, "namespace": namespace, "annotations": {"testenv/capd": "in-memory"}},
          "spec": {"backend": {"inMemory": {}}}},
-        {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine",
+        {"apiVersion": "cluster.x-k8s.io/" + api, "kind": "Machine",
          "metadata": {"name": name + "-cp-0", "namespace": namespace,
                       "labels": dict(labels, **{"cluster.x-k8s.io/control-plane": ""})},
-         "spec": dict(machine_spec, infrastructureRef={"apiGroup": "infrastructure.cluster.x-k8s.io",
-                                                       "kind": "DevMachine", "name": name + "-cp-0"})},
+         "spec": machine_spec(ref("DevMachine", name + "-cp-0"))},
         {"apiVersion": infra, "kind": "DevMachine", "metadata": {"name": name + "-cp-0", "namespace": namespace},
          "spec": {"backend": {"inMemory": copy.deepcopy(IN_MEMORY_PROVISIONING)}}},
         {"apiVersion": infra, "kind": "DevMachineTemplate", "metadata": {"name": name + "-worker", "namespace": namespace},
          "spec": {"template": {"spec": {"backend": {"inMemory": copy.deepcopy(IN_MEMORY_PROVISIONING)}}}}},
-        {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+        {"apiVersion": "cluster.x-k8s.io/" + api, "kind": "MachineDeployment",
          "metadata": {"name": name + "-md-0", "namespace": namespace},
-         "spec": {"clusterName": name, "replicas": workers, "selector": {"matchLabels": md_labels},
-                  "rollout": {"strategy": {"type": "RollingUpdate",
-                                           "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}},
-                  "template": {"metadata": {"labels": md_labels},
-                               "spec": dict(copy.deepcopy(machine_spec), infrastructureRef={
-                                   "apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DevMachineTemplate",
-                                   "name": name + "-worker"})}}},
+         "spec": dict(strategy, clusterName=name, replicas=workers, selector={"matchLabels": md_labels},
+                      template={"metadata": {"labels": md_labels},
+                                "spec": machine_spec(ref("DevMachineTemplate", name + "-worker"))})},
     ]
     return objects
 
@@ -176,10 +202,12 @@ class Controllers(object):
     from the API server to the proxy; each can be started and stopped alone (names=...). Logs accumulate in
     <workdir>/<name>.log across starts, one header line per start."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, release="v1beta2"):
         self.workdir = str(workdir)
         os.makedirs(self.workdir, exist_ok=True)
-        self.binaries = build.ensure_binaries(build.CAPI_BINARIES)
+        self.release = RELEASES[release]
+        found = build.ensure_binaries(self.release.binaries.values())
+        self.binaries = {name: found[binary] for name, binary in self.release.binaries.items()}
         self.cert_dir = os.path.join(self.workdir, "webhook-certs")
         os.makedirs(self.cert_dir, exist_ok=True)
         material = certs.generate()  # the managers refuse to start without a serving certificate

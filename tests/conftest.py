@@ -19,7 +19,7 @@ for path in (COLLECTIONS_ROOT, REPO_ROOT):
 # of work handed out in collection order, so starting the long ones first keeps one worker from running a long file
 # alone at the end while the other idles. Files not listed keep their order, after these.
 HEAVY_FIRST = (  # minutes on the real control plane in a warm CI run (2 workers, 2 cores), 2026-11-24
-    "tests/integration/e2e/test_capi_controllers.py",             # ~10, mostly waiting on the real CAPI controllers
+    "tests/integration/e2e/test_capi_controllers.py",  # ~13, mostly waiting (make test runs it in its own process)
     "tests/integration/fleet/test_fleet_20.py",                   # 8
     "tests/integration/move/test_capi_object_migrate_faults.py",  # 8
     "tests/integration/fleet/test_step_failures.py",              # 5.4
