@@ -36,6 +36,7 @@ import time
 
 import yaml
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import build_report
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
 from testenv import REPO_ROOT
@@ -145,8 +146,11 @@ def run_fleet(workdir, seed, count, serial, profile=False):
         starts = [parse_time(record["marks"][0]["at"]) for record in records]
         ends = [parse_time(record["marks"][-1]["at"]) for record in records]
         durations = [(end - start).total_seconds() for start, end in zip(starts, ends)]
+        # the window without CAPI controllers, per cluster, as the fleet report computes it
+        window = build_report(records, "bench")["controllers_down"] or {}
         return {"serial": serial, "wall": wall, "cpu": cpu, "migrate_wall": (max(ends) - min(starts)).total_seconds(),
                 "cluster_mean": sum(durations) / len(durations), "cluster_max": max(durations),
+                "cluster_p50": sorted(durations)[len(durations) // 2], "window": window,
                 "slowest": slowest_tasks(completed.stdout) if profile else []}
     finally:
         server.stop()
@@ -181,6 +185,29 @@ def main():
               "start-to-end of one HostedCluster's migration; CPU/cluster = CPU seconds of ansible-playbook and its "
               "module processes / %d; speed-up = serial %d migrate time / this one (bounded by the %d cores: the "
               "work is CPU-bound Python processes)" % (count, count, base["serial"], os.cpu_count() or 0))
+        print("CAPI controllers down per cluster (first scale to 0 to all CAPI Deployments available again; own = the "
+              "window minus the waits on Kubernetes for Pods to go and Deployments to be available):")
+        print("%-7s %9s %9s %11s %9s %11s" % ("serial", "p50 (s)", "max (s)", "sum (s)", "own p50", "waiting p50"))
+        for result in results:
+            window = result["window"]
+            print("%-7d %9.2f %9.2f %11.1f %9.2f %11.2f" % (
+                result["serial"], window.get("p50_seconds", 0), window.get("max_seconds", 0),
+                window.get("sum_seconds", 0), window.get("own_p50_seconds", 0), window.get("waiting_p50_seconds", 0)))
+        print("targets (issue 20, 2 cores): figure, measured, target, verdict")
+        targets = []
+        alone = next((result for result in results if result["serial"] == 1), None)
+        if alone is not None:
+            targets.append(("own part of the window p50, one at a time", alone["window"].get("own_p50_seconds", 0),
+                            2.0, "s"))
+            targets.append(("per-cluster overhead one at a time (p50)", alone["cluster_p50"], 8.0, "s"))
+        batched = next((result for result in results if result["serial"] == 10), None)
+        if batched is not None and count == 100:
+            targets.append(("100 clusters at serial 10, whole playbook", batched["wall"] / 60.0, 10.0, "min"))
+        for name, measured, target, unit in targets:
+            verdict = "met" if measured < target else "MISSED"
+            print("  %-46s %8.2f %-3s  target < %g %-3s  %s" % (name, measured, unit, target, unit, verdict))
+        if batched is not None and count != 100:
+            print("  (the serial-10 target is for 100 clusters: PRIVATE_CAPI_BENCH_FLEET=100)")
         for result in results:
             old = KUBEAPI_8AFD1A1.get(result["serial"])
             print("serial %d per cluster %.2f s, migrate %.1f s (%d clusters); was on tests/kubeapi: %s" % (

@@ -41,9 +41,10 @@ description:
     moved on (new controllers own it). A target that exists but was not copied from this source, or whose source
     changed after the copy, is reported in RV(conflicts) and overwritten only with O(force=true).
   - B(Objects already being deleted) (C(deletionTimestamp) set) are not copied, nor are dependents that their deletion
-    takes along; they are listed in RV(skipped). With O(delete_source=true) their finalizers are removed so their
-    deletion completes - the old controllers are at zero by then, so the clean-up those finalizers guard (for a
-    Machine, draining and terminating its instance) does not run; let such deletions finish before migrating.
+    takes along; they are listed in RV(skipped). O(delete_source=true) refuses to delete any source while one of
+    them still holds a finalizer - its deletion is in flight (for a Machine, draining its node and terminating its
+    instance), and the module never removes a finalizer from an object it did not copy; let the controllers finish
+    such deletions (the objects go away), then re-run. Skipped objects without finalizers go as they would have.
   - B(Deleting the sources) (O(delete_source=true), only while the controllers of the source groups are scaled to
     zero) happens after every copy is complete and none conflicts. First every object outside the moved kinds whose
     ownerReferences name a moved source (the HostedControlPlane owned by the CAPI Cluster, Secrets, objects of

@@ -84,6 +84,12 @@ report:
     - "Timings - C(wall_seconds) (the whole run), C(parallel_clusters) (the most clusters at once, the batch size) and
       C(seconds_per_migrated_cluster) (C(migrated_seconds_total), the migrated clusters' own durations summed, divided
       by their number: one cluster on its own)."
+    - "The window without CAPI controllers - per cluster C(controllers_down_seconds) (from the first scale to 0 of its
+      CAPI Deployments to all of them available again, after the migration or its rollback), of it
+      C(controllers_waiting_seconds) (waiting on Kubernetes - pods to go, Deployments to be available) and
+      C(controllers_own_seconds) (the rest - the copy, the sidecar's injection, the collection's own steps); null for
+      a cluster whose controllers were not stopped. Fleet-wide in C(controllers_down) (C(clusters), C(max_seconds),
+      C(p50_seconds), C(sum_seconds), C(own_p50_seconds), C(waiting_p50_seconds)), or null."
   returned: success
   type: dict
 summary:

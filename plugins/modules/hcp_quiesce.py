@@ -23,12 +23,14 @@ description:
     C(MachineDeployments) and C(MachineSets) the C(cluster.x-k8s.io/paused) annotation, and after O(settle_seconds)
     the Clusters are read again and the run fails if one was un-paused; each Deployment of O(deployments) that
     exists gets its replica count recorded once (annotation C(hypershift.openshift.io/capi-migration-replicas), so a
-    resumed run keeps the original) and is scaled to 0; then the run waits up to O(wait_timeout) seconds until no
+    resumed run keeps the original; beside it C(hypershift.openshift.io/capi-migration-stopped-at), the time of that
+    first scale to 0) and is scaled to 0; then the run waits up to O(wait_timeout) seconds until no
     pod of those Deployments (or of their ReplicaSets) is left.
   - B(O(state=resumed)), in this order - each recorded Deployment of O(deployments) is scaled back to its recorded
     replicas and the run waits up to O(wait_timeout) seconds until each has that many available replicas; with
     O(pause_group) the C(Cluster) of that group gets C(spec.paused=false) and the paused annotation is removed from
-    its C(MachineDeployments) and C(MachineSets); with O(remove_records=true) the replica records are removed; with
+    its C(MachineDeployments) and C(MachineSets); with O(remove_records=true) the replica records (and their times)
+    are removed; with a wait, the result says how long the controllers were down (RV(controllers_down_seconds)); with
     O(fence=true) the fence is lifted (C(spec.pausedUntil) back to the recorded value, the record and the annotation
     C(hypershift.openshift.io/capi-migration-phase) removed).
   - The version of the paused objects is the storage version of the CRD C(clusters.<pause_group>). With
@@ -98,6 +100,16 @@ options:
       - With O(state=resumed), remove the replica records from the Deployments once they are back.
     type: bool
     default: false
+  deployment_patches:
+    description:
+      - With O(state=resumed), JSON merge patches of Deployments (each with C(metadata.name); C(apiVersion), C(kind)
+        and C(metadata.namespace) are ignored) sent in the same write that scales each one back, so that one
+        rollout brings it back changed - the migrate role passes the API proxy sidecar patches the C(api_proxy) role
+        computed (C(private_capi_proxy_steps=prepare)).
+      - A patch already in place changes nothing; a patch naming a Deployment not in O(deployments) is an error.
+    type: list
+    elements: dict
+    default: []
 attributes:
   check_mode:
     description: Can run in check mode and predict changed status without modifying the cluster.
@@ -194,6 +206,27 @@ waited_seconds:
   returned: always
   type: float
   sample: 0.4
+stopped_at:
+  description:
+    - When a migration first scaled these Deployments to 0 (UTC, C(%Y-%m-%dT%H:%M:%S.%fZ)), as recorded in the
+      annotation C(hypershift.openshift.io/capi-migration-stopped-at) beside the replica record; the earliest of
+      them. Kept across runs, so a resumed migration measures the whole window.
+    - C(null) when no Deployment carries the record (nothing was stopped, or a release without it stopped them).
+  returned: always
+  type: str
+  sample: "2026-11-24T21:14:03.512004Z"
+available_at:
+  description: I(state=resumed) with a wait - when every recorded Deployment was available again; else C(null).
+  returned: always
+  type: str
+  sample: "2026-11-24T21:14:09.102113Z"
+controllers_down_seconds:
+  description:
+    - I(state=resumed) with a wait - seconds from I(stopped_at) to I(available_at), the window in which the CAPI
+      controllers did not run; else C(null).
+  returned: always
+  type: float
+  sample: 5.59
 api_calls:
   description: Requests this run sent to the API server - C(total) and C(by_method).
   returned: always
@@ -231,6 +264,7 @@ def argspec():
         deployments=dict(type="list", elements="str", default=[]),
         wait_timeout=dict(type="int", default=300),
         remove_records=dict(type="bool", default=False),
+        deployment_patches=dict(type="list", elements="dict", default=[]),
     )
     return spec
 

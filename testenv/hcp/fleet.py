@@ -59,12 +59,21 @@ def hostedcluster_objects(platform, hc_namespace, hc_name, labels=None, state="l
                  "infraID": "%s-%s" % (hc_name[:21], build._suffix(hc_name)),
                  "etcd": build.managed_etcd(), "networking": {"networkType": "OVNKubernetes"},
                  "platform": {"type": platform_type}, "services": build.published_services(platform_type)},
+        # as HyperShift's operator reports a HostedCluster that runs and is not rolling anything out
+        "status": {"conditions": [build.condition("Available", reason="AsExpected", message="The control plane is available"),
+                                  build.condition("Progressing", "False", reason="AsExpected",
+                                                  message="HostedCluster is at expected version"),
+                                  build.condition("Degraded", "False", reason="AsExpected", message="")]},
     }
     node_pool = {
         "apiVersion": build.HYPERSHIFT_API, "kind": "NodePool",
         "metadata": {"name": pool, "namespace": hc_namespace},
         "spec": {"clusterName": hc_name, "replicas": 0, "management": {"upgradeType": "Replace"},
                  "platform": {"type": platform_type}, "release": {"image": hostedcluster["spec"]["release"]["image"]}},
+        "status": {"replicas": 0, "conditions": [
+            build.condition("UpdatingVersion", "False", reason="AsExpected", message=""),
+            build.condition("UpdatingConfig", "False", reason="AsExpected", message=""),
+            build.condition("Ready", reason="AsExpected", message="")]},
     }
     return [hostedcluster, node_pool]
 

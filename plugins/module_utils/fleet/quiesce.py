@@ -12,6 +12,7 @@ Errors are not retried: a step that fails stops the run and the caller rolls bac
 
 import re
 import time
+from datetime import datetime, timezone
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
@@ -25,6 +26,10 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 
 PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 REPLICAS_ANNOTATION = "hypershift.openshift.io/capi-migration-replicas"
+# when the Deployment was first scaled to 0 by a migration (kept with the replica record, so a resumed run still
+# measures the whole window without controllers)
+STOPPED_AT_ANNOTATION = "hypershift.openshift.io/capi-migration-stopped-at"
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 PAUSED_UNTIL_ANNOTATION = "hypershift.openshift.io/capi-migration-paused-until"
 PHASE_ANNOTATION = "hypershift.openshift.io/capi-migration-phase"
 NO_PAUSED_UNTIL = "none"
@@ -86,16 +91,38 @@ def pause_patch(obj, paused):
     return None
 
 
-def stop_patch(deployment):
-    """Merge patch recording the replicas (once, so a resumed run keeps the original) and scaling to 0, or None."""
+def utc_now():
+    return datetime.now(timezone.utc).strftime(TIME_FORMAT)
+
+
+def stop_patch(deployment, now):
+    """Merge patch recording the replicas and the time now (once, so a resumed run keeps the original) and scaling to
+    0, or None."""
     annotations = _annotations(deployment)
     replicas = (deployment.get("spec") or {}).get("replicas", 1)
     if REPLICAS_ANNOTATION in annotations and replicas == 0:
         return None
     patch = {"spec": {"replicas": 0}}
     if REPLICAS_ANNOTATION not in annotations:
-        patch["metadata"] = {"annotations": {REPLICAS_ANNOTATION: str(1 if replicas is None else replicas)}}
+        patch["metadata"] = {"annotations": {REPLICAS_ANNOTATION: str(1 if replicas is None else replicas),
+                                             STOPPED_AT_ANNOTATION: now}}
     return patch
+
+
+def stopped_at(deployments):
+    """The earliest time a migration scaled one of deployments to 0 (STOPPED_AT_ANNOTATION), or None."""
+    times = []
+    for deployment in deployments:
+        value = _annotations(deployment).get(STOPPED_AT_ANNOTATION)
+        try:
+            times.append((datetime.strptime(value, TIME_FORMAT), value))
+        except (TypeError, ValueError):
+            continue  # none (recorded by a release without it), or not ours to judge: the window is then not known
+    return min(times)[1] if times else None
+
+
+def seconds_between(start, end):
+    return round((datetime.strptime(end, TIME_FORMAT) - datetime.strptime(start, TIME_FORMAT)).total_seconds(), 3)
 
 
 def recorded_replicas(deployment):
@@ -121,11 +148,55 @@ def start_patch(deployment):
     return {"spec": {"replicas": recorded}}
 
 
+def merge_patch_changes(obj, patch):
+    """Whether applying the JSON merge patch to obj would change it (None removes a key; lists are replaced whole)."""
+    if not isinstance(patch, dict):
+        return obj != patch
+    if not isinstance(obj, dict):
+        return True
+    for key, value in patch.items():
+        if value is None:
+            if key in obj:
+                return True
+        elif key not in obj or merge_patch_changes(obj[key], value):
+            return True
+    return False
+
+
+def merge_patches(first, second):
+    """One merge patch doing first then second (second wins where both set a key)."""
+    if not isinstance(first, dict) or not isinstance(second, dict):
+        return second
+    merged = dict(first)
+    for key, value in second.items():
+        merged[key] = merge_patches(merged[key], value) if key in merged else value
+    return merged
+
+
+def deployment_patches_by_name(patches, names):
+    """{name: merge patch without apiVersion, kind, metadata.name/namespace} of deployment_patches; an error names a
+    patch without a name or for a Deployment not handled."""
+    by_name = {}
+    for index, patch in enumerate(patches):
+        metadata = dict(patch.get("metadata") or {})
+        name = metadata.pop("name", None)
+        metadata.pop("namespace", None)
+        if not name or name not in names:
+            raise QuiesceError("deployment_patches[%d] names Deployment %r, expected one of deployments %s; pass the "
+                               "patches of the Deployments scaled back" % (index, name, sorted(names)))
+        body = dict((key, value) for key, value in patch.items() if key not in ("apiVersion", "kind", "metadata"))
+        if metadata:
+            body["metadata"] = metadata
+        by_name[name] = body
+    return by_name
+
+
 def unrecord_patch(deployment):
-    """Merge patch removing the replica record, or None."""
-    if REPLICAS_ANNOTATION not in _annotations(deployment):
+    """Merge patch removing the replica record and its time, or None."""
+    annotations = _annotations(deployment)
+    if REPLICAS_ANNOTATION not in annotations and STOPPED_AT_ANNOTATION not in annotations:
         return None
-    return {"metadata": {"annotations": {REPLICAS_ANNOTATION: None}}}
+    return {"metadata": {"annotations": {REPLICAS_ANNOTATION: None, STOPPED_AT_ANNOTATION: None}}}
 
 
 def owner_pattern(names):
@@ -172,7 +243,9 @@ class QuiesceService(object):
         self.actions = []
         self.before = {}
         self.after = {}
-        self.result = {"core_version": None, "deployments": [], "replicas": {}, "waited_seconds": 0.0}
+        self.result = {"core_version": None, "deployments": [], "replicas": {}, "waited_seconds": 0.0,
+                       "stopped_at": None, "available_at": None, "controllers_down_seconds": None}
+        self.now = utc_now
 
     # --- requests ---------------------------------------------------------------------------------
     def _patch(self, path, patch, kind, name, namespace, action):
@@ -259,16 +332,26 @@ class QuiesceService(object):
         return selected
 
     def _scale(self, deployments, make_patch, action):
+        """Patch each Deployment make_patch gives a patch for; returns the Deployments as patched (the others as
+        read)."""
+        patched = []
         for deployment in deployments:
             patch = make_patch(deployment)
             if patch is None:
+                patched.append(deployment)
                 continue
             name = deployment["metadata"]["name"]
+            annotations = _annotations(deployment)
             self.before.setdefault("Deployment/%s" % name, {
                 "spec": {"replicas": (deployment.get("spec") or {}).get("replicas")},
-                "metadata": {"annotations": {REPLICAS_ANNOTATION: _annotations(deployment).get(REPLICAS_ANNOTATION)}}})
+                "metadata": {"annotations": dict((key, annotations.get(key))
+                                                 for key in (REPLICAS_ANNOTATION, STOPPED_AT_ANNOTATION))}})
             self._patch(api_path("apps", "v1", "deployments", self.namespace, name), patch, "Deployment", name,
                         self.namespace, action)
+            merged = dict(deployment, metadata=dict(deployment["metadata"], annotations=dict(
+                annotations, **(patch.get("metadata") or {}).get("annotations", {}))))
+            patched.append(merged)
+        return patched
 
     def _wait(self, what, pending):
         """Poll pending() (a list of what is not done yet) until it is empty or wait_timeout passes."""
@@ -327,7 +410,9 @@ class QuiesceService(object):
             self._set_paused(group, True)
             self._check_pause_holds(group)
         deployments = self._deployments()
-        self._scale(deployments, stop_patch, "record replicas and scale to 0")
+        now = self.now()
+        scaled = self._scale(deployments, lambda deployment: stop_patch(deployment, now), "record replicas and scale to 0")
+        self.result["stopped_at"] = stopped_at(scaled)
         names = [d["metadata"]["name"] for d in deployments]
         self._wait("the pods of Deployments %s to go" % ", ".join(names), lambda: self._pods_of(names))
         for deployment in deployments:
@@ -343,8 +428,24 @@ class QuiesceService(object):
             if recorded is not None:
                 expected[deployment["metadata"]["name"]] = recorded
         self.result["replicas"] = dict(expected)
-        self._scale(deployments, start_patch, "scale back to the recorded replicas")
+        self.result["stopped_at"] = stopped_at(deployments)
+        changes = deployment_patches_by_name(self.params["deployment_patches"],
+                                             [d["metadata"]["name"] for d in deployments])
+
+        def back(deployment):
+            patch = start_patch(deployment)
+            change = changes.get(deployment["metadata"]["name"])
+            if change and merge_patch_changes(deployment, change):
+                patch = merge_patches(change, patch or {})
+            return patch
+        self._scale(deployments, back, "scale back to the recorded replicas" + (" with its patch" if changes else ""))
         self._wait("Deployments %s to be available" % ", ".join(sorted(expected)), lambda: self._unavailable(expected))
+        if expected and not self.check_mode and self.params["wait_timeout"] > 0:
+            # the controllers run again: the window that began with the first scale to 0 ends here
+            self.result["available_at"] = self.now()
+            if self.result["stopped_at"]:
+                self.result["controllers_down_seconds"] = seconds_between(self.result["stopped_at"],
+                                                                          self.result["available_at"])
         if self.params["pause_group"]:
             self._set_paused(self.params["pause_group"], False)
         if self.params["remove_records"]:

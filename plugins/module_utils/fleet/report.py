@@ -3,7 +3,9 @@
 """The fleet migration report, from the per-HostedCluster records the migrate role writes (pure, no I/O).
 
 A record: management_cluster, namespace, name, status, reason, state_before, state_after, marks (ordered
-[{name, at}] with at = "%Y-%m-%dT%H:%M:%S.%f" UTC; the last mark is "end"), objects ({kind: count}), api_calls.
+[{name, at}] with at = "%Y-%m-%dT%H:%M:%S.%f" UTC; the last mark is "end"), objects ({kind: count}), api_calls,
+controllers_down (None, or {stopped_at, available_at, seconds, waiting_seconds}: the window without CAPI controllers,
+from the first scale to 0 to all CAPI Deployments available again, and the part of it spent waiting on Kubernetes).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,8 +18,9 @@ from datetime import datetime
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
-PHASE_COLUMNS = ("pause", "scale_down", "crds", "copy", "proxy", "resume", "health", "finish", "rollback")
-STATUS_ORDER = ("migrated", "planned", "skipped", "failed", "rollback-failed", "pending")
+PHASE_COLUMNS = ("crds", "pause", "prepare", "scale_down", "copy", "resume", "signal", "health", "finish", "rollback")
+SUMMARY_CLUSTERS = 19  # the console summary fits 24 lines: 3 headlines, the clusters, "... more", the report path
+STATUS_ORDER = ("migrated", "planned", "skipped", "deferred", "failed", "rollback-failed", "pending")
 
 
 class FleetReportError(PrivateCapiError, ValueError):
@@ -60,6 +63,48 @@ def parallel_clusters(clusters):
     return peak
 
 
+def controllers_window(record):
+    """(seconds down, seconds of it waiting on Kubernetes, seconds of it our own work) of one record, or None."""
+    window = record.get("controllers_down")
+    if not isinstance(window, dict) or window.get("seconds") is None:
+        return None
+    try:
+        down = float(window["seconds"])
+        waiting = min(down, float(window.get("waiting_seconds") or 0.0))
+    except (TypeError, ValueError):
+        raise FleetReportError("record %s/%s: controllers_down %r holds no number of seconds; re-run the migrate role "
+                               "to rewrite it" % (record.get("namespace"), record.get("name"), window))
+    return round(down, 3), round(waiting, 3), round(down - waiting, 3)
+
+
+def _median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+def window_summary(clusters):
+    """Fleet-wide figures of the windows without CAPI controllers: clusters, max, p50, sum (and own work p50)."""
+    windows = [c for c in clusters if c.get("controllers_down_seconds") is not None]
+    if not windows:
+        return None
+    down = [c["controllers_down_seconds"] for c in windows]
+    own = [c["controllers_own_seconds"] for c in windows]
+    return {"clusters": len(windows), "max_seconds": round(max(down), 3), "p50_seconds": round(_median(down), 3),
+            "sum_seconds": round(sum(down), 3), "own_p50_seconds": round(_median(own), 3),
+            "waiting_p50_seconds": round(_median([c["controllers_waiting_seconds"] for c in windows]), 3)}
+
+
+def window_headline(report):
+    summary = report.get("controllers_down")
+    if not summary:
+        return "CAPI controllers down: no cluster's controllers were stopped"
+    return ("CAPI controllers down per cluster (first scale to 0 to all available again): max %.1f s, p50 %.1f s, "
+            "sum %.1f s over %d cluster%s; of it our own work p50 %.1f s, waiting on Kubernetes p50 %.1f s"
+            % (summary["max_seconds"], summary["p50_seconds"], summary["sum_seconds"], summary["clusters"],
+               "" if summary["clusters"] == 1 else "s", summary["own_p50_seconds"], summary["waiting_p50_seconds"]))
+
+
 def build_report(records, run_id, started=None, finished=None, check_mode=False):
     """The report dict: run, totals per status, wall time, one entry per cluster with its phases.
 
@@ -73,6 +118,9 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
         entry["phases"] = phases(record)
         entry["seconds"] = round(sum(phase["seconds"] for phase in entry["phases"]), 3)
         entry["objects_total"] = sum((record.get("objects") or {}).values())
+        window = controllers_window(record)
+        entry["controllers_down_seconds"], entry["controllers_waiting_seconds"], entry["controllers_own_seconds"] = (
+            window if window else (None, None, None))
         clusters.append(entry)
     totals = {}
     for entry in clusters:
@@ -92,6 +140,7 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
             "seconds_per_migrated_cluster": round(migrated_seconds / len(migrated), 3) if migrated else None,
             "objects_moved": sum(c["objects_total"] for c in migrated),
             "api_calls": sum(int(c.get("api_calls") or 0) for c in clusters),
+            "controllers_down": window_summary(clusters),
             "clusters": clusters}
 
 
@@ -124,13 +173,15 @@ def report_markdown(report):
     totals = ", ".join("%s %d" % (status, report["totals"][status]) for status in STATUS_ORDER if status in report["totals"])
     lines += ["- HostedClusters: %d (%s)" % (report["clusters_total"], totals or "none"),
               "- Timing: %s" % timing_headline(report),
+              "- %s" % window_headline(report),
               "- CAPI objects moved: %d; API calls (copy and delete): %d" % (report["objects_moved"], report["api_calls"]), "",
-              "| management cluster | HostedCluster | before | after | status | seconds | objects | API calls | reason |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| management cluster | HostedCluster | before | after | status | seconds | controllers down s (own) "
+              "| objects | API calls | reason |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for c in report["clusters"]:
-        lines.append("| %s | %s/%s | %s | %s | %s | %.1f | %d | %s | %s |" % (
+        lines.append("| %s | %s/%s | %s | %s | %s | %.1f | %s | %d | %s | %s |" % (
             c.get("management_cluster"), c.get("namespace"), c.get("name"), c.get("state_before"), c.get("state_after"),
-            c.get("status"), c["seconds"], c["objects_total"], c.get("api_calls", 0),
+            c.get("status"), c["seconds"], _window_cell(c), c["objects_total"], c.get("api_calls", 0),
             (c.get("reason") or "").replace("|", "/").replace("\n", " ")))
     lines += ["", "## Phases per cluster (seconds)", "",
               "| HostedCluster | " + " | ".join(PHASE_COLUMNS) + " |", "|---|" + "---|" * len(PHASE_COLUMNS)]
@@ -148,7 +199,17 @@ def report_markdown(report):
             tag = "crit, " if phase["name"] == "rollback" else ("done, " if c["status"] == "migrated" else "")
             task_id = "%s_%d" % (_mermaid_id(c.get("name", "")), index)
             lines.append("    %s :%s%s, %s, %s" % (phase["name"], tag, task_id, phase["start"][:23], phase["end"][:23]))
+        window = c.get("controllers_down") or {}
+        if c.get("controllers_down_seconds") is not None and window.get("stopped_at") and window.get("available_at"):
+            lines.append("    controllers down :active, %s_down, %s, %s" % (
+                _mermaid_id(c.get("name", "")), window["stopped_at"][:23], window["available_at"][:23]))
     lines += ["```", ""]
+    deferred = [c for c in report["clusters"] if c["status"] == "deferred"]
+    if deferred:
+        lines += ["## Deferred HostedClusters (not steady: nothing was changed; run again once they are, or see the "
+                  "operator guide for private_capi_migrate_allow_unsteady)", ""]
+        lines += ["- `%s/%s`: %s" % (c["namespace"], c["name"], c.get("reason")) for c in deferred]
+        lines.append("")
     failed = [c for c in report["clusters"] if c["status"] in ("failed", "rollback-failed")]
     if failed:
         lines += ["## Failed HostedClusters (remediate, then `migration_state: legacy force=true`, then re-run)", ""]
@@ -157,18 +218,27 @@ def report_markdown(report):
     return "\n".join(lines)
 
 
+def _window_cell(cluster):
+    if cluster.get("controllers_down_seconds") is None:
+        return "-"
+    return "%.1f (%.1f)" % (cluster["controllers_down_seconds"], cluster["controllers_own_seconds"])
+
+
 def report_summary(report, report_path=""):
     """A one-screen console summary (list of lines)."""
     lines = ["Fleet migration %s%s: %d HostedClusters - %s" % (
         report["run_id"], " (DRY RUN)" if report["check_mode"] else "", report["clusters_total"],
         ", ".join("%s %d" % (s, report["totals"][s]) for s in STATUS_ORDER if s in report["totals"]) or "none")]
     lines.append("%s; %d CAPI objects moved" % (timing_headline(report), report["objects_moved"]))
-    for c in report["clusters"][:20]:
-        lines.append("  %-16s %-40s %-11s -> %-11s %6.1fs %s" % (
+    lines.append(window_headline(report))
+    for c in report["clusters"][:SUMMARY_CLUSTERS]:
+        down = c.get("controllers_down_seconds")
+        lines.append("  %-16s %-40s %-11s -> %-11s %6.1fs  down %s %s" % (
             c["status"], "%s/%s/%s" % (c.get("management_cluster"), c.get("namespace"), c.get("name")),
-            c.get("state_before"), c.get("state_after"), c["seconds"], (c.get("reason") or "")[:60]))
-    if len(report["clusters"]) > 20:
-        lines.append("  ... %d more in the report" % (len(report["clusters"]) - 20))
+            c.get("state_before"), c.get("state_after"), c["seconds"], "%5.1fs" % down if down is not None else "    -",
+            (c.get("reason") or "")[:60]))
+    if len(report["clusters"]) > SUMMARY_CLUSTERS:
+        lines.append("  ... %d more in the report" % (len(report["clusters"]) - SUMMARY_CLUSTERS))
     if report_path:
         lines.append("report: %s (.json, .md)" % report_path)
     return lines

@@ -11,7 +11,8 @@
    deleted with one DELETE of the collection selected by that label; a source without finalizers is
    deleted with uid and resourceVersion preconditions. A source that changed since it was judged
    (409) stops the run - the next run judges it again.
-3. Sources that were already being deleted lose their finalizers, so their deletion completes.
+Sources that were already being deleted are not touched: the service refuses to delete anything while one of them
+holds a finalizer (its deletion is in flight); those without go as they would have.
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy import (
@@ -145,35 +146,3 @@ class DeleteEngine(object):
         self.report.count(kind.kind, "deleted", len(uids))
         self.report.step("delete_collection", kind.kind, "%d object(s)" % len(uids), api_version=kind.source_api_version,
                          label_selector=DELETE_SELECTOR, propagation_policy=ORPHAN)
-
-    def release_skipped(self, skipped_uids, sources, kinds):
-        """Remove the finalizers of sources that were not copied, so their deletion completes."""
-        def release(uid):
-            kind = kinds[uid]
-            current = sources[uid]
-            name = current["metadata"]["name"]
-            path = object_path(kind, self.namespace, name, target=False)
-            description = what("remove finalizers of", kind, self.namespace, name, target=False)
-            for _attempt in range(CONFLICT_RETRIES):
-                metadata = current["metadata"]
-                if not metadata.get("finalizers"):
-                    return
-                patch = {"metadata": {"resourceVersion": metadata["resourceVersion"], "finalizers": None}}
-                try:
-                    call_with_retries(lambda: self.client.patch(path, patch, description))
-                except ApiError as exc:
-                    if exc.is_not_found:
-                        return
-                    if not exc.is_conflict:
-                        raise
-                    # the garbage collector rewrites ownerReferences of objects whose owners go: read, retry
-                    current = call_with_retries(lambda: self.client.get_or_none(path, description))
-                    if current is None:
-                        return
-                    continue
-                self.report.step("remove_finalizers", kind.kind, name, api_version=kind.source_api_version,
-                                 finalizers=list(metadata["finalizers"]), reason="not copied: lets its deletion complete")
-                return
-            raise MigrationError("%s: it kept changing (%d conflicts); stop its writer and re-run" % (description, CONFLICT_RETRIES))
-
-        parallel_map(release, sorted(skipped_uids), self.parallelism)

@@ -198,10 +198,23 @@ class MigrateService(object):
                 "not deleting any source: %d copies differ from their sources (%s); inspect the conflicts, then re-run "
                 "with force: true to overwrite the copies from the sources, or fix the sources"
                 % (len(unresolved), ", ".join("%s %s" % (c["kind"], c["name"]) for c in unresolved[:10])))
+        # An object skipped because it is being deleted (or goes with an owner that is) and that still holds a
+        # finalizer has a deletion in flight: a controller drains its node, terminates its instance. Stripping the
+        # finalizer would complete the deletion without that work, and no controller would ever do it.
+        held = sorted((kind_of[uid].kind, object_name(sources[uid]), tuple((sources[uid].get("metadata") or {})
+                                                                           .get("finalizers") or ()))
+                      for uid in graph.skipped if (sources[uid].get("metadata") or {}).get("finalizers"))
+        if held:
+            raise MigrationError(
+                "not deleting any source: a deletion is in flight - %d object%s not copied (being deleted, or going "
+                "with an owner that is) still hold%s finalizers: %s; removing them would end the deletion without "
+                "the work they stand for (a node drained, an instance terminated); let the controllers finish it "
+                "(the objects go away), then re-run"
+                % (len(held), "" if len(held) == 1 else "s", "s" if len(held) == 1 else "",
+                   ", ".join("%s %s/%s [%s]" % (kind, self.namespace, name, ", ".join(finalizers))
+                             for kind, name, finalizers in held[:10])))
         deleter = DeleteEngine(self.client, self.report, self.namespace, self.parallelism)
         deleter.repoint_dependents(dependent_resources(served, moved, self.params.get("dependent_resources")), owner_targets)
-        # first: deleting their owners (Orphan) makes the garbage collector rewrite their ownerReferences
-        deleter.release_skipped(list(graph.skipped), sources, kind_of)
         deleter.delete_sources(levels, sources, kind_of)
 
 

@@ -89,6 +89,17 @@ def kill_playbook(process):
     return process.wait(30)
 
 
+def hcp_ns(name):
+    """The HCP namespace of HostedCluster clusters/<name>."""
+    return "%s-%s" % (fleet.HC_NAMESPACE, name)
+
+
+def list_items(server, path):
+    response = server.request("GET", path)
+    assert response.status == 200, "%s: %r" % (path, response)
+    return response.json()["items"]
+
+
 def hostedcluster_states(server):
     listed = server.request("GET", "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters").json()
     return {hc["metadata"]["name"]: (hc["metadata"].get("labels") or {}).get(fleet.STATE_LABEL)
@@ -120,6 +131,34 @@ def read_report(report_root):
     runs = sorted(os.listdir(report_root))
     with open(os.path.join(report_root, runs[-1], "report.json")) as handle:
         return json.load(handle)
+
+
+# The migrate role's phases in order; the CAPI controllers are down from scale_down to resume only
+MIGRATION_PHASES = ["crds", "pause", "prepare", "scale_down", "copy", "resume", "signal", "health", "finish"]
+WINDOW_PHASES = ("scale_down", "copy", "resume")
+
+
+def window_problems(cluster):
+    """What is wrong with a migrated cluster's record of its window without CAPI controllers: it must be there, and
+    hold no phase that could run before the pause or after the controllers are back (by the marks' times)."""
+    window = cluster.get("controllers_down") or {}
+    if cluster.get("controllers_down_seconds") is None or not window.get("stopped_at"):
+        return ["%s: no window recorded: %r" % (cluster["name"], window)]
+    problems = []
+    start, end = window["stopped_at"][:26], window["available_at"][:26]  # marks: the same format without the Z
+    phases = cluster["phases"]
+    if cluster.get("resumed"):  # stopped by the run it resumes: this run's steps before its own scale_down are inside
+        names = [phase["name"] for phase in phases]
+        phases = phases[names.index("scale_down"):] if "scale_down" in names else []
+    for phase in phases:
+        inside = phase["start"] < end and phase["end"] > start
+        if inside and phase["name"] not in WINDOW_PHASES:
+            problems.append("%s: phase %s (%s to %s) runs while the controllers are down (%s to %s)"
+                            % (cluster["name"], phase["name"], phase["start"], phase["end"], start, end))
+    if not 0 <= cluster["controllers_own_seconds"] <= cluster["controllers_down_seconds"]:
+        problems.append("%s: own part %r of %r" % (cluster["name"], cluster["controllers_own_seconds"],
+                                                   cluster["controllers_down_seconds"]))
+    return problems
 
 
 def _without_provenance(obj):

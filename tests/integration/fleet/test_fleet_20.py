@@ -14,8 +14,8 @@ import pytest
 from testenv.cluster.admission import refuse
 from testenv.hcp import build, fleet
 from tests.integration.fleet.support import (
-    hostedcluster, hostedcluster_states, migrated_content_problems, read_report, run_playbook, snapshot, start_fleet,
-    write_inventory)
+    MIGRATION_PHASES, hostedcluster, hostedcluster_states, migrated_content_problems, read_report, run_playbook, snapshot,
+    start_fleet, window_problems, write_inventory)
 
 pytestmark = pytest.mark.slow
 
@@ -66,8 +66,13 @@ def test_report_counts_the_fleet(big_fleet):
     assert "```mermaid\ngantt" in markdown and all("section %s" % name in markdown for name in NAMES)
     assert "rollback :crit" in markdown
     by_name = {cluster["name"]: cluster for cluster in report["clusters"]}
-    expected = ["pause", "scale_down", "copy", "proxy", "resume", "health", "finish"]
+    # the CRDs are installed fleet-wide, before the batches
+    expected = [name for name in MIGRATION_PHASES if name != "crds"]
     assert [phase["name"] for phase in by_name["hc-01"]["phases"]][1:] == expected
+    migrated = [cluster for cluster in report["clusters"] if cluster["status"] == "migrated"]
+    assert [problem for cluster in migrated for problem in window_problems(cluster)] == []
+    assert report["controllers_down"]["clusters"] == COUNT  # the failed one's rollback stopped and started them too
+    assert "CAPI controllers down per cluster" in markdown and "controllers down :active" in markdown
     assert by_name[FAULTY]["phases"][-1]["name"] == "rollback" and by_name[FAULTY]["reason"].startswith("copy:")
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from testenv.hcp import fleet
 from tests.integration.fleet.support import (
-    hostedcluster, hostedcluster_states, kill_playbook, migrated_content_problems, private_keys, read_report,
-    run_playbook, snapshot, start_fleet, start_playbook, write_inventory)
+    hcp_ns, hostedcluster, hostedcluster_states, kill_playbook, migrated_content_problems, private_keys, read_report,
+    run_playbook, snapshot, start_fleet, start_playbook, window_problems, write_inventory)
 
 PRIVATE = "cluster.hypershift.openshift.io"
 NAMES = ("hc-01", "hc-02")
@@ -24,10 +24,6 @@ RUN_A, RUN_B = "resume-run-a", "resume-run-b"
 HOLDER = "hypershift.openshift.io/capi-migration-lease-holder"
 KILL_TIMEOUT = 420
 HANG_SECONDS = 15  # the first private Machine create of each cluster is held this long, then refused (503)
-
-
-def _ns(name):
-    return "clusters-" + name
 
 
 def _faults(server):
@@ -49,7 +45,7 @@ def _mutating_requests_on(server, since, names):
     for entry in server.request_counts(since)["entries"]:
         if entry["verb"] not in ("create", "update", "patch", "delete", "deletecollection"):
             continue
-        if entry["namespace"] in [_ns(n) for n in names] or (entry["resource"] == "hostedclusters" and entry["name"] in names):
+        if entry["namespace"] in [hcp_ns(n) for n in names] or (entry["resource"] == "hostedclusters" and entry["name"] in names):
             touched.append(entry)
     return touched
 
@@ -78,12 +74,12 @@ def _last_seq(server):
 def resumed_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("resume")
     server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), faults=True)
-    before = {name: snapshot(server, crds, _ns(name)) for name in NAMES}
+    before = {name: snapshot(server, crds, hcp_ns(name)) for name in NAMES}
     inventory = write_inventory(tmp_path, server.kubeconfig)
     root = os.path.join(str(tmp_path), "reports")
     for name in NAMES:
         # hold the first private Machine create of each cluster, then refuse it: the killed run's request never lands
-        server.add_fault({"verb": "create", "group": PRIVATE, "resource": "machines", "namespace": _ns(name),
+        server.add_fault({"verb": "create", "group": PRIVATE, "resource": "machines", "namespace": hcp_ns(name),
                           "action": "hang", "seconds": HANG_SECONDS, "code": 503, "message": "held by the test"})
     output_a = os.path.join(str(tmp_path), "run-a-killed.log")
     process = start_playbook("migrate_fleet.yml", inventory, output_a, {
@@ -94,7 +90,7 @@ def resumed_fleet(tmp_path_factory):
     killed_at = time.monotonic()
     # read before the held creates are answered: nothing of the copies has landed yet
     killed.update(states=hostedcluster_states(server), holders={n: hostedcluster(server, n)["metadata"]["annotations"].get(
-        HOLDER) for n in NAMES}, partial={n: private_keys(snapshot(server, crds, _ns(n))) for n in NAMES})
+        HOLDER) for n in NAMES}, partial={n: private_keys(snapshot(server, crds, hcp_ns(n))) for n in NAMES})
     server.clear_faults()
     # a module process of the killed run may outlive it (as on a real controller) and finish its copy: let it end
     _wait_until_quiet(server, killed_at + HANG_SECONDS + 2)
@@ -156,13 +152,16 @@ def test_the_same_run_id_resumes_and_nothing_is_lost(resumed_fleet):
     assert hostedcluster_states(server) == {n: "migrated" for n in NAMES}
     records = {c["name"]: c for c in read_report(resumed_fleet["roots"]["resumed"])["clusters"]}
     assert records["hc-01"]["status"] == "migrated" and records["hc-01"]["resumed"], records["hc-01"]
+    # the window without controllers began in the killed run (the first scale to 0, kept on the Deployments)
+    assert window_problems(records["hc-01"]) == []
+    assert records["hc-01"]["controllers_down"]["stopped_at"][:26] < records["hc-01"]["phases"][0]["start"]
     # hc-02 (migrated by the takeover) is not selected again, or skipped as already migrated
     assert records.get("hc-02", {"status": "skipped", "reason": "already migrated"})["reason"] == "already migrated"
     for name in NAMES:
-        after = snapshot(server, resumed_fleet["crds"], _ns(name))
+        after = snapshot(server, resumed_fleet["crds"], hcp_ns(name))
         problems = migrated_content_problems(resumed_fleet["before"][name], after)
         assert problems == [], "%s:\n%s" % (name, "\n".join(problems))
         hc = hostedcluster(server, name)
         assert "pausedUntil" not in hc["spec"] and HOLDER not in hc["metadata"]["annotations"]
-        deployment = server.request("GET", "/apis/apps/v1/namespaces/%s/deployments/cluster-api" % _ns(name)).json()
+        deployment = server.request("GET", "/apis/apps/v1/namespaces/%s/deployments/cluster-api" % hcp_ns(name)).json()
         assert deployment["spec"]["replicas"] == 1 and deployment["status"].get("availableReplicas") == 1

@@ -19,8 +19,8 @@ from testenv.cluster.admission import refuse
 from testenv.hcp import build, fleet
 from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from tests.integration.fleet.support import (
-    differences, hostedcluster, hostedcluster_states, private_keys, read_report, run_playbook, snapshot, standard_keys,
-    start_fleet, user_annotations, write_inventory)
+    differences, hcp_ns, hostedcluster, hostedcluster_states, list_items, private_keys, read_report, run_playbook,
+    snapshot, standard_keys, start_fleet, user_annotations, write_inventory)
 
 PRIVATE = "cluster.hypershift.openshift.io"
 PROXY_OBJECT_PREFIXES = ("private-capi-proxy-", "capi-proxy-")
@@ -31,8 +31,8 @@ STEP_FAULTS = {
                         "code": 500, "message": "etcdserver: request timed out (injected)"}),
     "hc-02": ("scale_down", {"verb": "[pu]*", "group": "apps", "resource": "deployments",
                              "code": 500, "message": "etcdserver: leader changed (injected)"}),
-    "hc-04": ("proxy", {"verb": "[pu]*", "group": "hypershift.openshift.io", "resource": "hostedcontrolplanes",
-                        "code": 500, "message": "hostedcontrolplane write refused (injected)"}),
+    "hc-04": ("signal", {"verb": "[pu]*", "group": "hypershift.openshift.io", "resource": "hostedcontrolplanes",
+                         "code": 500, "message": "hostedcontrolplane write refused (injected)"}),
     "hc-05": ("resume", {"verb": "[pu]*", "group": PRIVATE, "resource": "clusters", "subresource": "",
                          "code": 500, "message": "private cluster unpause refused (injected)"}),
     # deletion of the sources: the first collection goes, every later one is refused (sources partly deleted)
@@ -48,23 +48,13 @@ CRDS = "hc-09"       # second run: the private CRDs cannot be read
 FIRST_RUN = sorted(list(STEP_FAULTS) + [REFUSED]) + [HEALTH, CONTROL]
 
 
-def _ns(name):
-    return "%s-%s" % (fleet.HC_NAMESPACE, name)
-
-
-def _list(server, path):
-    response = server.request("GET", path)
-    assert response.status == 200, "%s: %r" % (path, response)
-    return response.json()["items"]
-
-
 def _workloads(server, namespace):
     """Deployments (metadata the migration may touch + spec), ConfigMaps, Roles, RoleBindings of a namespace."""
     deployments = {d["metadata"]["name"]: {"labels": d["metadata"].get("labels"),
                                            "annotations": user_annotations(d["metadata"]),
                                            "finalizers": d["metadata"].get("finalizers"), "spec": d["spec"]}
-                   for d in _list(server, "/apis/apps/v1/namespaces/%s/deployments" % namespace)}
-    names = {kind: sorted(o["metadata"]["name"] for o in _list(server, path % namespace)) for kind, path in (
+                   for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % namespace)}
+    names = {kind: sorted(o["metadata"]["name"] for o in list_items(server, path % namespace)) for kind, path in (
         ("configmaps", "/api/v1/namespaces/%s/configmaps"),
         ("roles", "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles"),
         ("rolebindings", "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings"))}
@@ -74,14 +64,14 @@ def _workloads(server, namespace):
 def _cluster_scoped_proxy_rbac(server, namespace):
     found = []
     for kind in ("clusterroles", "clusterrolebindings"):
-        found += [o["metadata"]["name"] for o in _list(server, "/apis/rbac.authorization.k8s.io/v1/" + kind)
+        found += [o["metadata"]["name"] for o in list_items(server, "/apis/rbac.authorization.k8s.io/v1/" + kind)
                   if o["metadata"]["name"].endswith(namespace) and o["metadata"]["name"].startswith(PROXY_OBJECT_PREFIXES)]
     return found
 
 
 def _fail_health(server, namespace):
     """Mark the standard Cluster's status phase Failed (the copy carries it; the health check refuses it)."""
-    cluster = _list(server, "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/clusters" % namespace)[0]
+    cluster = list_items(server, "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/clusters" % namespace)[0]
     path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/clusters/%s/status" % (namespace, cluster["metadata"]["name"])
     patched = server.request("PATCH", path, body={"status": {"phase": "Failed"}},
                              content_type="application/merge-patch+json")
@@ -92,15 +82,15 @@ def _fail_health(server, namespace):
 def failed_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("step-failures")
     server, crds = start_fleet(tmp_path, fleet.fleet_spec(9, machines=1), faults=True)
-    _fail_health(server, _ns(HEALTH))
+    _fail_health(server, hcp_ns(HEALTH))
     names = FIRST_RUN + [CRDS]
-    before = {name: snapshot(server, crds, _ns(name)) for name in names}
-    workloads = {name: _workloads(server, _ns(name)) for name in names}
+    before = {name: snapshot(server, crds, hcp_ns(name)) for name in names}
+    workloads = {name: _workloads(server, hcp_ns(name)) for name in names}
     for name, (_step, rule) in STEP_FAULTS.items():
-        server.add_fault(dict(rule, namespace=_ns(name)))
+        server.add_fault(dict(rule, namespace=hcp_ns(name)))
     with server.api_client() as api:
-        refusal = refuse(api, "refuse-private-machines", group=PRIVATE, resource="machines", namespace=_ns(REFUSED),
-                         message=REFUSAL, probe=build.private_machine_probe(_ns(REFUSED)))
+        refusal = refuse(api, "refuse-private-machines", group=PRIVATE, resource="machines", namespace=hcp_ns(REFUSED),
+                         message=REFUSAL, probe=build.private_machine_probe(hcp_ns(REFUSED)))
     inventory = write_inventory(tmp_path, server.kubeconfig)
     roots = {run: os.path.join(str(tmp_path), "reports-" + run) for run in ("steps", "crds")}
     first = run_playbook("migrate_fleet.yml", inventory, {
@@ -146,7 +136,7 @@ def _without_provenance(canonical):
 def assert_clean_rollback(failed_fleet, name, step, run, message, copied_back=False):
     server, result = failed_fleet["server"], failed_fleet["runs"][run]
     output = _output(result)
-    namespace = _ns(name)
+    namespace = hcp_ns(name)
     assert hostedcluster_states(server)[name] == "failed", output[-4000:]
     hc = hostedcluster(server, name)
     annotations = hc["metadata"]["annotations"]
@@ -183,6 +173,10 @@ def assert_clean_rollback(failed_fleet, name, step, run, message, copied_back=Fa
     record = {c["name"]: c for c in read_report(failed_fleet["roots"][run])["clusters"]}[name]
     assert record["status"] == "failed" and record["reason"].startswith(step + ":"), record
     assert record["phases"][-1]["name"] == "rollback", record["phases"]
+    # the rollback stops the controllers (if the step had not) and starts them again: its window is recorded
+    window = record["controllers_down"]
+    assert record["controllers_down_seconds"] > 0 and window["stopped_at"] < window["available_at"], record
+    assert 0 <= record["controllers_own_seconds"] <= record["controllers_down_seconds"], record
 
 
 def test_failure_in_pause_rolls_back_cleanly(failed_fleet):
@@ -201,8 +195,8 @@ def test_failure_in_copy_rolls_back_cleanly(failed_fleet):
     assert_clean_rollback(failed_fleet, REFUSED, "copy", "steps", REFUSAL)
 
 
-def test_failure_in_proxy_rolls_back_cleanly(failed_fleet):
-    assert_clean_rollback(failed_fleet, "hc-04", "proxy", "steps", "hostedcontrolplane write refused (injected)")
+def test_failure_in_signal_rolls_back_cleanly(failed_fleet):
+    assert_clean_rollback(failed_fleet, "hc-04", "signal", "steps", "hostedcontrolplane write refused (injected)")
 
 
 def test_failure_in_resume_rolls_back_cleanly(failed_fleet):
@@ -217,7 +211,7 @@ def test_failure_in_finish_copies_the_sources_back(failed_fleet):
     """Step 7 had begun deleting the standard objects: the rollback copies the private ones back (new uids, same
     content, owners re-pointed), so the namespace reads exactly as before and no private object is left."""
     deletes = [(e["group"], e["resource"], e["code"]) for e in failed_fleet["entries"]
-               if e["namespace"] == _ns("hc-07") and e["verb"].startswith("delete") and e["group"].endswith("cluster.x-k8s.io")]
+               if e["namespace"] == hcp_ns("hc-07") and e["verb"].startswith("delete") and e["group"].endswith("cluster.x-k8s.io")]
     assert [code for _group, _resource, code in deletes][:2] == [200, 403], "sources not partly deleted: %r" % deletes
     assert_clean_rollback(failed_fleet, "hc-07", "finish", "steps", "deletion denied by policy (injected)",
                           copied_back=True)
@@ -227,7 +221,7 @@ def test_the_control_cluster_migrates_in_the_same_run(failed_fleet):
     server = failed_fleet["server"]
     output = _output(failed_fleet["runs"]["steps"])
     assert hostedcluster_states(server)[CONTROL] == "migrated", output[-4000:]
-    after = snapshot(server, failed_fleet["crds"], _ns(CONTROL))
+    after = snapshot(server, failed_fleet["crds"], hcp_ns(CONTROL))
     assert not standard_keys(after)
     assert sorted(key.split("/", 1)[1] for key in private_keys(after)) == \
         sorted(key.split("/", 1)[1] for key in standard_keys(failed_fleet["before"][CONTROL]))

@@ -1,6 +1,6 @@
 """Interrupt capi_object_migrate anywhere and prove that re-running it ends exactly where an uninterrupted run ends.
 
-For an HCP namespace of about 40 CAPI objects (AWS, 15 Machines, one Machine being deleted): the uninterrupted
+For an HCP namespace of about 40 CAPI objects (AWS, 15 Machines, 2 of them Failed): the uninterrupted
 run (copy + delete_source) is the reference, and M is the number of mutating requests it sends. Then, each in
 a fresh namespace loaded from the same fixture:
 * for every N in 1..M the Nth mutating request fails (HTTP 403: not retried, the run stops there);
@@ -50,7 +50,8 @@ def lab(fresh_cluster):
 def prepare(lab, label):
     """Load the fixture into namespace <label>-aws; returns the namespace and its canonical-form replacements."""
     _server, session, crds, _zygote = lab
-    objects = build.build_hcp_namespace("AWS", label, "aws", machines=15, failed=2, deleting=1)
+    # no Machine being deleted: delete_source refuses while one is (test_capi_object_migrate.py shows it)
+    objects = build.build_hcp_namespace("AWS", label, "aws", machines=15, failed=2, deleting=0)
     build.load_objects(session, objects, crds, parallelism=16)
     namespace = objects[0]["metadata"]["name"]
     return namespace, ((namespace, "<hcp-namespace>"), (label + "/", "<hc-namespace>/"))

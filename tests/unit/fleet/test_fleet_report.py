@@ -51,7 +51,7 @@ def test_markdown_has_a_gantt_section_per_cluster_and_the_failure():
 def test_summary_fits_one_screen():
     many = [record("hc-%02d" % i, "migrated", [("read", 0), ("end", 1)]) for i in range(30)]
     lines = report_summary(build_report(many, "run-2"), "/tmp/r/report")
-    assert len(lines) <= 24 and lines[-1] == "report: /tmp/r/report (.json, .md)" and "10 more" in lines[-2]
+    assert len(lines) <= 24 and lines[-1] == "report: /tmp/r/report (.json, .md)" and "11 more" in lines[-2]
 
 
 def test_unreadable_mark_names_the_record():
@@ -106,3 +106,39 @@ def test_serial_clusters_are_one_at_a_time_and_touching_runs_do_not_overlap():
     assert "time per migrated cluster, one at a time: 2.5 s" in report_summary(report)[1]
     nothing = build_report([record("hc-03", "failed", [("read", 0), ("end", 1)])], "run-f")
     assert report_summary(nothing)[1].endswith("time per migrated cluster: n/a (none migrated); 0 CAPI objects moved")
+
+
+def windowed(base, seconds, waiting, start="2026-11-22T10:00:01.500000Z", end="2026-11-22T10:00:06.000000Z"):
+    found = copy.deepcopy(base)
+    found["controllers_down"] = {"stopped_at": start, "available_at": end, "seconds": seconds,
+                                 "waiting_seconds": waiting}
+    return found
+
+
+def test_the_window_without_controllers_per_cluster_and_fleet_wide():
+    records = [windowed(MIGRATED, 4.5, 3.0), windowed(FAILED, 2.0, 0.5),
+               record("hc-03", "migrated", [("read", 0), ("end", 1)]), windowed(MIGRATED, 7.0, 1.0)]
+    records[3]["name"] = "hc-04"
+    report = build_report(records, "run-3")
+    by_name = {c["name"]: c for c in report["clusters"]}
+    assert (by_name["hc-01"]["controllers_down_seconds"], by_name["hc-01"]["controllers_waiting_seconds"],
+            by_name["hc-01"]["controllers_own_seconds"]) == (4.5, 3.0, 1.5)
+    assert by_name["hc-03"]["controllers_down_seconds"] is None  # never stopped: not a zero in the figures
+    assert report["controllers_down"] == {"clusters": 3, "max_seconds": 7.0, "p50_seconds": 4.5, "sum_seconds": 13.5,
+                                          "own_p50_seconds": 1.5, "waiting_p50_seconds": 1.0}
+    markdown = report_markdown(report)
+    assert "| 4.5 (1.5) |" in markdown and "| - |" in markdown
+    assert "controllers down :active, hc_01_down, 2026-11-22T10:00:01.500, 2026-11-22T10:00:06.000" in markdown
+    assert "max 7.0 s, p50 4.5 s, sum 13.5 s over 3 clusters" in markdown
+    summary = report_summary(report)
+    assert any(line.startswith("CAPI controllers down per cluster") and "own work p50 1.5 s" in line
+               for line in summary)
+    assert any("hc-04" in line and "down   7.0s" in line for line in summary)
+
+
+def test_no_window_is_said_as_such_and_a_bad_one_names_the_record():
+    report = build_report([record("hc-05", "skipped", [("read", 0), ("end", 1)])], "run-4")
+    assert report["controllers_down"] is None
+    assert "no cluster's controllers were stopped" in report_markdown(report)
+    with pytest.raises(FleetReportError, match=r"record clusters/hc-01: controllers_down .* re-run the migrate role"):
+        build_report([windowed(MIGRATED, "soon", 0)], "run-5")

@@ -11,6 +11,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quie
     PAUSED_UNTIL_ANNOTATION,
     PHASE_ANNOTATION,
     REPLICAS_ANNOTATION,
+    STOPPED_AT_ANNOTATION,
     QuiesceError,
     QuiesceService,
 )
@@ -77,18 +78,35 @@ def test_pause_patch(obj, paused, expected):
     assert obj == before
 
 
+NOW = "2026-11-24T21:14:03.512004Z"
+
+
 def test_stop_records_once_and_start_goes_back_to_the_record():
-    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=2)) == {
-        "spec": {"replicas": 0}, "metadata": {"annotations": {REPLICAS_ANNOTATION: "2"}}}
-    # a resumed run: the record stays the original even though the Deployment is at 0 now
-    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=0, recorded=2)) is None
-    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=1, recorded=2)) == {"spec": {"replicas": 0}}
+    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=2), NOW) == {
+        "spec": {"replicas": 0}, "metadata": {"annotations": {REPLICAS_ANNOTATION: "2", STOPPED_AT_ANNOTATION: NOW}}}
+    # a resumed run: the record (and when it was made) stays the original even though the Deployment is at 0 now
+    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=0, recorded=2), NOW) is None
+    assert hcp_quiesce.stop_patch(deployment("cluster-api", replicas=1, recorded=2), NOW) == {"spec": {"replicas": 0}}
     assert hcp_quiesce.start_patch(deployment("cluster-api", replicas=0, recorded=2)) == {"spec": {"replicas": 2}}
     assert hcp_quiesce.start_patch(deployment("cluster-api", replicas=2, recorded=2)) is None
     assert hcp_quiesce.start_patch(deployment("cluster-api", replicas=0)) is None
     assert hcp_quiesce.unrecord_patch(deployment("cluster-api", recorded=2)) == {
-        "metadata": {"annotations": {REPLICAS_ANNOTATION: None}}}
+        "metadata": {"annotations": {REPLICAS_ANNOTATION: None, STOPPED_AT_ANNOTATION: None}}}
     assert hcp_quiesce.unrecord_patch(deployment("cluster-api")) is None
+
+
+def test_the_window_starts_at_the_earliest_recorded_stop():
+    def stopped(name, at):
+        found = deployment(name, replicas=0, recorded=1)
+        if at is not None:
+            found["metadata"]["annotations"][STOPPED_AT_ANNOTATION] = at
+        return found
+    later = "2026-11-24T21:14:04.000000Z"
+    assert hcp_quiesce.stopped_at([stopped("capi-provider", later), stopped("cluster-api", NOW)]) == NOW
+    # a record without its time (an older release) or with one that is not a time is left out, never guessed
+    assert hcp_quiesce.stopped_at([stopped("cluster-api", None), stopped("capi-provider", "soon")]) is None
+    assert hcp_quiesce.stopped_at([stopped("cluster-api", "soon"), stopped("capi-provider", later)]) == later
+    assert hcp_quiesce.seconds_between(NOW, later) == 0.488
 
 
 def test_a_record_that_is_not_a_number_names_the_deployment():
@@ -171,7 +189,8 @@ def hcp_objects():
 def params(**overrides):
     base = {"namespace": NS, "state": "quiesced", "hostedcluster_name": "hc-01", "hostedcluster_namespace": "clusters",
             "fence": True, "pause_group": "cluster.x-k8s.io", "settle_seconds": 0,
-            "deployments": ["cluster-api", "karpenter-operator"], "wait_timeout": 5, "remove_records": False}
+            "deployments": ["cluster-api", "karpenter-operator"], "wait_timeout": 5, "remove_records": False,
+            "deployment_patches": []}
     base.update(overrides)
     return base
 
@@ -336,3 +355,31 @@ def assert_argspec_matches_documentation_without_auth(module):
     assert set(spec) == set(documented)
     for name, option in spec.items():
         assert option.get("type") == documented[name].get("type") and option.get("elements") == documented[name].get("elements")
+
+
+def test_a_deployment_patch_goes_in_the_write_that_scales_back_and_only_once():
+    sidecar = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+        "name": "cluster-api", "namespace": NS, "annotations": {"proxy-original": "{}"}},
+        "spec": {"template": {"spec": {"containers": [{"name": "manager"}, {"name": "proxy"}]}}}}
+    changes = hcp_quiesce.deployment_patches_by_name([sidecar], ["cluster-api", "capi-provider"])
+    change = changes["cluster-api"]
+    assert change == {"metadata": {"annotations": {"proxy-original": "{}"}},
+                      "spec": {"template": {"spec": {"containers": [{"name": "manager"}, {"name": "proxy"}]}}}}
+    stopped = deployment("cluster-api", replicas=0, recorded=2)
+    stopped["spec"]["template"] = {"spec": {"containers": [{"name": "manager"}]}}
+    assert hcp_quiesce.merge_patch_changes(stopped, change)
+    merged = hcp_quiesce.merge_patches(change, hcp_quiesce.start_patch(stopped))
+    assert merged["spec"] == {"template": change["spec"]["template"], "replicas": 2}
+    assert merged["metadata"] == change["metadata"]
+    # in place already (a resumed run): nothing to send
+    applied = copy.deepcopy(stopped)
+    applied["metadata"]["annotations"]["proxy-original"] = "{}"
+    applied["spec"]["template"] = copy.deepcopy(change["spec"]["template"])
+    assert not hcp_quiesce.merge_patch_changes(applied, change)
+    assert hcp_quiesce.merge_patch_changes(applied, {"metadata": {"annotations": {"proxy-original": None}}})
+
+
+def test_a_deployment_patch_for_another_deployment_is_refused():
+    with pytest.raises(QuiesceError, match=r"deployment_patches\[0\] names Deployment 'operator', expected one of "
+                                           r"deployments \['cluster-api'\]"):
+        hcp_quiesce.deployment_patches_by_name([{"metadata": {"name": "operator"}}], ["cluster-api"])

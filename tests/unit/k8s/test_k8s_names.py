@@ -19,6 +19,7 @@ MODULE_PACKAGE = "ansible_collections.hypershift.private_capi.plugins.modules."
 API_MODULES = {
     "capi_health": {"namespace", "deployments[]"},
     "capi_object_migrate": {"namespace"},
+    "capi_steady": {"namespace", "hostedcluster_name", "hostedcluster_namespace"},
     "capi_verify": {"name", "namespace", "hcp_namespace", "deployments[]", "proxy_config_map"},
     "hcp_quiesce": {"namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]", "pause_group"},
     "k8s_lists": {"lists[].namespace"},

@@ -1,0 +1,153 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: capi_steady
+short_description: Whether one HostedCluster is steady enough to migrate, and if not what it waits for
+version_added: 0.1.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - Read-only. A migration pauses the cluster and stops its CAPI controllers; anything in flight then stays half
+    done in the one window where nobody can finish it (a Machine whose node drains and whose instance terminates, a
+    MachineDeployment half rolled out, a NodePool upgrading). This module says whether anything is in flight.
+  - B(Steady) means all of - no CAPI object of O(namespace) (any kind of the standard groups C(cluster.x-k8s.io)
+    and C(*.cluster.x-k8s.io)) is being deleted; every C(MachineDeployment) is rolled out (one C(MachineSet) with
+    replicas; replicas, up-to-date, ready and desired replicas equal; its spec observed); no C(Machine) is
+    C(Pending), C(Provisioning), C(Provisioned) or C(Deleting), and none is being remediated (condition
+    C(HealthCheckSucceeded) or C(OwnerRemediated) C(False)); no C(MachineHealthCheck) has fewer healthy Machines
+    than expected while it may still remediate; no C(NodePool) of the HostedCluster is updating (C(UpdatingVersion),
+    C(UpdatingConfig), C(UpdatingPlatformMachineTemplate)); the C(HostedCluster) is C(Available) and not
+    C(Progressing); and the standard CRDs' conversion webhook answers (the C(Cluster)s are read at a version other
+    than the stored one, which the API server converts through it).
+  - Each reason names the object and what is waited for. With O(wait_timeout), the module reads again every
+    O(poll_seconds) until the cluster is steady or the time is up (the controllers still run meanwhile, so
+    deletions and rollouts can finish). A cluster that is not steady is a result (RV(steady) false), not a failure.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
+options:
+  namespace:
+    description:
+      - The HCP namespace of the HostedCluster (C(<hostedcluster namespace>-<hostedcluster name>)).
+    type: str
+    required: true
+  hostedcluster_name:
+    description: The HostedCluster whose conditions and NodePools are read.
+    type: str
+    required: true
+  hostedcluster_namespace:
+    description: Namespace of the HostedCluster and its NodePools.
+    type: str
+    default: clusters
+  wait_timeout:
+    description:
+      - Seconds to keep reading until the cluster is steady; 0 reads once.
+    type: int
+    default: 0
+  poll_seconds:
+    description: Seconds between two reads while waiting (at least 1).
+    type: int
+    default: 5
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: The module only reads; it runs the same in check mode.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: none
+    details: Nothing changes.
+notes:
+  - RBAC - C(get) on the HostedCluster and C(list) on C(nodepools) in O(hostedcluster_namespace); C(list) on
+    C(customresourcedefinitions); C(list) on every standard CAPI resource in O(namespace).
+seealso:
+  - module: hypershift.private_capi.hcp_quiesce
+  - module: hypershift.private_capi.capi_object_migrate
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Wait up to 10 minutes for the HostedCluster to be steady
+  hypershift.private_capi.capi_steady:
+    namespace: clusters-prod-01
+    hostedcluster_name: prod-01
+    wait_timeout: 600
+  register: steady
+
+- name: Say what it waits for
+  ansible.builtin.debug:
+    msg: "{{ 'steady' if steady.steady else steady.reasons }}"
+"""
+
+RETURN = r"""
+steady:
+  description: Whether nothing was in flight at the last read.
+  returned: success
+  type: bool
+  sample: false
+reasons:
+  description: What keeps the cluster from being steady at the last read, one line per object (empty when steady).
+  returned: success
+  type: list
+  elements: str
+  sample: ["Machine clusters-prod-01/prod-01-pool-1-x7k2p-9vq2d is being deleted since 2026-11-24T21:14:03Z
+           (finalizers machine.cluster.x-k8s.io): waiting for its deletion to finish"]
+waited_seconds:
+  description: Seconds from the first read to the last.
+  returned: success
+  type: float
+  sample: 12.0
+polls:
+  description: Reads made.
+  returned: success
+  type: int
+  sample: 3
+api_calls:
+  description: Requests this run sent to the API server - C(total) and C(by_method).
+  returned: success
+  type: dict
+elapsed_seconds:
+  description: Wall time of the run.
+  returned: success
+  type: float
+"""
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.steady import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+
+
+NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE)]
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        namespace=dict(type="str", required=True),
+        hostedcluster_name=dict(type="str", required=True),
+        hostedcluster_namespace=dict(type="str", default="clusters"),
+        wait_timeout=dict(type="int", default=0),
+        poll_seconds=dict(type="int", default=5),
+    )
+    return spec
+
+
+def main():
+    module_main(argspec, NAME_RULES, run_module)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""Only steady HostedClusters are migrated; the others are deferred with the reason (issue 21).
+
+On the real control plane, a fleet of five where, before migrate_fleet.yml runs: hc-01 has a Machine being deleted
+(the Machine finalizer holds it, as while its node drains and its instance terminates), hc-02 a MachineDeployment
+mid-rollout (a second MachineSet with replicas), hc-03 a HostedCluster that is not Available, hc-04 one that is
+Progressing until the test's stand-in for the HyperShift operator reports it done a few seconds into the run, and
+hc-05 nothing in flight. The run waits up to private_capi_migrate_steady_timeout: hc-04 and hc-05 are migrated,
+the other three deferred - state, objects and Deployments untouched - with reasons naming the objects, counted apart
+from failures (the run succeeds). Check mode prints the same judgement per cluster. With
+private_capi_migrate_allow_unsteady, hc-03 migrates; hc-01 does not lose its in-flight deletion: the copy's
+delete_source refuses while the Machine holds its finalizer, and the migration rolls back with the finalizer intact.
+"""
+import json
+import os
+import threading
+import time
+
+import pytest
+
+from testenv.hcp import fleet
+from tests.integration.fleet.support import (
+    differences, hcp_ns, hostedcluster, hostedcluster_states, list_items, read_report, run_playbook, snapshot,
+    start_fleet, write_inventory)
+
+pytestmark = pytest.mark.slow
+
+NAMES = ["hc-%02d" % index for index in range(1, 6)]
+CORE = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s"
+HC_STATUS = "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters/%s/status"
+STEADY_VARS = {"private_capi_migrate_steady_timeout": 12, "private_capi_migrate_steady_poll_seconds": 1}
+
+
+def _set_condition(server, name, kind, status, reason, message=""):
+    hc = hostedcluster(server, name)
+    conditions = [c for c in hc["status"]["conditions"] if c["type"] != kind]
+    conditions.append({"type": kind, "status": status, "reason": reason, "message": message,
+                       "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    response = server.request("PATCH", HC_STATUS % name, {"status": {"conditions": conditions}},
+                              content_type="application/merge-patch+json")
+    assert response.status == 200, response
+
+
+def _delete_a_machine(server):
+    machine = sorted(list_items(server, CORE % hcp_ns("hc-01") + "/machines"), key=lambda m: m["metadata"]["name"])[0]
+    response = server.request("DELETE", CORE % hcp_ns("hc-01") + "/machines/" + machine["metadata"]["name"])
+    assert response.status in (200, 202), response
+    return machine["metadata"]["name"]
+
+
+def _start_a_rollout(server):
+    """A second MachineSet of the pool's MachineDeployment with a replica: what a template change starts."""
+    machine_set = list_items(server, CORE % hcp_ns("hc-02") + "/machinesets")[0]
+    new = {"apiVersion": machine_set["apiVersion"], "kind": "MachineSet",
+           "metadata": {"name": machine_set["metadata"]["name"] + "-next", "namespace": hcp_ns("hc-02"),
+                        "labels": machine_set["metadata"]["labels"],
+                        "ownerReferences": machine_set["metadata"]["ownerReferences"]},
+           "spec": dict(machine_set["spec"], replicas=1)}
+    response = server.request("POST", CORE % hcp_ns("hc-02") + "/machinesets", new)
+    assert response.status == 201, response
+    return new["metadata"]["name"]
+
+
+@pytest.fixture(scope="module")
+def fleet_run(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("steady")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1))
+    inventory = write_inventory(tmp_path, server.kubeconfig)
+    deleted = _delete_a_machine(server)
+    rollout = _start_a_rollout(server)
+    _set_condition(server, "hc-03", "Available", "False", "EtcdUnavailable", "etcd quorum lost")
+    _set_condition(server, "hc-04", "Progressing", "True", "Upgrading", "rolling out 4.21.4")
+    checked = run_playbook("migrate_fleet.yml", inventory, dict(STEADY_VARS, private_capi_fleet_report_root=os.path.join(
+        str(tmp_path), "reports-check")), check=True)
+    before = {name: snapshot(server, crds, hcp_ns(name)) for name in ("hc-01", "hc-02", "hc-03")}
+    # the HyperShift operator's stand-in: hc-04's rollout finishes 4 s into the run (while the role waits on it)
+    timer = threading.Timer(4.0, _set_condition, (server, "hc-04", "Progressing", "False", "AsExpected"))
+    timer.start()
+    root = os.path.join(str(tmp_path), "reports")
+    result = run_playbook("migrate_fleet.yml", inventory, dict(STEADY_VARS, private_capi_fleet_serial=len(NAMES),
+                                                               private_capi_fleet_report_root=root))
+    timer.join()
+    after = {name: snapshot(server, crds, hcp_ns(name)) for name in ("hc-01", "hc-02", "hc-03")}
+    states = hostedcluster_states(server)
+    # the override, for the two that will not become steady by themselves
+    forced = run_playbook("migrate_fleet.yml", inventory, dict(
+        STEADY_VARS, private_capi_migrate_allow_unsteady=True, private_capi_migrate_steady_timeout=0,
+        private_capi_fleet_names=["hc-01", "hc-03"], private_capi_fleet_serial=2,  # one batch: a failure ends a batch
+        private_capi_fleet_report_root=root + "-forced"))
+    yield {"server": server, "crds": crds, "check": checked, "result": result, "root": root, "before": before,
+           "after": after, "states": states, "deleted": deleted, "rollout": rollout, "forced": forced}
+    assert server.stop() == 0
+
+
+def _records(root):
+    return {c["name"]: c for c in read_report(root)["clusters"]}
+
+
+def test_steady_clusters_migrate_and_the_others_are_deferred_untouched(fleet_run):
+    result = fleet_run["result"]
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]  # a deferral is no failure
+    assert fleet_run["states"] == {"hc-01": "legacy", "hc-02": "legacy", "hc-03": "legacy", "hc-04": "migrated",
+                                   "hc-05": "migrated"}
+    for name in ("hc-01", "hc-02", "hc-03"):
+        changed = differences(fleet_run["before"][name], fleet_run["after"][name])
+        assert not changed, "%s changed while deferred:\n%s" % (name, "\n".join(changed))
+        hc = hostedcluster(fleet_run["server"], name)
+        assert "pausedUntil" not in hc["spec"]
+        assert not [key for key in hc["metadata"].get("annotations") or {} if "migration-in-progress" in key]
+
+
+def test_each_deferral_names_the_object_and_what_it_waits_for(fleet_run):
+    records = _records(fleet_run["root"])
+    assert {name: records[name]["status"] for name in NAMES} == {
+        "hc-01": "deferred", "hc-02": "deferred", "hc-03": "deferred", "hc-04": "migrated", "hc-05": "migrated"}
+    assert ("Machine %s/%s is being deleted since" % (hcp_ns("hc-01"), fleet_run["deleted"])) in records["hc-01"]["reason"]
+    assert "waiting for its deletion to finish" in records["hc-01"]["reason"]
+    assert "MachineDeployment %s/hc-02-pool-1 is rolling out" % hcp_ns("hc-02") in records["hc-02"]["reason"]
+    assert fleet_run["rollout"] in records["hc-02"]["reason"]
+    assert ("HostedCluster clusters/hc-03 is not Available (EtcdUnavailable etcd quorum lost)"
+            in records["hc-03"]["reason"]), records["hc-03"]["reason"]
+    assert records["hc-01"]["reason"].startswith("not steady after 1"), records["hc-01"]["reason"]  # waited 12 s
+    assert records["hc-04"]["steady_reasons"] == [] and records["hc-05"]["steady_reasons"] == []
+
+
+def test_a_cluster_that_becomes_steady_during_the_wait_is_migrated(fleet_run):
+    record = _records(fleet_run["root"])["hc-04"]
+    assert record["status"] == "migrated" and record["controllers_down_seconds"] > 0
+    output = fleet_run["result"].stdout
+    assert "not steady" not in [line for line in output.splitlines() if "hc-04" in line and "msg" in line]
+
+
+def test_the_report_and_the_summary_count_deferred_apart_from_failed(fleet_run):
+    report = read_report(fleet_run["root"])
+    assert report["totals"] == {"migrated": 2, "deferred": 3}
+    output = fleet_run["result"].stdout
+    assert "migrated 2, deferred 3" in output, output[-3000:]
+    markdown = open(os.path.join(fleet_run["root"], report["run_id"], "report.md")).read()
+    assert "## Deferred HostedClusters" in markdown and "## Failed HostedClusters" not in markdown
+
+
+def test_check_mode_prints_steady_or_what_each_cluster_would_wait_for(fleet_run):
+    result = fleet_run["check"]
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    text = result.stdout
+    assert text.count('"msg": "steady"') == 1, text[-4000:]  # hc-05 (hc-04 is still Progressing then)
+    assert text.count('"msg": "not steady, would wait: ') == 4, text[-4000:]
+    assert "HostedCluster clusters/hc-04 is Progressing (Upgrading rolling out 4.21.4)" in text
+
+
+def test_the_override_migrates_and_never_cuts_an_in_flight_deletion_short(fleet_run):
+    server = fleet_run["server"]
+    forced = fleet_run["forced"]
+    records = _records(fleet_run["root"] + "-forced")
+    assert records["hc-03"]["status"] == "migrated", records["hc-03"]
+    # hc-01: the copy refuses to delete the sources while the Machine being deleted holds its finalizer; the
+    # migration rolls back and the deletion is still in flight, its finalizer untouched
+    assert records["hc-01"]["status"] == "failed", records["hc-01"]
+    assert "a deletion is in flight" in records["hc-01"]["reason"], records["hc-01"]["reason"]
+    assert "Machine %s/%s [machine.cluster.x-k8s.io]" % (hcp_ns("hc-01"), fleet_run["deleted"]) in records["hc-01"]["reason"]
+    assert hostedcluster_states(server)["hc-01"] == "failed"
+    machine = server.request("GET", CORE % hcp_ns("hc-01") + "/machines/" + fleet_run["deleted"]).json()
+    assert machine["metadata"].get("deletionTimestamp") and machine["metadata"]["finalizers"], json.dumps(machine)[:500]
+    assert forced.returncode != 0  # the failed host fails the run
