@@ -97,6 +97,16 @@ options:
       - Overwrite targets that differ from their sources (see RV(conflicts)) with the copy of the source.
     type: bool
     default: false
+  carry_deletions:
+    description:
+      - Copy the objects being deleted (and those their deletion takes along) too, then delete each copy of an object
+        being deleted through the API, with the source's propagation, so that it keeps its finalizers and the
+        controllers of the target groups finish the deletion (a Machine's drain and instance termination). With
+        O(delete_source=true) the sources then go like the others. The migrate role sets it with
+        C(private_capi_migrate_allow_unsteady).
+      - Without it, such objects are not copied and O(delete_source=true) refuses while one holds a finalizer.
+    type: bool
+    default: false
   verify:
     description:
       - After copying, read every copy back and compare it with its source (after translation), field by field,
@@ -184,7 +194,8 @@ uid_map:
   sample: {"0b6c...": "9f2e..."}
 plan:
   description: The actions in the order they were taken (or, in check mode, would be) - V(create), V(write_status),
-    V(update_owner_references), V(overwrite), V(skip), V(conflict), V(repoint_dependent), V(remove_finalizers),
+    V(update_owner_references), V(overwrite), V(skip), V(carry), V(carry_deletion), V(conflict), V(repoint_dependent),
+    V(remove_finalizers),
     V(delete), V(delete_collection); each with C(kind) and C(name) and, where useful, C(api_version), C(reason).
   returned: always
   type: list
@@ -254,6 +265,7 @@ def argspec():
         delete_source=dict(type="bool", default=False),
         require_paused=dict(type="bool", default=True),
         force=dict(type="bool", default=False),
+        carry_deletions=dict(type="bool", default=False),
         verify=dict(type="bool", default=False),
         kinds=dict(type="list", elements="str"),
         dependent_resources=dict(type="list", elements="str"),

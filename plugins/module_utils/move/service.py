@@ -17,6 +17,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy 
     CopyEngine,
     MigrationError,
     object_name,
+    object_path,
+    what,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.delete import DeleteEngine
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
@@ -29,7 +31,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph
     OwnershipGraph,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
+    GC_FINALIZERS,
     desired_target,
+    is_marked_for_deletion,
     remap_owner_references,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.report import MigrationReport
@@ -40,12 +44,15 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.verif
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
+    ApiError,
     api_path,
     call_with_retries,
     parallel_map,
 )
 
 PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+ORPHAN_POLICY = "Orphan"
 LIST_PAGE_SIZE = 500
 
 
@@ -150,10 +157,14 @@ class MigrateService(object):
                                 ", ".join(kind.kind for kind in moved) or "none"))
         self.check_paused(sources, kind_of)
         graph = OwnershipGraph(list(sources.values()))
+        carry = bool(self.params.get("carry_deletions"))
         for uid, reason in sorted(graph.skipped.items(), key=lambda pair: (kind_of[pair[0]].kind, object_name(sources[pair[0]]))):
+            if carry:  # copied like the others; the copies of those being deleted are then deleted (carry_deletions)
+                self.report.step("carry", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+                continue
             self.report.skip(kind_of[uid].kind, object_name(sources[uid]), "not copied: %s" % reason)
             self.report.step("skip", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
-        copyable = [uid for uid in sources if uid not in graph.skipped]
+        copyable = [uid for uid in sources if carry or uid not in graph.skipped]
         levels = graph.levels(copyable)
         moved_set = {(kind.source_group, kind.kind) for kind in moved}
         orphaning = {uid for uid in graph.skipped
@@ -166,11 +177,42 @@ class MigrateService(object):
             copies.update(copied)
             for uid, target in copied.items():
                 owner_targets[uid] = (kind_of[uid].target_api_version, target["metadata"]["uid"])
+        # being deleted by someone else (a deletion this module began itself, in an earlier delete phase, is not)
+        deleting = [uid for uid in copyable if (sources[uid].get("metadata") or {}).get("deletionTimestamp")
+                    and not is_marked_for_deletion(sources[uid])]
+        if carry and deleting:
+            self.carry_deletions(deleting, sources, kind_of, copies)
         if self.params["verify"]:
-            self.verify(copyable, sources, kind_of, owner_targets, copies, moved_set, orphaning)
+            # the copies of objects being deleted go away once their controllers have finished: not compared
+            self.verify([uid for uid in copyable if uid not in deleting], sources, kind_of, owner_targets, copies,
+                        moved_set, orphaning)
         if self.params["delete_source"]:
             self.delete(served, moved, levels, sources, kind_of, owner_targets, graph)
         return self.report
+
+    def carry_deletions(self, deleting, sources, kind_of, copies):
+        """Delete the copy of each source that is being deleted, with the source's propagation, so that its deletion
+        goes on in the target group: the copy keeps its finalizers (a Machine's: drain, terminate) and the controllers
+        of the target group finish what the source's had begun."""
+        def carry(uid):
+            kind, name = kind_of[uid], object_name(sources[uid])
+            finalizers = (sources[uid].get("metadata") or {}).get("finalizers") or ()
+            policy = ("Foreground" if FOREGROUND_FINALIZER in finalizers
+                      else ORPHAN_POLICY if DELETION_ORPHAN_FINALIZER in finalizers else "Background")
+            copy = copies.get(uid) or {}
+            if (copy.get("metadata") or {}).get("deletionTimestamp"):
+                return  # carried by an earlier run
+            try:
+                call_with_retries(lambda: self.client.delete(
+                    object_path(kind, self.namespace, name), what("delete (carrying its deletion)", kind,
+                                                                  self.namespace, name), propagation_policy=policy))
+            except ApiError as exc:
+                if not exc.is_not_found:
+                    raise
+            self.report.step("carry_deletion", kind.kind, name, api_version=kind.target_api_version,
+                             propagation_policy=policy, finalizers=list(finalizers))
+        parallel_map(carry, sorted(deleting, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))),
+                     self.parallelism)
 
     def verify(self, copyable, sources, kind_of, owner_targets, copies, moved_set, orphaning):
         live = copies
@@ -201,9 +243,12 @@ class MigrateService(object):
         # An object skipped because it is being deleted (or goes with an owner that is) and that still holds a
         # finalizer has a deletion in flight: a controller drains its node, terminates its instance. Stripping the
         # finalizer would complete the deletion without that work, and no controller would ever do it.
-        held = sorted((kind_of[uid].kind, object_name(sources[uid]), tuple((sources[uid].get("metadata") or {})
-                                                                           .get("finalizers") or ()))
-                      for uid in graph.skipped if (sources[uid].get("metadata") or {}).get("finalizers"))
+        # The garbage collector's own finalizers (orphan, foregroundDeletion) it removes itself; a source this
+        # module's earlier delete phase deleted (its copy complete) is its own deletion, not one in flight.
+        held = sorted((kind_of[uid].kind, object_name(sources[uid]), tuple(_controller_finalizers(sources[uid])))
+                      for uid in graph.skipped if _controller_finalizers(sources[uid])
+                      and not is_marked_for_deletion(sources[uid])
+                      and not self.params.get("carry_deletions"))  # carried: their copies go on with the deletion
         if held:
             raise MigrationError(
                 "not deleting any source: a deletion is in flight - %d object%s not copied (being deleted, or going "
@@ -216,6 +261,10 @@ class MigrateService(object):
         deleter = DeleteEngine(self.client, self.report, self.namespace, self.parallelism)
         deleter.repoint_dependents(dependent_resources(served, moved, self.params.get("dependent_resources")), owner_targets)
         deleter.delete_sources(levels, sources, kind_of)
+
+
+def _controller_finalizers(source):
+    return [name for name in (source.get("metadata") or {}).get("finalizers") or () if name not in GC_FINALIZERS]
 
 
 def run_module(module):

@@ -289,10 +289,11 @@ VOLATILE = ((re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 RACES = tuple(re.compile(pattern) for pattern in (
     # inside CAPD's fake workload cluster
     r"cannot find node with matching ProviderID",
-    # the MachineSet controller patches a Machine in the moment the Machine controller has taken its last finalizer
-    # off (the server answers 404: seen through the proxy, v1.14.2, PATCH .../machines/<name> 8 ms after the
-    # finalizer's removal)
-    r'failed to sync Machines: machines\.cluster\.x-k8s\.io \\"[a-z0-9-]+\\" not found',
+    # a controller (the MachineSet's syncing, the MachineHealthCheck's marking) patches a Machine in the moment the
+    # Machine controller has taken its last finalizer off: the server answers 404 (seen through the proxy, v1.14.2,
+    # PATCH .../machines/<name> 8 ms after the finalizer's removal; v1.10.10's MachineHealthCheck likewise)
+    r'(failed to sync Machines|failed to patch Machine [a-z0-9-]+/[a-z0-9-]+X?): machines\.cluster\.x-k8s\.io '
+    r'\\"[a-z0-9-]+\\" not found',
 ))
 
 

@@ -186,7 +186,8 @@ def test_migrate_and_delete_source_per_platform(hcp, platform, machines):
 def test_an_in_flight_deletion_is_never_cut_short(hcp):
     """A Machine being deleted (its finalizer held while its node drains and its instance terminates) is not copied,
     and delete_source refuses to delete anything while it holds the finalizer: stripping it would end the deletion
-    without that work. Once its controller has finished (the finalizer released), the same run goes through."""
+    without that work. With carry_deletions the deletion goes on in the private group: the copies are deleted
+    through the API and keep their finalizers until the (new) controllers release them."""
     server, session, crds = hcp
     namespace = load(hcp, "AWS", "inflight", "aws", machines=2, failed=0, deleting=1)
     deleting = {(obj["kind"], obj["metadata"]["name"]): obj for obj in read_namespace(session, namespace, crds)
@@ -202,13 +203,28 @@ def test_an_in_flight_deletion_is_never_cut_short(hcp):
     for (kind, name), obj in deleting.items():  # still there, deletion in flight, finalizers untouched
         live = [o for o in read_namespace(session, namespace, crds) if (o["kind"], o["metadata"]["name"]) == (kind, name)]
         assert live and live[0]["metadata"]["finalizers"] == obj["metadata"]["finalizers"], (kind, name, live)
-    # the provider's and CAPI's controllers finish (drained, terminated): they release their finalizers
+    # carry_deletions: copied too, each copy deleted through the API at once, keeping the finalizers for the
+    # target group's controllers; the sources then go like the others
+    carried = migrate(server, namespace, delete_source=True, verify=True, carry_deletions=True)
+    assert not carried.failed, carried.get("msg")
+    carried_steps = [(entry["kind"], entry["name"]) for entry in carried["plan"] if entry["action"] == "carry_deletion"]
+    assert sorted(carried_steps) == sorted(deleting), carried["plan"]
+    settled_state(hcp, namespace)  # every source gone, those being deleted too (their deletion is carried)
+    live = {(o["kind"], o["metadata"]["name"]): o for o in read_namespace(session, namespace, crds)}
     for (kind, name), obj in deleting.items():
-        path = "/apis/%s/namespaces/%s/%ss/%s" % (obj["apiVersion"], namespace, kind.lower(), name)
+        copy = live.get((kind, name))
+        assert copy is not None and copy["apiVersion"].split("/")[0].endswith(".hypershift.openshift.io"), copy
+        assert copy["metadata"].get("deletionTimestamp"), copy["metadata"]
+        assert copy["metadata"]["finalizers"] == obj["metadata"]["finalizers"], (copy["metadata"], obj["metadata"])
+    again = migrate(server, namespace, delete_source=True, verify=True, carry_deletions=True)
+    assert not again.failed and again["changed"] is False, again.get("msg") or again["plan"]
+    # the target group's controllers finish (drained, terminated): they release the finalizers, the copies go
+    for (kind, name), obj in deleting.items():
+        copy = live[(kind, name)]
+        path = "/apis/%s/namespaces/%s/%ss/%s" % (copy["apiVersion"], namespace, kind.lower(), name)
         session.request("PATCH", path, {"metadata": {"finalizers": None}})
-    done = migrate(server, namespace, delete_source=True, verify=True)
-    assert not done.failed, done.get("msg")
-    settled_state(hcp, namespace)  # every source gone
+    wait_for(lambda: not [o for o in read_namespace(session, namespace, crds) if o["metadata"].get("deletionTimestamp")],
+             "the carried deletions to complete", timeout=30)
 
 
 def test_round_trip_standard_private_standard_restores_content(hcp):
