@@ -291,9 +291,12 @@ RACES = tuple(re.compile(pattern) for pattern in (
     r"cannot find node with matching ProviderID",
     # a controller (the MachineSet's syncing, the MachineHealthCheck's marking) patches a Machine in the moment the
     # Machine controller has taken its last finalizer off: the server answers 404 (seen through the proxy, v1.14.2,
-    # PATCH .../machines/<name> 8 ms after the finalizer's removal; v1.10.10's MachineHealthCheck likewise)
-    r'(failed to sync Machines|failed to patch Machine [a-z0-9-]+/[a-z0-9-]+X?): machines\.cluster\.x-k8s\.io '
-    r'\\"[a-z0-9-]+\\" not found',
+    # PATCH .../machines/<name> 8 ms after the finalizer's removal; v1.10.10's MachineHealthCheck likewise, its
+    # spec and status patches aggregated in one error; through the version adaptation, whose PATCH is a GET and a
+    # PUT, twice in two CI runs). A proxy that lost Machines would fail the scenario's own steps, not only log this.
+    # CAPD's DevMachine controller the same with a DevMachine its Machine's deletion took along
+    r'(failed to sync Machines|failed to patch (unhealthy machine status for machine|(Dev)?Machine))\b.*'
+    r'(Dev)?[Mm]achines?\.(infrastructure\.)?cluster\.x-k8s\.io \\"[a-z0-9-]+\\" not found',
 ))
 
 
