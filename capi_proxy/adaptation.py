@@ -3,11 +3,10 @@
 Only the core's convert_object converts; this module decides which documents are CAPI objects
 (convertible kinds, their Lists and WatchEvents) and applies PATCH bodies for read-modify-write.
 """
-import copy
 
 import jsonpatch
 
-from capi_proxy.core import CONVERTIBLE_KINDS, ConversionError, convert_object
+from capi_proxy.core import CONVERTIBLE_KINDS, ConversionError, convert_object, merge_patch
 from capi_proxy.errors import ProxyError
 
 
@@ -47,19 +46,6 @@ def convert_document(document, version, crds, code=500):
     except ConversionError as exc:
         raise ProxyError(code, "version adaptation to %s failed: %s" % (version, exc))
     return document
-
-
-def merge_patch(target, patch):
-    """RFC 7386 JSON merge patch applied to a copy of target."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
 
 
 def apply_patch(current, patch_document, patch_type):

@@ -1,4 +1,5 @@
-"""The collection's translation core, imported once under short names (no logic of its own here)."""
+"""The collection's translation core (and its JSON merge patch), imported once under short names (no logic of its
+own here)."""
 # pylint: disable=unused-import
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (  # noqa: F401
     DEFAULT_GROUP_MAP,
@@ -22,6 +23,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     ConversionError,
     convert_object,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch  # noqa: F401
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (  # noqa: F401
     DEFAULT_CATEGORY,
     DEFAULT_SHORT_NAME_PREFIX,

@@ -26,6 +26,7 @@ description:
   - With O(stable_seconds) the checks run again after that many seconds and must still pass.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
 options:
@@ -78,15 +79,6 @@ options:
       - Run the checks again after this many seconds; both rounds must pass (0 checks once).
     type: int
     default: 0
-attributes:
-  check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
-    details: The module only reads; it runs the same in check mode.
-  diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: none
-    details: Nothing changes.
 notes:
   - RBAC in the HCP namespace - C(list) on the resources of O(kinds) in their target groups, on C(machines) of the
     source group and, with O(deployments), on C(apps/deployments).

@@ -31,6 +31,7 @@ description:
     deletions and rollouts can finish). A cluster that is not steady is a result (RV(steady) false), not a failure.
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
 options:
@@ -56,15 +57,6 @@ options:
     description: Seconds between two reads while waiting (at least 1).
     type: int
     default: 5
-attributes:
-  check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
-    details: The module only reads; it runs the same in check mode.
-  diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: none
-    details: Nothing changes.
 notes:
   - RBAC - C(get) on the HostedCluster and C(list) on C(nodepools) in O(hostedcluster_namespace); C(list) on
     C(customresourcedefinitions); C(list) on every standard CAPI resource in O(namespace).

@@ -31,6 +31,7 @@ description:
   - Used by the role C(hypershift.private_capi.verify) and C(playbooks/verify_fleet.yml).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.parallelism
@@ -74,15 +75,6 @@ options:
     type: dict
     default:
       capi-provider.agent-install.openshift.io: capi-provider.agent-install.hypershift.openshift.io
-attributes:
-  check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
-    details: The module only reads; it runs the same in check mode.
-  diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: none
-    details: Nothing changes.
 notes:
   - RBAC - C(get) on C(hypershift.openshift.io) hostedclusters (HostedCluster namespace) and hostedcontrolplanes (HCP
     namespace); discovery; in the HCP namespace C(list) on every resource of the standard and private CAPI groups and

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 # ApiError: re-exported, callers and tests catch it from here
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (  # noqa: F401 pylint: disable=unused-import
@@ -149,18 +150,8 @@ def start_patch(deployment):
 
 
 def merge_patch_changes(obj, patch):
-    """Whether applying the JSON merge patch to obj would change it (None removes a key; lists are replaced whole)."""
-    if not isinstance(patch, dict):
-        return obj != patch
-    if not isinstance(obj, dict):
-        return True
-    for key, value in patch.items():
-        if value is None:
-            if key in obj:
-                return True
-        elif key not in obj or merge_patch_changes(obj[key], value):
-            return True
-    return False
+    """Whether applying the JSON merge patch to obj would change it."""
+    return merge_patch(obj, patch) != obj
 
 
 def merge_patches(first, second):
@@ -332,13 +323,9 @@ class QuiesceService(object):
         return selected
 
     def _scale(self, deployments, make_patch, action):
-        """Patch each Deployment make_patch gives a patch for; returns the Deployments as patched (the others as
-        read)."""
-        patched = []
         for deployment in deployments:
             patch = make_patch(deployment)
             if patch is None:
-                patched.append(deployment)
                 continue
             name = deployment["metadata"]["name"]
             annotations = _annotations(deployment)
@@ -348,10 +335,6 @@ class QuiesceService(object):
                                                  for key in (REPLICAS_ANNOTATION, STOPPED_AT_ANNOTATION))}})
             self._patch(api_path("apps", "v1", "deployments", self.namespace, name), patch, "Deployment", name,
                         self.namespace, action)
-            merged = dict(deployment, metadata=dict(deployment["metadata"], annotations=dict(
-                annotations, **(patch.get("metadata") or {}).get("annotations", {}))))
-            patched.append(merged)
-        return patched
 
     def _wait(self, what, pending):
         """Poll pending() (a list of what is not done yet) until it is empty or wait_timeout passes."""
@@ -411,8 +394,10 @@ class QuiesceService(object):
             self._check_pause_holds(group)
         deployments = self._deployments()
         now = self.now()
-        scaled = self._scale(deployments, lambda deployment: stop_patch(deployment, now), "record replicas and scale to 0")
-        self.result["stopped_at"] = stopped_at(scaled)
+        self._scale(deployments, lambda deployment: stop_patch(deployment, now), "record replicas and scale to 0")
+        # an earlier run's record is older than now; a Deployment recorded only by this run was stopped now
+        newly = [d for d in deployments if REPLICAS_ANNOTATION not in _annotations(d)]
+        self.result["stopped_at"] = stopped_at(deployments) or (now if newly else None)
         names = [d["metadata"]["name"] for d in deployments]
         self._wait("the pods of Deployments %s to go" % ", ".join(names), lambda: self._pods_of(names))
         for deployment in deployments:

@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import statistics
 from datetime import datetime
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
@@ -77,12 +78,6 @@ def controllers_window(record):
     return round(down, 3), round(waiting, 3), round(down - waiting, 3)
 
 
-def _median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
-
-
 def window_summary(clusters):
     """Fleet-wide figures of the windows without CAPI controllers: clusters, max, p50, sum (and own work p50)."""
     windows = [c for c in clusters if c.get("controllers_down_seconds") is not None]
@@ -90,9 +85,10 @@ def window_summary(clusters):
         return None
     down = [c["controllers_down_seconds"] for c in windows]
     own = [c["controllers_own_seconds"] for c in windows]
-    return {"clusters": len(windows), "max_seconds": round(max(down), 3), "p50_seconds": round(_median(down), 3),
-            "sum_seconds": round(sum(down), 3), "own_p50_seconds": round(_median(own), 3),
-            "waiting_p50_seconds": round(_median([c["controllers_waiting_seconds"] for c in windows]), 3)}
+    waiting = [c["controllers_waiting_seconds"] for c in windows]
+    return {"clusters": len(windows), "max_seconds": round(max(down), 3),
+            "p50_seconds": round(statistics.median(down), 3), "sum_seconds": round(sum(down), 3),
+            "own_p50_seconds": round(statistics.median(own), 3), "waiting_p50_seconds": round(statistics.median(waiting), 3)}
 
 
 def window_headline(report):

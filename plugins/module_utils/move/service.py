@@ -187,7 +187,7 @@ class MigrateService(object):
             self.verify([uid for uid in copyable if uid not in deleting], sources, kind_of, owner_targets, copies,
                         moved_set, orphaning)
         if self.params["delete_source"]:
-            self.delete(served, moved, levels, sources, kind_of, owner_targets, graph)
+            self.delete(served, moved, levels, sources, kind_of, owner_targets, graph, carry)
         return self.report
 
     def carry_deletions(self, deleting, sources, kind_of, copies):
@@ -233,7 +233,7 @@ class MigrateService(object):
         if failures:
             raise MigrationError(failure_message(failures, len(pairs)))
 
-    def delete(self, served, moved, levels, sources, kind_of, owner_targets, graph):
+    def delete(self, served, moved, levels, sources, kind_of, owner_targets, graph, carry):
         unresolved = [conflict for conflict in self.report.conflicts if not conflict["overwritten"]]
         if unresolved:
             raise MigrationError(
@@ -245,10 +245,10 @@ class MigrateService(object):
         # finalizer would complete the deletion without that work, and no controller would ever do it.
         # The garbage collector's own finalizers (orphan, foregroundDeletion) it removes itself; a source this
         # module's earlier delete phase deleted (its copy complete) is its own deletion, not one in flight.
-        held = sorted((kind_of[uid].kind, object_name(sources[uid]), tuple(_controller_finalizers(sources[uid])))
-                      for uid in graph.skipped if _controller_finalizers(sources[uid])
-                      and not is_marked_for_deletion(sources[uid])
-                      and not self.params.get("carry_deletions"))  # carried: their copies go on with the deletion
+        # With carry, nothing was skipped: the copies go on with the deletions.
+        held = [] if carry else sorted(
+            (kind_of[uid].kind, object_name(sources[uid]), tuple(_controller_finalizers(sources[uid])))
+            for uid in graph.skipped if _controller_finalizers(sources[uid]) and not is_marked_for_deletion(sources[uid]))
         if held:
             raise MigrationError(
                 "not deleting any source: a deletion is in flight - %d object%s not copied (being deleted, or going "

@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    """Attributes several modules share, documented once."""
+
+    DOCUMENTATION = r"""
+options: {}
+"""
+
+    # hypershift.private_capi.attributes.read_only: modules that only read (capi_health, capi_steady, capi_verify)
+    READ_ONLY = r"""
+options: {}
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: The module only reads; it runs the same in check mode.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: none
+    details: Nothing changes.
+"""
