@@ -118,6 +118,9 @@ options:
   wait:
     description:
       - With O(state=present), wait until every twin reports the C(Established) condition.
+      - With O(state=absent), wait until every twin deleted (or already being deleted) is gone. The API server deletes
+        a CRD asynchronously (it deletes the CRD's objects first), so without O(wait) a twin may still be listed,
+        with a C(deletionTimestamp), when the module returns.
     type: bool
     default: false
   wait_timeout:
@@ -173,10 +176,11 @@ EXAMPLES = r"""
     conversion_webhook_url: https://shim.example.com:9443/convert
     kubeconfig: ~/.kube/management
 
-- name: Remove the twins (fails, deleting nothing, while any private object remains)
+- name: Remove the twins (fails, deleting nothing, while any private object remains) and wait until they are gone
   hypershift.private_capi.private_crd_render:
     from_cluster: true
     state: absent
+    wait: true
 """
 
 RETURN = r"""
@@ -221,7 +225,8 @@ results:
     action:
       description:
         - V(created), V(unchanged), V(upgraded) (the source CRD changed), V(updated) (render options changed),
-          V(repaired) (the live twin had drifted), V(deleted), V(absent) (nothing to delete), or V(unmanaged)
+          V(repaired) (the live twin had drifted), V(deleted), V(deleting) (the API server was already deleting it,
+          not changed), V(absent) (nothing to delete), or V(unmanaged)
           (exists without this collection's label; left alone).
       type: str
       sample: upgraded

@@ -194,6 +194,10 @@ class PrivateCrdService(object):
                                 "reason": "label %s=%s missing: not made by this collection, left alone"
                                 % (MANAGED_LABEL, MANAGED_LABEL_VALUE)})
                 continue
+            if (live.get("metadata") or {}).get("deletionTimestamp"):
+                # the API server is already deleting it (its customresourcecleanup finalizer removes the objects first)
+                results.append({"name": name, "action": "deleting", "changed": False})
+                continue
             objects = self.objects_of(live)
             if objects:
                 blockers[name] = objects
@@ -210,6 +214,23 @@ class PrivateCrdService(object):
                             "diff": {"before_header": name, "after_header": name, "before": {"metadata.name": name},
                                      "after": {}}})
         return results
+
+    def wait_gone(self, names, timeout, sleep=0.5):
+        """Poll until none of the named CRDs exists any more; CrdRenderError naming those left on timeout.
+
+        Deleting a CRD is asynchronous: the API server marks it, deletes its objects, then removes it.
+        """
+        deadline = time.monotonic() + timeout
+        pending = list(names)
+        while True:
+            pending = [name for name in pending if self.client.get_or_none(
+                "%s/%s" % (CRD_PATH, name), "get %s" % describe("CustomResourceDefinition", name)) is not None]
+            if not pending:
+                return
+            if time.monotonic() >= deadline:
+                raise CrdRenderError("timed out after %ss waiting for the API server to finish deleting: %s; "
+                                     "read their status.conditions (Terminating) and re-run" % (timeout, ", ".join(pending)))
+            time.sleep(sleep)
 
     def wait_established(self, names, timeout, sleep=1.0):
         """Poll until every named CRD reports Established=True; CrdRenderError naming the laggards on timeout."""
@@ -274,6 +295,9 @@ def _work(run):
             service.wait_established([result["name"] for result in results], params["wait_timeout"])
     else:
         results = service.remove(rendering.rendered)
+        going = [result["name"] for result in results if result["action"] in ("deleted", "deleting")]
+        if params["wait"] and not module.check_mode and going:
+            service.wait_gone(going, params["wait_timeout"])
     diffs = [result.pop("diff") for result in results if "diff" in result]
     outcome["results"] = results
     outcome["changed"] = any(result["changed"] for result in results)

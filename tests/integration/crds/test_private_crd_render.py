@@ -72,6 +72,9 @@ def private_name(name):
     return "%s.%s" % (plural, AGENT.get(group, group.replace("cluster.x-k8s.io", "cluster.hypershift.openshift.io")))
 
 
+HOLD = "e2e.example.com/hold"
+
+
 def live_crd(server, name):
     response = server.request("GET", "%s/%s" % (CRD_PATH, name))
     return response.json() if response.status == 200 else None
@@ -230,9 +233,25 @@ def test_absent_refuses_while_objects_exist_then_removes_only_managed_twins(serv
     dry = render(server, state="absent", check_mode=True)
     assert_ok(dry, True)
     assert live_crd(server, "machines.cluster.hypershift.openshift.io") is not None
-    removed = render(server, state="absent")
-    assert_ok(removed, True)
-    assert {entry["action"] for entry in removed["results"]} == {"deleted"}
-    assert all(live_crd(server, private_name(name)) is None for name in MAPPED)
+    # a finalizer of someone else's keeps one twin Terminating, as a slow cleanup would
+    held = "machinehealthchecks.cluster.hypershift.openshift.io"
+    response = server.request("PATCH", "%s/%s" % (CRD_PATH, held), {"metadata": {"finalizers": [HOLD]}},
+                              content_type="application/merge-patch+json")
+    assert response.status == 200, response
+    removed = render(server, state="absent", wait=True, wait_timeout=3)
+    assert removed.failed
+    assert removed["msg"] == ("timed out after 3s waiting for the API server to finish deleting: %s; "
+                              "read their status.conditions (Terminating) and re-run" % held)
+    assert all(live_crd(server, private_name(name)) is None for name in MAPPED if private_name(name) != held)
+    assert live_crd(server, held)["metadata"]["deletionTimestamp"]
+    again = render(server, state="absent")
+    assert_ok(again, False)
+    assert [(entry["name"], entry["action"]) for entry in again["results"] if entry["action"] != "absent"] == [(held, "deleting")]
+    finalizers = [name for name in live_crd(server, held)["metadata"]["finalizers"] if name != HOLD]
+    response = server.request("PATCH", "%s/%s" % (CRD_PATH, held), {"metadata": {"finalizers": finalizers}},
+                              content_type="application/merge-patch+json")
+    assert response.status == 200, response
+    assert_ok(render(server, state="absent", wait=True, wait_timeout=30), False)
+    assert live_crd(server, held) is None
     assert live_crd(server, "machines.cluster.x-k8s.io") is not None, "standard CRDs are never touched"
     assert_ok(render(server, state="absent"), False)
