@@ -1,6 +1,6 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters capi_owners_outside, capi_verify_judge, capi_verify_table (docs: the .yml files beside this file)."""
+"""Filters capi_owners_outside, capi_leaving, capi_verify_judge, capi_verify_table (docs: the .yml files beside this file)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move import graph
 
 
 def _list_of_mappings(filter_name, argument, value, usage, allow_none=False):
@@ -27,6 +28,7 @@ def _list_of_mappings(filter_name, argument, value, usage, allow_none=False):
 
 OWNERS_USAGE = "{{ objects | hypershift.private_capi.capi_owners_outside(others) }}"
 TABLE_USAGE = "{{ results | hypershift.private_capi.capi_verify_table }}"
+LEAVING_USAGE = "{{ objects | hypershift.private_capi.capi_leaving }}"
 
 
 @checked_arguments("capi_owners_outside", OWNERS_USAGE, AnsibleFilterError)
@@ -36,6 +38,16 @@ def capi_owners_outside(objects, others=()):
     _list_of_mappings("capi_owners_outside", "others", others if others is not None else [], OWNERS_USAGE,
                       allow_none=True)  # others may hold a HostedControlPlane that was not found
     return judge.capi_owners_outside(objects, others)
+
+
+@checked_arguments("capi_leaving", LEAVING_USAGE, AnsibleFilterError)
+def capi_leaving(objects):
+    """{uid: reason} of the objects on their way out: being deleted, or taken along by an owner that is."""
+    _list_of_mappings("capi_leaving", "the input (objects)", objects, LEAVING_USAGE)
+    try:
+        return graph.leaving(objects)
+    except (graph.OwnershipCycleError, ValueError) as error:
+        raise AnsibleFilterError("capi_leaving: %s" % error)
 
 
 @checked_arguments("capi_verify_judge", "{{ read | hypershift.private_capi.capi_verify_judge }}", AnsibleFilterError)
@@ -66,5 +78,5 @@ def capi_verify_table(results):
 
 class FilterModule(object):
     def filters(self):
-        return {"capi_owners_outside": capi_owners_outside, "capi_verify_judge": capi_verify_judge,
-                "capi_verify_table": capi_verify_table}
+        return {"capi_owners_outside": capi_owners_outside, "capi_leaving": capi_leaving,
+                "capi_verify_judge": capi_verify_judge, "capi_verify_table": capi_verify_table}

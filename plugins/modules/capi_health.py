@@ -22,6 +22,10 @@ description:
     that kind.
   - B(Machines) - each in a phase of O(machine_phases) (unset counts as V(Pending)), except Machines whose source
     (same name, in the kind's C(source_group)) is already unhealthy - those were unhealthy before the migration.
+  - Objects on their way out are neither counted nor judged by phase - those being deleted and those an owner being
+    deleted takes along (by C(ownerReferences), as the garbage collector does). An example is a Machine whose deletion
+    C(capi_object_migrate) carried across (O(hypershift.private_capi.capi_object_migrate#module:carry_deletions)).
+    Its controllers may finish the deletion at any moment.
   - B(Deployments) - each of O(deployments) has all of its C(spec.replicas) available.
   - With O(stable_seconds) the checks run again after that many seconds and must still pass.
 extends_documentation_fragment:
@@ -46,13 +50,16 @@ options:
     required: true
   source_counts:
     description:
-      - Per kind, the number of source objects - a number, or capi_object_migrate's RV(counts) entry (its C(found)).
+      - Per kind, the number of source objects - a number, or capi_object_migrate's
+        RV(hypershift.private_capi.capi_object_migrate#module:counts) entry. Of an entry, C(remaining) is used (the
+        sources less those on their way out), or C(found) where there is no C(remaining).
     type: dict
     default: {}
   not_copied:
     description:
-      - Objects counted in O(source_counts) that were deliberately not copied (each with its C(kind)), such as those
-        being deleted (RV(hypershift.private_capi.capi_object_migrate#module:skipped)).
+      - Objects counted in O(source_counts) that were deliberately not copied (each with its C(kind)). Objects that
+        were being deleted need no entry when O(source_counts) comes from C(capi_object_migrate) (its C(remaining)
+        leaves them out).
     type: list
     elements: dict
     default: []
@@ -102,7 +109,6 @@ EXAMPLES = r"""
     namespace: clusters-prod-01
     kinds: "{{ copy.kinds }}"
     source_counts: "{{ copy.counts }}"
-    not_copied: "{{ copy.skipped | selectattr('reason', 'search', 'delet') | list }}"
     deployments: [cluster-api, capi-provider]
     stable_seconds: 30
 """

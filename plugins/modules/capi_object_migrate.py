@@ -182,11 +182,17 @@ EXAMPLES = r"""
 
 RETURN = r"""
 counts:
-  description: Per kind - sources C(found), copies C(created), copies C(updated) (status or ownerReferences completed, or
-    overwritten with O(force)), objects C(skipped) (copy in sync, or not copied), C(conflicts), sources C(deleted).
+  description:
+    - Per kind - sources C(found), copies C(created), copies C(updated) (status or ownerReferences completed, or
+      overwritten with O(force)), objects C(skipped) (copy in sync, or not copied), C(conflicts), sources C(deleted).
+    - C(leaving) - sources on their way out (being deleted, or taken along by an owner that is). They are not copied,
+      or with O(carry_deletions) copied and their deletion carried across.
+    - C(remaining) - C(found) minus C(leaving). This is what the target holds once the deletions in flight have
+      finished, and what a later count compares with (the migrate role records it for C(capi_verify)).
   returned: always
   type: dict
-  sample: {"Machine": {"found": 3, "created": 3, "updated": 0, "skipped": 0, "conflicts": 0, "deleted": 3}}
+  sample: {"Machine": {"found": 3, "created": 3, "updated": 0, "skipped": 0, "conflicts": 0, "deleted": 3, "leaving": 0,
+                       "remaining": 3}}
 uid_map:
   description: Source uid -> uid of its copy, for every copied object (in check mode the dry-run uids).
   returned: always

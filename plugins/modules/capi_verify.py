@@ -21,9 +21,10 @@ description:
   - B(State) - the HostedCluster's migration state is C(migrated).
   - B(Nothing left behind) - no object in a standard CAPI group.
   - B(Counts) - the private objects per kind equal the record the migrate role took before the copy (annotation
-    C(hypershift.openshift.io/capi-migration-counts) on the HostedCluster).
-  - B(Owners) - every ownerReference of a private object resolves - to another private object, the HostedCluster or
-    the HostedControlPlane by uid, or else to an object read by name whose uid matches.
+    C(hypershift.openshift.io/capi-migration-counts) on the HostedCluster). Objects on their way out (RV(leaving_counts))
+    are not counted; the record leaves out the deletions that were in flight then.
+  - B(Owners) - every ownerReference of a private object (not on its way out) resolves - to another private object,
+    the HostedCluster or the HostedControlPlane by uid, or else to an object read by name whose uid matches.
   - B(HostedControlPlane) present; B(sidecars) - each existing Deployment of O(deployments) has the container
     C(kube-apiserver-proxy), and the ConfigMap O(proxy_config_map) exists.
   - The module does not fail when a check fails; it returns RV(ok) false and the RV(problems). It fails only when it
@@ -151,10 +152,20 @@ standard_counts:
   type: dict
   sample: {"Cluster": 0, "Machine": 0}
 private_counts:
-  description: Objects per kind in the private CAPI groups (kinds with none included).
+  description:
+    - Objects per kind in the private CAPI groups (kinds with none included), less those in RV(leaving_counts).
+    - These are compared with the count record.
   returned: success
   type: dict
   sample: {"Cluster": 1, "Machine": 3}
+leaving_counts:
+  description:
+    - Private objects per kind on their way out - being deleted, or taken along by an owner that is (kinds with none
+      left out). Examples are a deletion carried across by the migration, or one begun since.
+    - They are not compared. The record leaves out the deletions in flight when the migration counted.
+  returned: success
+  type: dict
+  sample: {"Machine": 1}
 record:
   description: The count record on the HostedCluster (JSON text), or null when there is none.
   returned: success

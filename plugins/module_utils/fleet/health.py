@@ -12,6 +12,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import leaving
 
 
 class HealthInputError(PrivateCapiError):
@@ -37,8 +38,12 @@ def health_failures(namespace, objects_by_kind, expected_counts, cluster_phases,
     objects_by_kind: {kind: [objects found in the target group]}; expected_counts: {kind: count expected};
     unhealthy_before: names of Machines already unhealthy before the migration (not failures);
     deployments: the Deployments read, required_deployments: names that must be fully available.
+    Objects on their way out (being deleted, or taken along by an owner that is: a deletion carried across, or one
+    begun since) are neither counted nor judged by phase; the expected counts leave them out too (capi_object_migrate's
+    counts[kind].remaining).
     """
     failures = []
+    gone = leaving([obj for objects in objects_by_kind.values() for obj in objects or ()])
     clusters = objects_by_kind.get("Cluster") or []
     if not clusters:
         failures.append("no private Cluster in %s" % namespace)
@@ -52,13 +57,13 @@ def health_failures(namespace, objects_by_kind, expected_counts, cluster_phases,
         if (cluster.get("spec") or {}).get("paused"):
             failures.append("Cluster %s is still paused" % name)
     for kind in sorted(expected_counts):
-        found = len(objects_by_kind.get(kind) or [])
+        found = len([obj for obj in objects_by_kind.get(kind) or () if obj["metadata"]["uid"] not in gone])
         if found != expected_counts[kind]:
             failures.append("%s count %d != %d before migration" % (kind, found, expected_counts[kind]))
     skip = set(unhealthy_before)
     for machine in objects_by_kind.get("Machine") or []:
         phase = _phase(machine, "Pending")
-        if phase not in machine_phases and machine["metadata"]["name"] not in skip:
+        if phase not in machine_phases and machine["metadata"]["name"] not in skip and machine["metadata"]["uid"] not in gone:
             failures.append("Machine %s phase %s" % (machine["metadata"]["name"], phase))
     by_name = dict((d["metadata"]["name"], d) for d in deployments or [])
     for name in sorted(required_deployments):
@@ -80,10 +85,11 @@ def unhealthy_machine_names(machines, machine_phases):
 
 
 def expected_counts_from(source_counts, not_copied):
-    """{kind: sources - those not copied}; source_counts values are numbers or capi_object_migrate's {found: n}."""
+    """{kind: sources - those not copied}; source_counts values are numbers or capi_object_migrate's counts entries
+    (their C(remaining): found less those on their way out; C(found) from a release that did not count those)."""
     expected = {}
     for kind, numbers in source_counts.items():
-        found = numbers.get("found", 0) if isinstance(numbers, dict) else numbers
+        found = numbers.get("remaining", numbers.get("found", 0)) if isinstance(numbers, dict) else numbers
         try:
             found = int(found)
         except (TypeError, ValueError):

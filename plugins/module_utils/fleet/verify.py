@@ -21,6 +21,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.judg
     capi_verify_judge,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import leaving
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     api_path,
@@ -41,11 +42,11 @@ def owner_resource(served, ref):
     return (exact or candidates or [None])[0]
 
 
-def counts_by_kind(listed):
-    """{kind: number of objects} over (ServedResource, items) pairs."""
+def counts_by_kind(listed, only=None):
+    """{kind: number of objects} over (ServedResource, items) pairs; with only(item), the items it accepts."""
     counts = {}
     for resource, items in listed:
-        counts[resource.kind] = counts.get(resource.kind, 0) + len(items)
+        counts[resource.kind] = counts.get(resource.kind, 0) + len([item for item in items if only is None or only(item)])
     return counts
 
 
@@ -91,7 +92,11 @@ class VerifyService(object):
         listed = parallel_map(self._list, standard + private, self.parallelism)
         standard_listed, private_listed = listed[:len(standard)], listed[len(standard):]
         private_objects = [obj for _resource, items in private_listed for obj in items]
-        outside = capi_owners_outside(private_objects, [obj for obj in (hostedcluster, hostedcontrolplane) if obj])
+        # on their way out (a deletion carried across, or begun since): neither counted (the record leaves them out
+        # too) nor judged by their owners (an owner may already be gone)
+        gone = leaving(private_objects)
+        outside = capi_owners_outside([obj for obj in private_objects if obj["metadata"]["uid"] not in gone],
+                                      [obj for obj in (hostedcluster, hostedcontrolplane) if obj])
         lookups = parallel_map(lambda ref: self._owner(served, ref), outside, self.parallelism)
         deployments = self.client.list(api_path("apps", "v1", "deployments", self.hcp_namespace),
                                        "list " + describe("deployments.apps", namespace=self.hcp_namespace))
@@ -104,7 +109,9 @@ class VerifyService(object):
             "namespace": self.namespace, "name": self.name, "hcp_namespace": self.hcp_namespace,
             "state": states.state_of(hostedcluster),
             "standard_counts": counts_by_kind(standard_listed),
-            "private_counts": counts_by_kind(private_listed),
+            "private_counts": counts_by_kind(private_listed, lambda item: item["metadata"]["uid"] not in gone),
+            "leaving_counts": dict((kind, count) for kind, count in counts_by_kind(
+                private_listed, lambda item: item["metadata"]["uid"] in gone).items() if count),
             "record": annotations.get(COUNTS_ANNOTATION),
             "hostedcontrolplane": hostedcontrolplane is not None,
             "outside_owners": outside,
@@ -118,7 +125,8 @@ class VerifyService(object):
         inputs = self.read()
         result = capi_verify_judge(inputs)
         result.update(hcp_namespace=self.hcp_namespace, standard_counts=inputs["standard_counts"],
-                      private_counts=inputs["private_counts"], record=inputs["record"],
+                      private_counts=inputs["private_counts"], leaving_counts=inputs["leaving_counts"],
+                      record=inputs["record"],
                       outside_owners=inputs["outside_owners"])
         return result
 

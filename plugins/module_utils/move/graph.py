@@ -104,3 +104,12 @@ class OwnershipGraph(object):
     def dropped_owner_uids(self, uid):
         """In-set owners of uid that are skipped but orphan their dependents (the copy drops those refs)."""
         return [owner for owner in self.owners[uid] if owner in self.skipped]
+
+
+def leaving(objects):
+    """uid -> reason for the objects on their way out: being deleted, or taken along by an owner that is.
+
+    What a count of objects leaves out when it compares two moments across a deletion in flight (capi_health,
+    capi_verify, the rollback's verify): those objects are gone once their controllers have finished.
+    """
+    return OwnershipGraph(objects).skipped

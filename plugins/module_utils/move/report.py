@@ -8,7 +8,7 @@ deterministic order; the counters are guarded by a lock anyway.
 
 import threading
 
-COUNTERS = ("found", "created", "updated", "skipped", "conflicts", "deleted")
+COUNTERS = ("found", "created", "updated", "skipped", "conflicts", "deleted", "leaving")
 
 
 class MigrationReport(object):
@@ -70,7 +70,9 @@ class MigrationReport(object):
     def result(self):
         return {
             "changed": self.changed,
-            "counts": {kind: dict(values) for kind, values in sorted(self.counts.items())},
+            # remaining: what the target holds once the deletions in flight have finished
+            "counts": {kind: dict(values, remaining=values["found"] - values["leaving"])
+                       for kind, values in sorted(self.counts.items())},
             "plan": list(self.plan),
             "uid_map": dict(self.uid_map),
             "skipped": list(self.skipped),

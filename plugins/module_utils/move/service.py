@@ -159,6 +159,8 @@ class MigrateService(object):
         graph = OwnershipGraph(list(sources.values()))
         carry = bool(self.params.get("carry_deletions"))
         for uid, reason in sorted(graph.skipped.items(), key=lambda pair: (kind_of[pair[0]].kind, object_name(sources[pair[0]]))):
+            if not is_marked_for_deletion(sources[uid]):  # this module's own deletions leave their copies behind
+                self.report.count(kind_of[uid].kind, "leaving")
             if carry:  # copied like the others; the copies of those being deleted are then deleted (carry_deletions)
                 self.report.step("carry", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
                 continue

@@ -338,7 +338,7 @@ HC_NAME = "wl"
 HCP = build.hcp_namespace_name(fleet.HC_NAMESPACE, HC_NAME)
 STANDARD_GROUP, PRIVATE_GROUP = "cluster.x-k8s.io", "cluster.hypershift.openshift.io"
 OBSERVE_SECONDS = int(os.environ.get("PRIVATE_CAPI_E2E_OBSERVE_SECONDS", "120"))
-SETTLE_SECONDS = 75
+SETTLE_SECONDS = 120
 
 
 def hcp_objects():
@@ -408,9 +408,17 @@ def observe(server, group, reference, seconds):
         flips.update("%s %s" % (key, sorted(set(value) - set(reference["conditions"].get(key, []))))
                      for key, value in now["conditions"].items() if value != reference["conditions"].get(key))
         time.sleep(5)
-    wait_for(lambda: capi_state(server, group)["conditions"] == reference["conditions"],
-             "the Cluster's and MachineDeployment's conditions as before", timeout=SETTLE_SECONDS, interval=2)
-    return sorted(flips)
+    settle = time.monotonic() + SETTLE_SECONDS
+    while True:
+        now = capi_state(server, group)["conditions"]
+        differing = {key: {"before": reference["conditions"].get(key), "now": value}
+                     for key, value in now.items() if value != reference["conditions"].get(key)}
+        if not differing and set(now) == set(reference["conditions"]):
+            return sorted(flips)
+        assert time.monotonic() < settle, (
+            "the Cluster's and MachineDeployment's conditions not as before %d s after the observation: %s "
+            "(flips on the way: %s)" % (SETTLE_SECONDS, json.dumps(differing, indent=1), sorted(flips)))
+        time.sleep(2)
 
 
 def kept(world, name, completed):

@@ -20,6 +20,7 @@ import time
 import pytest
 
 from testenv.client import wait_for
+from testenv.module_runner import run_module
 from testenv.hcp import fleet
 from tests.integration.fleet.support import (
     differences, hcp_ns, hostedcluster, hostedcluster_states, list_items, read_report, run_playbook, snapshot,
@@ -46,8 +47,13 @@ def _set_condition(server, name, kind, status, reason, message=""):
 
 def _delete_a_machine(server):
     machine = sorted(list_items(server, CORE % hcp_ns("hc-01") + "/machines"), key=lambda m: m["metadata"]["name"])[0]
-    response = server.request("DELETE", CORE % hcp_ns("hc-01") + "/machines/" + machine["metadata"]["name"])
+    path = CORE % hcp_ns("hc-01") + "/machines/" + machine["metadata"]["name"]
+    response = server.request("DELETE", path)
     assert response.status in (200, 202), response
+    # what the CAPI Machine controller writes once the deletion has begun (it drains the node next)
+    response = server.request("PATCH", path + "/status", {"status": {"phase": "Deleting"}},
+                              content_type="application/merge-patch+json")
+    assert response.status == 200, response
     return machine["metadata"]["name"]
 
 
@@ -166,8 +172,53 @@ def test_the_override_migrates_and_carries_the_deletion_across(fleet_run):
     machine = server.request("GET", path).json()
     assert machine["metadata"].get("deletionTimestamp"), json.dumps(machine)[:800]
     assert machine["metadata"]["finalizers"] == ["machine.cluster.x-k8s.io"], machine["metadata"]
+    # the role's health check passed with the copy Deleting; the count record leaves the deletion in flight out, so
+    # capi_verify agrees before and after the controller finishes it
+    record = json.loads(hostedcluster(server, "hc-01")["metadata"]["annotations"]["hypershift.openshift.io/capi-migration-counts"])
+    before = verify(server, "hc-01")
+    assert before["ok"], before["problems"]
+    assert before["leaving_counts"]["Machine"] == 1 and before["private_counts"]["Machine"] == record["Machine"]
     # the new CAPI controller finishes: it releases the finalizer, and the deletion completes
     released = server.request("PATCH", path, {"metadata": {"finalizers": None}},
                               content_type="application/merge-patch+json")
     assert released.status == 200, released
     wait_for(lambda: server.request("GET", path).status == 404, "the private Machine %s to go" % name, timeout=30)
+    # once the garbage collector has taken (or begun deleting) what the Machine owned
+    after = wait_for(lambda: verify(server, "hc-01", passing=True), "capi_verify of hc-01 to pass after the deletion",
+                     timeout=60, interval=1)
+    assert "Machine" not in after["leaving_counts"] and after["private_counts"]["Machine"] == record["Machine"]
+
+
+def verify(server, name, passing=False):
+    """capi_verify's result; with passing, None unless it passed."""
+    result = run_module("capi_verify", {"kubeconfig": server.kubeconfig, "name": name, "namespace": "clusters"})
+    assert not result.failed, result.get("msg")
+    return result if result["ok"] or not passing else None
+
+
+def test_a_rollback_carries_a_deletion_in_flight_back(fleet_run, tmp_path):
+    """hc-03 (migrated by the override) has a private Machine whose deletion has begun: rollback.yml does not wait,
+    it carries the deletion back to the standard group, where the standard controllers finish it."""
+    server = fleet_run["server"]
+    assert hostedcluster_states(server)["hc-03"] == "migrated"
+    machine = sorted(list_items(server, PRIVATE_CORE % hcp_ns("hc-03") + "/machines"),
+                     key=lambda m: m["metadata"]["name"])[0]
+    name = machine["metadata"]["name"]
+    private = PRIVATE_CORE % hcp_ns("hc-03") + "/machines/" + name
+    assert server.request("DELETE", private).status in (200, 202)
+    assert server.request("PATCH", private + "/status", {"status": {"phase": "Deleting"}},
+                          content_type="application/merge-patch+json").status == 200
+    inventory = write_inventory(tmp_path, server.kubeconfig)
+    result = run_playbook("rollback.yml", inventory, {"private_capi_rollback_names": ["hc-03"],
+                                                      "private_capi_fleet_report_root": str(tmp_path / "reports")})
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    assert hostedcluster_states(server)["hc-03"] == "legacy"
+    assert server.request("GET", private).status == 404
+    standard = CORE % hcp_ns("hc-03") + "/machines/" + name
+    copy = server.request("GET", standard).json()
+    assert copy["metadata"].get("deletionTimestamp"), json.dumps(copy)[:800]
+    assert copy["metadata"]["finalizers"] == machine["metadata"]["finalizers"], copy["metadata"]
+    released = server.request("PATCH", standard, {"metadata": {"finalizers": None}},
+                              content_type="application/merge-patch+json")
+    assert released.status == 200, released
+    wait_for(lambda: server.request("GET", standard).status == 404, "the standard Machine %s to go" % name, timeout=30)

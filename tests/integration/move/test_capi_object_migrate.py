@@ -200,6 +200,8 @@ def test_an_in_flight_deletion_is_never_cut_short(hcp):
     for kind, name in deleting:
         assert "%s %s/%s [" % (kind, namespace, name) in refused["msg"], refused["msg"]
     assert not [entry for entry in refused["plan"] if entry["action"].startswith(("delete", "remove_finalizers"))]
+    assert {kind: (counts["found"], counts["leaving"], counts["remaining"]) for kind, counts in refused["counts"].items()
+            if kind in ("Machine", "AWSMachine")} == {"Machine": (3, 1, 2), "AWSMachine": (3, 1, 2)}, refused["counts"]
     for (kind, name), obj in deleting.items():  # still there, deletion in flight, finalizers untouched
         live = [o for o in read_namespace(session, namespace, crds) if (o["kind"], o["metadata"]["name"]) == (kind, name)]
         assert live and live[0]["metadata"]["finalizers"] == obj["metadata"]["finalizers"], (kind, name, live)
@@ -209,6 +211,7 @@ def test_an_in_flight_deletion_is_never_cut_short(hcp):
     assert not carried.failed, carried.get("msg")
     carried_steps = [(entry["kind"], entry["name"]) for entry in carried["plan"] if entry["action"] == "carry_deletion"]
     assert sorted(carried_steps) == sorted(deleting), carried["plan"]
+    assert (carried["counts"]["Machine"]["leaving"], carried["counts"]["Machine"]["remaining"]) == (1, 2), carried["counts"]
     settled_state(hcp, namespace)  # every source gone, those being deleted too (their deletion is carried)
     live = {(o["kind"], o["metadata"]["name"]): o for o in read_namespace(session, namespace, crds)}
     for (kind, name), obj in deleting.items():

@@ -49,6 +49,9 @@ BAD_CALLS = [
     ("capi_owners_outside", ("text",), {}, ["capi_owners_outside: the input (objects) must be a list of mappings, got str"]),
     ("capi_owners_outside", ([1],), {}, ["capi_owners_outside: the input (objects) must be a list of mappings, item 0 is"]),
     ("capi_owners_outside", ([], 5), {}, ["capi_owners_outside: others must be a list of mappings, got int"]),
+    ("capi_leaving", ("text",), {}, ["capi_leaving: the input (objects) must be a list of mappings, got str"]),
+    ("capi_leaving", ([{"kind": "Machine", "metadata": {"name": "m-0"}}],), {},
+     ["capi_leaving: Machine m-0 has no metadata.uid; pass objects as read from the API server"]),
     ("capi_verify_judge", ([],), {}, ["capi_verify_judge: expected a dict of what was read, got list"]),
     ("capi_verify_table", ("text",), {}, ["capi_verify_table: the input (capi_verify results) must be a list of mappings"]),
     ("capi_verify_table", ([1],), {}, ["capi_verify_table: the input (capi_verify results) must be a list of mappings, "

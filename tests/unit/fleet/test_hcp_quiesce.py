@@ -285,10 +285,10 @@ def test_pausing_a_group_without_crds_is_an_error_but_unpausing_it_is_nothing_to
 
 
 def machine(name, phase=None):
-    return {"metadata": {"name": name}, "status": {"phase": phase} if phase else {}}
+    return {"metadata": {"name": name, "uid": "uid-" + name}, "status": {"phase": phase} if phase else {}}
 
 
-HEALTHY_CLUSTER = {"metadata": {"name": "hc-01-abc"}, "spec": {},
+HEALTHY_CLUSTER = {"metadata": {"name": "hc-01-abc", "uid": "uid-hc-01-abc"}, "spec": {},
                    "status": {"phase": "Provisioned", "initialization": {"infrastructureProvisioned": True}}}
 PHASES = (["Provisioned", "Provisioning"], ["Running", "Provisioning", "Pending", "Provisioned"])
 
