@@ -21,7 +21,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.judg
     capi_verify_judge,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
-from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import leaving
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import OwnershipCycleError, leaving
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     api_path,
@@ -94,9 +94,12 @@ class VerifyService(object):
         private_objects = [obj for _resource, items in private_listed for obj in items]
         # on their way out (a deletion carried across, or begun since): neither counted (the record leaves them out
         # too) nor judged by their owners (an owner may already be gone)
-        gone = leaving(private_objects)
+        try:
+            gone = leaving(private_objects)
+        except OwnershipCycleError:  # no order to judge by; counted as before (the module fails only when it cannot read)
+            gone = {}
         outside = capi_owners_outside([obj for obj in private_objects if obj["metadata"]["uid"] not in gone],
-                                      [obj for obj in (hostedcluster, hostedcontrolplane) if obj])
+                                      private_objects + [obj for obj in (hostedcluster, hostedcontrolplane) if obj])
         lookups = parallel_map(lambda ref: self._owner(served, ref), outside, self.parallelism)
         deployments = self.client.list(api_path("apps", "v1", "deployments", self.hcp_namespace),
                                        "list " + describe("deployments.apps", namespace=self.hcp_namespace))

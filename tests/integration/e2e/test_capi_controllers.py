@@ -411,9 +411,9 @@ def observe(server, group, reference, seconds):
     settle = time.monotonic() + SETTLE_SECONDS
     while True:
         now = capi_state(server, group)["conditions"]
-        differing = {key: {"before": reference["conditions"].get(key), "now": value}
-                     for key, value in now.items() if value != reference["conditions"].get(key)}
-        if not differing and set(now) == set(reference["conditions"]):
+        differing = {key: {"before": reference["conditions"].get(key), "now": now.get(key)}
+                     for key in set(now) | set(reference["conditions"]) if now.get(key) != reference["conditions"].get(key)}
+        if not differing:
             return sorted(flips)
         assert time.monotonic() < settle, (
             "the Cluster's and MachineDeployment's conditions not as before %d s after the observation: %s "
