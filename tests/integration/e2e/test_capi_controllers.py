@@ -297,6 +297,10 @@ RACES = tuple(re.compile(pattern) for pattern in (
     # CAPD's DevMachine controller the same with a DevMachine its Machine's deletion took along
     r'(failed to sync Machines|failed to patch (unhealthy machine status for machine|(Dev)?Machine))\b.*'
     r'(Dev)?[Mm]achines?\.(infrastructure\.)?cluster\.x-k8s\.io \\"[a-z0-9-]+\\" not found',
+    # v1.10.10's MachineSet controller waits a few seconds for its own cache to show a Machine it just patched, then
+    # logs this and retries. Seen once (CI, the run through the version adaptation, whose watch events are each
+    # converted, on a loaded machine): a lag of the watch, not a lost write; the scenario's steps still pass.
+    r'failed to sync Machines: failed to patch Machine [^:]+: timed out waiting for the condition',
 ))
 
 
