@@ -104,6 +104,12 @@ options:
         controllers of the target groups finish the deletion (a Machine's drain and instance termination). With
         O(delete_source=true) the sources then go like the others. The migrate role sets it with
         C(private_capi_migrate_allow_unsteady).
+      - Before its copy is deleted, each carried source is annotated
+        C(hypershift.openshift.io/capi-migration-carried) with the copy's uid. A later run (the delete phase, a re-run
+        after an interruption) never copies a source so marked again, even once the target's controllers have finished
+        the deletion and the copy is gone (the drain and the termination would otherwise run twice); it deletes the
+        copy if an interrupted run had not yet, and with O(delete_source=true) removes the source like the others,
+        whether or not this option is set then.
       - Without it, such objects are not copied and O(delete_source=true) refuses while one holds a finalizer.
     type: bool
     default: false
@@ -200,7 +206,8 @@ uid_map:
   sample: {"0b6c...": "9f2e..."}
 plan:
   description: The actions in the order they were taken (or, in check mode, would be) - V(create), V(write_status),
-    V(update_owner_references), V(overwrite), V(skip), V(carry), V(carry_deletion), V(conflict), V(repoint_dependent),
+    V(update_owner_references), V(overwrite), V(skip), V(carry), V(mark_carried), V(carry_deletion),
+    V(carried) (a source an earlier run carried, not copied again), V(conflict), V(repoint_dependent),
     V(remove_finalizers),
     V(delete), V(delete_collection); each with C(kind) and C(name) and, where useful, C(api_version), C(reason).
   returned: always

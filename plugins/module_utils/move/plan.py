@@ -23,7 +23,9 @@ SOURCE_VERSION_ANNOTATION = "hypershift.openshift.io/capi-migration-source-resou
 DELETE_LABEL = "hypershift.openshift.io/capi-migration-delete"
 DELETE_LABEL_VALUE = "true"
 FINALIZERS_ANNOTATION = "hypershift.openshift.io/capi-migration-finalizers"
-MIGRATION_ANNOTATIONS = (SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, FINALIZERS_ANNOTATION)
+# on a source whose deletion a run carried to its copy (the copy's uid): a later run never copies it again
+CARRIED_ANNOTATION = "hypershift.openshift.io/capi-migration-carried"
+MIGRATION_ANNOTATIONS = (SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, FINALIZERS_ANNOTATION, CARRIED_ANNOTATION)
 SERVER_SET_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
                        "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 GC_FINALIZERS = ("orphan", "foregroundDeletion")
@@ -94,9 +96,37 @@ def original_finalizers(source):
     return list(metadata.get("finalizers") or ())
 
 
+def carried_copy_uid(source):
+    """The uid of the copy an earlier run carried this source's deletion (or its owner's) to, or None: that copy is the
+    target group's now, gone once its controllers finished, and never to be made again."""
+    return ((source.get("metadata") or {}).get("annotations") or {}).get(CARRIED_ANNOTATION) or None
+
+
+def is_carried(source):
+    return carried_copy_uid(source) is not None
+
+
 def is_marked_for_deletion(source):
     """A previous delete phase approved this source (its copy was complete) and removed its finalizers."""
     return ((source.get("metadata") or {}).get("labels") or {}).get(DELETE_LABEL) == DELETE_LABEL_VALUE
+
+
+def deleted_by_this_module(source, target):
+    """A source a previous delete phase of this module deleted after copying it, found still going by a re-run: not a
+    deletion in flight (nothing to carry across, its copy stays). Either labelled for deletion (it had finalizers,
+    removed then), or deleted with Orphan propagation holding no finalizer but the garbage collector's own while it
+    orphans the dependents, and target (the object of the same name in the target group, or None) copied from it."""
+    if is_marked_for_deletion(source):
+        return True
+    metadata = source.get("metadata") or {}
+    return bool(metadata.get("deletionTimestamp")) and set(metadata.get("finalizers") or ()) <= {"orphan"} \
+        and target is not None and copied_from(source, target)
+
+
+def copied_from(source, target):
+    """target's provenance names source: its uid, or its controller owner's (propagated by a controller, see decide)."""
+    linked = ((target.get("metadata") or {}).get("annotations") or {}).get(SOURCE_UID_ANNOTATION)
+    return linked is not None and linked in ((source.get("metadata") or {}).get("uid"), _controller_uid(source))
 
 
 def remap_owner_references(source, owner_targets, moved_kinds, skipped_orphaning):
@@ -141,6 +171,7 @@ def desired_target(source, moved_kind, direction, group_map, owner_refs):
     source_metadata = source.get("metadata") or {}
     annotations = dict(metadata.get("annotations") or {})
     annotations.pop(FINALIZERS_ANNOTATION, None)
+    annotations.pop(CARRIED_ANNOTATION, None)
     annotations[SOURCE_UID_ANNOTATION] = source_metadata.get("uid")
     annotations[SOURCE_VERSION_ANNOTATION] = source_metadata.get("resourceVersion")
     metadata["annotations"] = annotations

@@ -32,12 +32,12 @@ class MigrationReport(object):
             self._kind_counts(kind)[counter] += amount
 
     def step(self, action, obj_kind, name, **details):
-        """One planned or done action; writes (everything but skip/conflict/carry) mark the run changed."""
+        """One planned or done action; writes (everything but skip/conflict/carry/carried) mark the run changed."""
         entry = {"action": action, "kind": obj_kind, "name": name}
         entry.update(details)
         with self._lock:
             self.plan.append(entry)
-            if action not in ("skip", "conflict", "carry"):
+            if action not in ("skip", "conflict", "carry", "carried"):
                 self.changed = True
 
     def extend(self, entries):

@@ -31,8 +31,12 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph
     OwnershipGraph,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
+    CARRIED_ANNOTATION,
     GC_FINALIZERS,
+    carried_copy_uid,
+    deleted_by_this_module,
     desired_target,
+    is_carried,
     is_marked_for_deletion,
     remap_owner_references,
 )
@@ -158,15 +162,22 @@ class MigrateService(object):
         self.check_paused(sources, kind_of)
         graph = OwnershipGraph(list(sources.values()))
         carry = bool(self.params.get("carry_deletions"))
+        # this module's own deletions (an interrupted delete phase): their copies stay, nothing to carry
+        own = {uid for uid in graph.skipped
+               if deleted_by_this_module(sources[uid], targets.get((kind_of[uid].key, object_name(sources[uid]))))}
         for uid, reason in sorted(graph.skipped.items(), key=lambda pair: (kind_of[pair[0]].kind, object_name(sources[pair[0]]))):
-            if not is_marked_for_deletion(sources[uid]):  # this module's own deletions leave their copies behind
+            if uid not in own:
                 self.report.count(kind_of[uid].kind, "leaving")
-            if carry:  # copied like the others; the copies of those being deleted are then deleted (carry_deletions)
+            if is_carried(sources[uid]):  # an earlier run carried it: its copy may be gone already, never recreate it
+                self.report.step("carried", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+                continue
+            if carry and uid not in own:  # copied like the others; the copies of those being deleted are then deleted
                 self.report.step("carry", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
                 continue
             self.report.skip(kind_of[uid].kind, object_name(sources[uid]), "not copied: %s" % reason)
             self.report.step("skip", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
-        copyable = [uid for uid in sources if carry or uid not in graph.skipped]
+        copyable = [uid for uid in sources if (uid not in graph.skipped or carry and uid not in own)
+                    and not is_carried(sources[uid])]
         levels = graph.levels(copyable)
         moved_set = {(kind.source_group, kind.kind) for kind in moved}
         orphaning = {uid for uid in graph.skipped
@@ -174,28 +185,67 @@ class MigrateService(object):
         copier = CopyEngine(self.client, self.report, self.namespace, self.direction, self.group_map,
                             force=self.params["force"], parallelism=self.parallelism, diff=self.diff)
         owner_targets, copies = {}, {}
+        # carried by an earlier run: not copied again, but their dependents not yet carried (a run stopped between two
+        # marks) still name the copy as their owner; the copy, if still there, is deleted below if it is not yet
+        carried_copies = {}
+        for uid in sources:
+            if is_carried(sources[uid]):
+                existing = targets.get((kind_of[uid].key, object_name(sources[uid])))
+                if existing is not None:
+                    carried_copies[uid] = existing
+                owner_targets[uid] = (kind_of[uid].target_api_version,
+                                      (existing or {}).get("metadata", {}).get("uid") or carried_copy_uid(sources[uid]))
         for members in levels:
             copied = copier.copy_level(members, sources, kind_of, owner_targets, targets, moved_set, orphaning)
             copies.update(copied)
             for uid, target in copied.items():
                 owner_targets[uid] = (kind_of[uid].target_api_version, target["metadata"]["uid"])
-        # being deleted by someone else (a deletion this module began itself, in an earlier delete phase, is not)
-        deleting = [uid for uid in copyable if (sources[uid].get("metadata") or {}).get("deletionTimestamp")
-                    and not is_marked_for_deletion(sources[uid])]
-        if carry and deleting:
-            self.carry_deletions(deleting, sources, kind_of, copies)
+        # being deleted by someone else (copyable holds none of this module's own deletions)
+        deleting = [uid for uid in copyable if (sources[uid].get("metadata") or {}).get("deletionTimestamp")]
+        # carried by an earlier run that may have stopped before deleting the copy: the copy goes now
+        for uid, existing in carried_copies.items():
+            if (sources[uid].get("metadata") or {}).get("deletionTimestamp"):
+                deleting.append(uid)
+                copies[uid] = existing
+        if graph.skipped and (carry or any(is_carried(sources[uid]) for uid in graph.skipped)):
+            self.carry_deletions(deleting, [uid for uid in graph.skipped if uid in copies and not is_carried(sources[uid])],
+                                 sources, kind_of, copies)
         if self.params["verify"]:
             # the copies of objects being deleted go away once their controllers have finished: not compared
             self.verify([uid for uid in copyable if uid not in deleting], sources, kind_of, owner_targets, copies,
                         moved_set, orphaning)
         if self.params["delete_source"]:
+            # the sources an earlier run carried go like the others (their copies are the target group's now)
+            levels = graph.levels([uid for uid in sources if uid in copyable or is_carried(sources[uid])])
             self.delete(served, moved, levels, sources, kind_of, owner_targets, graph, carry)
         return self.report
 
-    def carry_deletions(self, deleting, sources, kind_of, copies):
+    def carry_deletions(self, deleting, carried, sources, kind_of, copies):
         """Delete the copy of each source that is being deleted, with the source's propagation, so that its deletion
         goes on in the target group: the copy keeps its finalizers (a Machine's: drain, terminate) and the controllers
-        of the target group finish what the source's had begun."""
+        of the target group finish what the source's had begun.
+
+        Each carried source (being deleted, or taken along by one that is) is first marked with its copy's uid: a later
+        run (the role's delete phase, a resumed run) would otherwise copy it again once the target's controllers have
+        finished the deletion, and the drain and termination would run twice."""
+        def mark(uid):
+            kind, name = kind_of[uid], object_name(sources[uid])
+            copy_uid = ((copies.get(uid) or {}).get("metadata") or {}).get("uid") or "unknown"
+            try:
+                patched = call_with_retries(lambda: self.client.patch(
+                    object_path(kind, self.namespace, name, target=False),
+                    {"metadata": {"annotations": {CARRIED_ANNOTATION: copy_uid}}},
+                    what("mark (its deletion carried to the copy)", kind, self.namespace, name, target=False)))
+            except ApiError as exc:
+                if not exc.is_not_found:
+                    raise
+                return  # its deletion finished in the source group since it was read: the copy still goes
+            if patched:  # the delete phase's preconditions need the new resourceVersion
+                sources[uid] = patched
+            self.report.step("mark_carried", kind.kind, name, copy_uid=copy_uid)
+        parallel_map(mark, sorted(carried, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))),
+                     self.parallelism)
+
         def carry(uid):
             kind, name = kind_of[uid], object_name(sources[uid])
             finalizers = (sources[uid].get("metadata") or {}).get("finalizers") or ()
@@ -250,7 +300,8 @@ class MigrateService(object):
         # With carry, nothing was skipped: the copies go on with the deletions.
         held = [] if carry else sorted(
             (kind_of[uid].kind, object_name(sources[uid]), tuple(_controller_finalizers(sources[uid])))
-            for uid in graph.skipped if _controller_finalizers(sources[uid]) and not is_marked_for_deletion(sources[uid]))
+            for uid in graph.skipped if _controller_finalizers(sources[uid]) and not is_marked_for_deletion(sources[uid])
+            and not is_carried(sources[uid]))
         if held:
             raise MigrationError(
                 "not deleting any source: a deletion is in flight - %d object%s not copied (being deleted, or going "

@@ -31,14 +31,16 @@ import subprocess
 import time
 
 import pytest
+import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import CONVERTIBLE_KINDS
-from testenv import capi, proxy_stack
+from testenv import REPO_ROOT, capi, proxy_stack
 from testenv.client import wait_for
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
 from testenv.cluster.testing import start_cluster
 from testenv.hcp import build, fleet
+from testenv.module_runner import run_module
 from tests.integration.fleet.support import deployments_settled, hostedcluster_states, run_playbook, write_inventory
 
 pytestmark = pytest.mark.slow
@@ -476,7 +478,27 @@ def migrate_without_a_replacement(world):
     after = dict(after, conditions=world["before"]["conditions"])  # as before the migration, once settled
     flips = observe(server, PRIVATE_GROUP, after, OBSERVE_SECONDS)
     print("nothing replaced for %d s after the migration; conditions on the way: %s" % (OBSERVE_SECONDS, flips))
+    crds_unchanged_by_the_crd_migrator(server)
     return capi_state(server, PRIVATE_GROUP)
+
+
+CRD_MIGRATION_ANNOTATION = "crd-migration.cluster.x-k8s.io/observed-generation"
+
+
+def crds_unchanged_by_the_crd_migrator(server):
+    """The core manager's CRD migrator, through the proxy, annotates the private CRDs it has migrated (and trims their
+    storedVersions); the private_crds role's render, with the role's own defaults, still has nothing to change."""
+    crds = server.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions").json()["items"]
+    annotated = [crd["metadata"]["name"] for crd in crds if crd["spec"]["group"].endswith(".hypershift.openshift.io")
+                 and CRD_MIGRATION_ANNOTATION in (crd["metadata"].get("annotations") or {})]
+    assert "machines.cluster.hypershift.openshift.io" in annotated, annotated
+    with open(os.path.join(REPO_ROOT, "roles", "private_crds", "defaults", "main.yml")) as handle:
+        defaults = yaml.safe_load(handle)
+    args = {key[len("private_capi_crds_"):]: value for key, value in defaults.items()
+            if value != "" and key[len("private_capi_crds_"):] not in ("source", "src", "verify", "wait_timeout")}
+    result = run_module("private_crd_render", dict(args, kubeconfig=server.kubeconfig, from_cluster=True, state="present"),
+                        check_mode=True)
+    assert not result.failed and result["changed"] is False, result.get("msg") or result
 
 
 def scale_through_the_proxy(world, migrated):

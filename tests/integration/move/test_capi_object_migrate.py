@@ -205,29 +205,49 @@ def test_an_in_flight_deletion_is_never_cut_short(hcp):
     for (kind, name), obj in deleting.items():  # still there, deletion in flight, finalizers untouched
         live = [o for o in read_namespace(session, namespace, crds) if (o["kind"], o["metadata"]["name"]) == (kind, name)]
         assert live and live[0]["metadata"]["finalizers"] == obj["metadata"]["finalizers"], (kind, name, live)
-    # carry_deletions: copied too, each copy deleted through the API at once, keeping the finalizers for the
-    # target group's controllers; the sources then go like the others
-    carried = migrate(server, namespace, delete_source=True, verify=True, carry_deletions=True)
-    assert not carried.failed, carried.get("msg")
-    carried_steps = [(entry["kind"], entry["name"]) for entry in carried["plan"] if entry["action"] == "carry_deletion"]
-    assert sorted(carried_steps) == sorted(deleting), carried["plan"]
-    assert (carried["counts"]["Machine"]["leaving"], carried["counts"]["Machine"]["remaining"]) == (1, 2), carried["counts"]
-    settled_state(hcp, namespace)  # every source gone, those being deleted too (their deletion is carried)
-    live = {(o["kind"], o["metadata"]["name"]): o for o in read_namespace(session, namespace, crds)}
+    # carry_deletions, in the migrate role's two phases: the copy phase copies those too, marks each source with its
+    # copy's uid and deletes the copy through the API at once, keeping the finalizers for the target group's
+    # controllers
+    copied = migrate(server, namespace, delete_source=False, verify=True, carry_deletions=True)
+    assert not copied.failed, copied.get("msg")
+    carried_steps = [(entry["kind"], entry["name"]) for entry in copied["plan"] if entry["action"] == "carry_deletion"]
+    assert sorted(carried_steps) == sorted(deleting), copied["plan"]
+    marks = {(entry["kind"], entry["name"]): entry["copy_uid"] for entry in copied["plan"]
+             if entry["action"] == "mark_carried"}
+    assert sorted(marks) == sorted(deleting), copied["plan"]
+    assert (copied["counts"]["Machine"]["leaving"], copied["counts"]["Machine"]["remaining"]) == (1, 2), copied["counts"]
+    live = read_namespace(session, namespace, crds)
+    copies = {}
     for (kind, name), obj in deleting.items():
-        copy = live.get((kind, name))
-        assert copy is not None and copy["apiVersion"].split("/")[0].endswith(".hypershift.openshift.io"), copy
-        assert copy["metadata"].get("deletionTimestamp"), copy["metadata"]
-        assert copy["metadata"]["finalizers"] == obj["metadata"]["finalizers"], (copy["metadata"], obj["metadata"])
-    again = migrate(server, namespace, delete_source=True, verify=True, carry_deletions=True)
-    assert not again.failed and again["changed"] is False, again.get("msg") or again["plan"]
-    # the target group's controllers finish (drained, terminated): they release the finalizers, the copies go
-    for (kind, name), obj in deleting.items():
-        copy = live[(kind, name)]
+        copy = [o for o in live if (o["kind"], o["metadata"]["name"]) == (kind, name)
+                and o["apiVersion"].split("/")[0].endswith(".hypershift.openshift.io")]
+        assert copy and copy[0]["metadata"].get("deletionTimestamp"), (kind, name, copy)
+        assert copy[0]["metadata"]["finalizers"] == obj["metadata"]["finalizers"], (copy[0]["metadata"], obj["metadata"])
+        assert marks[(kind, name)] == copy[0]["metadata"]["uid"]
+        copies[(kind, name)] = copy[0]
+    # the target group's controllers finish (drained, terminated) before the delete phase: they release the
+    # finalizers, the copies go
+    for (kind, name), copy in copies.items():
         path = "/apis/%s/namespaces/%s/%ss/%s" % (copy["apiVersion"], namespace, kind.lower(), name)
         session.request("PATCH", path, {"metadata": {"finalizers": None}})
-    wait_for(lambda: not [o for o in read_namespace(session, namespace, crds) if o["metadata"].get("deletionTimestamp")],
+    wait_for(lambda: not [o for o in read_namespace(session, namespace, crds)
+                          if o["apiVersion"].split("/")[0].endswith(".hypershift.openshift.io")
+                          and o["metadata"].get("deletionTimestamp")],
              "the carried deletions to complete", timeout=30)
+    # the delete phase never copies a carried source again (the drain and the termination would run twice): the
+    # sources go like the others
+    finished = migrate(server, namespace, delete_source=True, verify=True, carry_deletions=True)
+    assert not finished.failed, finished.get("msg")
+    recopied = [entry for entry in finished["plan"] if (entry["kind"], entry["name"]) in deleting
+                and entry["action"] not in ("carried", "remove_finalizers", "delete", "delete_collection")]
+    assert not recopied, recopied
+    assert sorted((entry["kind"], entry["name"]) for entry in finished["plan"] if entry["action"] == "carried") \
+        == sorted(deleting), finished["plan"]
+    settled_state(hcp, namespace)  # every source gone, those whose deletion was carried too
+    live = {(o["kind"], o["metadata"]["name"]) for o in read_namespace(session, namespace, crds)}
+    assert not live & set(deleting), sorted(live & set(deleting))
+    again = migrate(server, namespace, delete_source=True, verify=True, carry_deletions=True)
+    assert not again.failed and again["changed"] is False, again.get("msg") or again["plan"]
 
 
 def test_round_trip_standard_private_standard_restores_content(hcp):

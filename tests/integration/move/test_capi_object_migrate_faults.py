@@ -1,7 +1,8 @@
 """Interrupt capi_object_migrate anywhere and prove that re-running it ends exactly where an uninterrupted run ends.
 
-For an HCP namespace of about 40 CAPI objects (AWS, 15 Machines, 2 of them Failed): the uninterrupted
-run (copy + delete_source) is the reference, and M is the number of mutating requests it sends. Then, each in
+For an HCP namespace of about 30 CAPI objects (AWS, 8 Machines, 2 of them Failed, and one more Machine whose
+deletion is in flight, carried across with carry_deletions: its copy marked on the source, then deleted holding its
+finalizers): the uninterrupted run (copy + delete_source) is the reference, and M is the number of mutating requests it sends. Then, each in
 a fresh namespace loaded from the same fixture:
 * for every N in 1..M the Nth mutating request fails (HTTP 403: not retried, the run stops there);
 * for every 8th N the Nth mutating request's connection is dropped (retried by the module);
@@ -50,15 +51,17 @@ def lab(fresh_cluster):
 def prepare(lab, label):
     """Load the fixture into namespace <label>-aws; returns the namespace and its canonical-form replacements."""
     _server, session, crds, _zygote = lab
-    # no Machine being deleted: delete_source refuses while one is (test_capi_object_migrate.py shows it)
-    objects = build.build_hcp_namespace("AWS", label, "aws", machines=15, failed=2, deleting=0)
+    # one Machine being deleted, its deletion carried (carry_deletions; without it delete_source refuses while one
+    # is: test_capi_object_migrate.py shows it)
+    objects = build.build_hcp_namespace("AWS", label, "aws", machines=8, failed=2, deleting=1)
     build.load_objects(session, objects, crds, parallelism=16)
     namespace = objects[0]["metadata"]["name"]
     return namespace, ((namespace, "<hcp-namespace>"), (label + "/", "<hc-namespace>/"))
 
 
 def args_for(server, namespace):
-    return {"kubeconfig": server.kubeconfig, "namespace": namespace, "delete_source": True, "parallelism": 4}
+    return {"kubeconfig": server.kubeconfig, "namespace": namespace, "delete_source": True, "carry_deletions": True,
+            "parallelism": 4}
 
 
 def settled(lab, namespace, replacements, timeout=60.0):
@@ -86,6 +89,8 @@ def reference(lab):
                 if entry["namespace"] == namespace and entry["verb"] not in ("get", "list", "watch")]
     state = settled(lab, namespace, replacements)
     assert any(key.startswith("cluster.hypershift.openshift.io/Machine/") for key in state)
+    # the carried deletion: its copy is there, being deleted, holding the Machine finalizer for the new controllers
+    assert [entry["action"] for entry in result["plan"]].count("carry_deletion") == 2, result["plan"]
     return len(mutating), state
 
 

@@ -156,6 +156,40 @@ def test_a_copy_carrying_its_owners_provenance_was_adopted_by_the_new_controller
     assert plan.decide(machine_set, adopted, body, status).outcome == plan.DIFFERS, "any other uid stays foreign"
 
 
+def test_a_re_run_tells_its_own_deletions_from_deletions_in_flight():
+    """An interrupted delete phase leaves sources this module deleted (Orphan, or labelled once it removed their
+    finalizers) that a re-run reads with a deletionTimestamp: they are not deletions in flight, and carrying them
+    would delete their copies. Found by the fault sweep with carry_deletions."""
+    objects = sources(machines=1, deleting=0)
+    check = by_kind(objects, "MachineHealthCheck")[0]
+    body, _status = plan.desired_target(check, kind_of(check), TO_PRIVATE, GROUPS, [])
+    going = copy.deepcopy(check)
+    going["metadata"].update(deletionTimestamp=build.STAMP, finalizers=["orphan"])
+    assert plan.deleted_by_this_module(going, body)  # its copy names it: deleted by the module, orphaning
+    assert not plan.deleted_by_this_module(going, None), "no copy: someone else's deletion"
+    foreign = copy.deepcopy(body)
+    foreign["metadata"]["annotations"][plan.SOURCE_UID_ANNOTATION] = "uid-of-something-else"
+    assert not plan.deleted_by_this_module(going, foreign)
+    held = copy.deepcopy(going)
+    held["metadata"]["finalizers"] = ["orphan", "machinehealthcheck.example.com"]
+    assert not plan.deleted_by_this_module(held, body), "a controller's finalizer: a deletion in flight"
+    foreground = dict(going, metadata=dict(going["metadata"], finalizers=["foregroundDeletion"]))
+    assert not plan.deleted_by_this_module(foreground, body), "foreground: someone else's, taking dependents along"
+    assert not plan.deleted_by_this_module(check, body), "not being deleted"
+    labelled = copy.deepcopy(check)
+    labelled["metadata"]["labels"][plan.DELETE_LABEL] = plan.DELETE_LABEL_VALUE
+    assert plan.deleted_by_this_module(labelled, None)
+
+
+def test_a_carried_source_names_its_copy():
+    machine = by_kind(sources(machines=1, deleting=0), "Machine")[0]
+    assert plan.carried_copy_uid(machine) is None and not plan.is_carried(machine)
+    machine["metadata"]["annotations"][plan.CARRIED_ANNOTATION] = "uid-of-the-copy"
+    assert plan.carried_copy_uid(machine) == "uid-of-the-copy" and plan.is_carried(machine)
+    body, _status = plan.desired_target(machine, kind_of(machine), TO_PRIVATE, GROUPS, [])
+    assert plan.CARRIED_ANNOTATION not in body["metadata"]["annotations"], "the mark is never copied"
+
+
 def test_marking_for_deletion_keeps_the_copy_comparable():
     machine = by_kind(sources(machines=1, deleting=0), "Machine")[0]
     patch = plan.marked_for_deletion(machine)
