@@ -1,11 +1,14 @@
-"""capi_health's judgement (pure) across a deletion in flight: what is on its way out is neither counted nor judged.
-
-The other health checks: tests/unit/fleet/test_hcp_quiesce.py."""
+"""capi_health's judgement (pure): what it fails and why; across a deletion in flight, what is on its way out is
+neither counted nor judged."""
 import copy
 
+import pytest
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import (
+    HealthInputError,
     expected_counts_from,
     health_failures,
+    unhealthy_machine_names,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import leaving
 
@@ -82,3 +85,41 @@ def test_a_machine_lost_or_unhealthy_outside_a_deletion_still_fails():
     # a deletion begun since the copy counts against the record: the Machine is no longer there to stay
     objects = namespace_objects(carried=True)
     assert judge(objects, expected) == ["DevMachine count 2 != 3 before migration", "Machine count 2 != 3 before migration"]
+
+
+PHASES = (["Provisioned", "Provisioning"], ["Running", "Provisioning", "Pending", "Provisioned"])
+
+
+def test_health_of_a_healthy_namespace_is_empty():
+    objects = {"Cluster": [cluster()], "Machine": [obj("Machine", "m-1", phase="Running"), obj("Machine", "m-2")]}
+    assert health_failures(NS, objects, {"Cluster": 1, "Machine": 2}, *PHASES) == []
+
+
+def test_health_lists_every_failure():
+    failed = obj("Cluster", "ex", phase="Failed")
+    failed["status"]["infrastructureReady"] = False
+    failed["spec"] = {"paused": True}
+    objects = {"Cluster": [failed], "Machine": [obj("Machine", "m-1", phase="Failed"), obj("Machine", "m-2", phase="Deleting")]}
+    deployments = [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "cluster-api", "namespace": NS},
+                    "spec": {"replicas": 2}, "status": {"availableReplicas": 1}}]
+    failures = health_failures(NS, objects, {"Cluster": 1, "Machine": 3}, *PHASES, unhealthy_before=["m-2"],
+                               deployments=deployments, required_deployments=["cluster-api", "capi-provider"])
+    assert failures == [
+        "Cluster ex phase is Failed, expected one of Provisioned/Provisioning",
+        "Cluster ex infrastructure is not ready",
+        "Cluster ex is still paused",
+        "Machine count 2 != 3 before migration",
+        "Machine m-1 phase Failed",
+        "Deployment %s/capi-provider is missing" % NS,
+        "Deployment %s/cluster-api has 1 of 2 replicas available" % NS,
+    ]
+    assert health_failures(NS, {}, {}, *PHASES) == ["no private Cluster in %s" % NS]
+
+
+def test_expected_counts_leave_out_what_was_not_copied():
+    counts = {"Machine": {"found": 3, "created": 2}, "Cluster": 1}
+    assert expected_counts_from(counts, [{"kind": "Machine", "name": "m-3"}]) == {"Machine": 2, "Cluster": 1}
+    with pytest.raises(HealthInputError, match=r"source_counts\['Machine'\] is 'many'"):
+        expected_counts_from({"Machine": "many"}, [])
+    machines = [obj("Machine", "b", phase="Failed"), obj("Machine", "a"), obj("Machine", "c", phase="Running")]
+    assert unhealthy_machine_names(machines, PHASES[1]) == ["a", "b"]

@@ -1,9 +1,9 @@
-"""hcp_quiesce and capi_health: the pure patches and judgements, the order of a run, documentation = argspec."""
+"""hcp_quiesce: the pure patches and judgements, the order of a run; hcp_quiesce and capi_health: documentation = argspec.
+
+capi_health's judgement: tests/unit/fleet/test_capi_health.py."""
 import copy
 
 import pytest
-
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import health as capi_health
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import quiesce as hcp_quiesce
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
@@ -282,50 +282,6 @@ def test_pausing_a_group_without_crds_is_an_error_but_unpausing_it_is_nothing_to
     service, result = run(FakeClient(objects), state="resumed", pause_group="cluster.hypershift.openshift.io",
                           fence=False, deployments=[])
     assert not service.changed and result["core_version"] is None
-
-
-def machine(name, phase=None):
-    return {"metadata": {"name": name, "uid": "uid-" + name}, "status": {"phase": phase} if phase else {}}
-
-
-HEALTHY_CLUSTER = {"metadata": {"name": "hc-01-abc", "uid": "uid-hc-01-abc"}, "spec": {},
-                   "status": {"phase": "Provisioned", "initialization": {"infrastructureProvisioned": True}}}
-PHASES = (["Provisioned", "Provisioning"], ["Running", "Provisioning", "Pending", "Provisioned"])
-
-
-def test_health_of_a_healthy_namespace_is_empty():
-    objects = {"Cluster": [HEALTHY_CLUSTER], "Machine": [machine("m-1", "Running"), machine("m-2")]}
-    assert capi_health.health_failures(NS, objects, {"Cluster": 1, "Machine": 2}, *PHASES) == []
-
-
-def test_health_lists_every_failure():
-    cluster = copy.deepcopy(HEALTHY_CLUSTER)
-    cluster["status"] = {"phase": "Failed", "infrastructureReady": False}
-    cluster["spec"]["paused"] = True
-    objects = {"Cluster": [cluster], "Machine": [machine("m-1", "Failed"), machine("m-2", "Deleting")]}
-    deployments = [deployment("cluster-api", replicas=2, available=1)]
-    failures = capi_health.health_failures(NS, objects, {"Cluster": 1, "Machine": 3}, *PHASES,
-                                           unhealthy_before=["m-2"], deployments=deployments,
-                                           required_deployments=["cluster-api", "capi-provider"])
-    assert failures == [
-        "Cluster hc-01-abc phase is Failed, expected one of Provisioned/Provisioning",
-        "Cluster hc-01-abc infrastructure is not ready",
-        "Cluster hc-01-abc is still paused",
-        "Machine count 2 != 3 before migration",
-        "Machine m-1 phase Failed",
-        "Deployment clusters-hc-01/capi-provider is missing",
-        "Deployment clusters-hc-01/cluster-api has 1 of 2 replicas available",
-    ]
-    assert capi_health.health_failures(NS, {}, {}, *PHASES) == ["no private Cluster in clusters-hc-01"]
-
-
-def test_expected_counts_leave_out_what_was_not_copied():
-    counts = {"Machine": {"found": 3, "created": 2}, "Cluster": 1}
-    assert capi_health.expected_counts_from(counts, [{"kind": "Machine", "name": "m-3"}]) == {"Machine": 2, "Cluster": 1}
-    with pytest.raises(capi_health.HealthInputError, match=r"source_counts\['Machine'\] is 'many'"):
-        capi_health.expected_counts_from({"Machine": "many"}, [])
-    assert capi_health.unhealthy_machine_names([machine("b", "Failed"), machine("a"), machine("c", "Running")],
-                                               PHASES[1]) == ["a", "b"]
 
 
 def test_controller_files_validates_entries_and_writes_atomically(tmp_path):
