@@ -104,12 +104,15 @@ options:
         controllers of the target groups finish the deletion (a Machine's drain and instance termination). With
         O(delete_source=true) the sources then go like the others. The migrate role sets it with
         C(private_capi_migrate_allow_unsteady).
-      - Before its copy is deleted, each carried source is annotated
-        C(hypershift.openshift.io/capi-migration-carried) with the copy's uid. A later run (the delete phase, a re-run
-        after an interruption) never copies a source so marked again, even once the target's controllers have finished
-        the deletion and the copy is gone (the drain and the termination would otherwise run twice); it deletes the
-        copy if an interrupted run had not yet, and with O(delete_source=true) removes the source like the others,
-        whether or not this option is set then.
+      - Before any copy is deleted, each carried source is annotated
+        C(hypershift.openshift.io/capi-migration-carried) with its copy's uid, and
+        C(hypershift.openshift.io/capi-migration-carried-deletion=true) if it was itself being deleted (its copy is
+        deleted here; a source only taken along keeps its copy, which goes with its owner's). A later run (the delete
+        phase, a re-run after an interruption) never copies a source so marked again, even once the target's
+        controllers have finished the deletion and the copy is gone (the drain and the termination would otherwise run
+        twice); it deletes a copy whose deletion was carried if an interrupted run had not yet, and with
+        O(delete_source=true) removes the source like the others, whether or not this option is set then. The
+        migrate role's rollback of a failed attempt that deletes the partial copies removes these marks.
       - Without it, such objects are not copied and O(delete_source=true) refuses while one holds a finalizer.
     type: bool
     default: false

@@ -23,9 +23,13 @@ SOURCE_VERSION_ANNOTATION = "hypershift.openshift.io/capi-migration-source-resou
 DELETE_LABEL = "hypershift.openshift.io/capi-migration-delete"
 DELETE_LABEL_VALUE = "true"
 FINALIZERS_ANNOTATION = "hypershift.openshift.io/capi-migration-finalizers"
-# on a source whose deletion a run carried to its copy (the copy's uid): a later run never copies it again
+# on a source whose deletion (or its owner's) a run carried to its copy (the copy's uid): never copied again
 CARRIED_ANNOTATION = "hypershift.openshift.io/capi-migration-carried"
-MIGRATION_ANNOTATIONS = (SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, FINALIZERS_ANNOTATION, CARRIED_ANNOTATION)
+# beside it on a source that was itself being deleted when it was carried: its copy is deleted by this module (a
+# source only taken along is not: its copy goes with its owner's, once the target's controllers have done their work)
+CARRIED_DELETION_ANNOTATION = "hypershift.openshift.io/capi-migration-carried-deletion"
+MIGRATION_ANNOTATIONS = (SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, FINALIZERS_ANNOTATION, CARRIED_ANNOTATION,
+                         CARRIED_DELETION_ANNOTATION)
 SERVER_SET_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
                        "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 GC_FINALIZERS = ("orphan", "foregroundDeletion")
@@ -106,6 +110,20 @@ def is_carried(source):
     return carried_copy_uid(source) is not None
 
 
+def carried_mark(copy_uid, deletes_copy):
+    """The annotations that mark a carried source (see carried_copy_uid and carries_deletion)."""
+    annotations = {CARRIED_ANNOTATION: copy_uid}
+    if deletes_copy:
+        annotations[CARRIED_DELETION_ANNOTATION] = "true"
+    return annotations
+
+
+def carries_deletion(source):
+    """A carried source that was itself being deleted when it was carried: this module deletes its copy."""
+    return is_carried(source) and ((source.get("metadata") or {}).get("annotations") or {}).get(
+        CARRIED_DELETION_ANNOTATION) == "true"
+
+
 def is_marked_for_deletion(source):
     """A previous delete phase approved this source (its copy was complete) and removed its finalizers."""
     return ((source.get("metadata") or {}).get("labels") or {}).get(DELETE_LABEL) == DELETE_LABEL_VALUE
@@ -172,6 +190,7 @@ def desired_target(source, moved_kind, direction, group_map, owner_refs):
     annotations = dict(metadata.get("annotations") or {})
     annotations.pop(FINALIZERS_ANNOTATION, None)
     annotations.pop(CARRIED_ANNOTATION, None)
+    annotations.pop(CARRIED_DELETION_ANNOTATION, None)
     annotations[SOURCE_UID_ANNOTATION] = source_metadata.get("uid")
     annotations[SOURCE_VERSION_ANNOTATION] = source_metadata.get("resourceVersion")
     metadata["annotations"] = annotations

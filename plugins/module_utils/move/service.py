@@ -31,9 +31,10 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph
     OwnershipGraph,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
-    CARRIED_ANNOTATION,
     GC_FINALIZERS,
     carried_copy_uid,
+    carried_mark,
+    carries_deletion,
     deleted_by_this_module,
     desired_target,
     is_carried,
@@ -162,9 +163,10 @@ class MigrateService(object):
         self.check_paused(sources, kind_of)
         graph = OwnershipGraph(list(sources.values()))
         carry = bool(self.params.get("carry_deletions"))
-        # this module's own deletions (an interrupted delete phase): their copies stay, nothing to carry
-        own = {uid for uid in graph.skipped
-               if deleted_by_this_module(sources[uid], targets.get((kind_of[uid].key, object_name(sources[uid]))))}
+        # this module's own deletions (an interrupted delete phase): their copies stay, nothing to carry (a carried
+        # source stays carried: its copy goes too)
+        own = {uid for uid in graph.skipped if not is_carried(sources[uid])
+               and deleted_by_this_module(sources[uid], targets.get((kind_of[uid].key, object_name(sources[uid]))))}
         for uid, reason in sorted(graph.skipped.items(), key=lambda pair: (kind_of[pair[0]].kind, object_name(sources[pair[0]]))):
             if uid not in own:
                 self.report.count(kind_of[uid].kind, "leaving")
@@ -186,15 +188,16 @@ class MigrateService(object):
                             force=self.params["force"], parallelism=self.parallelism, diff=self.diff)
         owner_targets, copies = {}, {}
         # carried by an earlier run: not copied again, but their dependents not yet carried (a run stopped between two
-        # marks) still name the copy as their owner; the copy, if still there, is deleted below if it is not yet
+        # marks) still name the copy as their owner; a copy whose deletion was carried, still there, is deleted below
         carried_copies = {}
         for uid in sources:
-            if is_carried(sources[uid]):
+            copy_uid = carried_copy_uid(sources[uid])
+            if copy_uid is not None:
+                owner_targets[uid] = (kind_of[uid].target_api_version, copy_uid)
                 existing = targets.get((kind_of[uid].key, object_name(sources[uid])))
-                if existing is not None:
+                if existing is not None and existing["metadata"].get("uid") == copy_uid \
+                        and carries_deletion(sources[uid]):
                     carried_copies[uid] = existing
-                owner_targets[uid] = (kind_of[uid].target_api_version,
-                                      (existing or {}).get("metadata", {}).get("uid") or carried_copy_uid(sources[uid]))
         for members in levels:
             copied = copier.copy_level(members, sources, kind_of, owner_targets, targets, moved_set, orphaning)
             copies.update(copied)
@@ -204,19 +207,21 @@ class MigrateService(object):
         deleting = [uid for uid in copyable if (sources[uid].get("metadata") or {}).get("deletionTimestamp")]
         # carried by an earlier run that may have stopped before deleting the copy: the copy goes now
         for uid, existing in carried_copies.items():
-            if (sources[uid].get("metadata") or {}).get("deletionTimestamp"):
-                deleting.append(uid)
-                copies[uid] = existing
-        if graph.skipped and (carry or any(is_carried(sources[uid]) for uid in graph.skipped)):
-            self.carry_deletions(deleting, [uid for uid in graph.skipped if uid in copies and not is_carried(sources[uid])],
-                                 sources, kind_of, copies)
+            deleting.append(uid)
+            copies[uid] = existing
+        gone = set()
+        if deleting or carry and graph.skipped:
+            gone = self.carry_deletions(deleting, [uid for uid in graph.skipped if uid in copies
+                                                   and not is_carried(sources[uid])], sources, kind_of, copies)
         if self.params["verify"]:
             # the copies of objects being deleted go away once their controllers have finished: not compared
             self.verify([uid for uid in copyable if uid not in deleting], sources, kind_of, owner_targets, copies,
                         moved_set, orphaning)
         if self.params["delete_source"]:
-            # the sources an earlier run carried go like the others (their copies are the target group's now)
-            levels = graph.levels([uid for uid in sources if uid in copyable or is_carried(sources[uid])])
+            # the carried sources go like the others (their copies are the target group's now), except those whose
+            # deletion the garbage collector alone holds now (this module's own, an earlier delete phase's)
+            levels = graph.levels([uid for uid in sources if uid not in gone and (
+                uid in copyable or is_carried(sources[uid]) and not _only_the_gc_holds(sources[uid]))])
             self.delete(served, moved, levels, sources, kind_of, owner_targets, graph, carry)
         return self.report
 
@@ -225,26 +230,30 @@ class MigrateService(object):
         goes on in the target group: the copy keeps its finalizers (a Machine's: drain, terminate) and the controllers
         of the target group finish what the source's had begun.
 
-        Each carried source (being deleted, or taken along by one that is) is first marked with its copy's uid: a later
-        run (the role's delete phase, a resumed run) would otherwise copy it again once the target's controllers have
-        finished the deletion, and the drain and termination would run twice."""
+        Each carried source (being deleted, or taken along by one that is) is first marked with its copy's uid, and
+        whether the copy is deleted here: a later run (the role's delete phase, a resumed run) would otherwise copy it
+        again once the target's controllers have finished the deletion, and the drain and termination would run twice.
+        Returns the uids of the sources gone before they could be marked (their deletion finished meanwhile)."""
+        deleting_set = set(deleting)
+
         def mark(uid):
             kind, name = kind_of[uid], object_name(sources[uid])
             copy_uid = ((copies.get(uid) or {}).get("metadata") or {}).get("uid") or "unknown"
             try:
                 patched = call_with_retries(lambda: self.client.patch(
                     object_path(kind, self.namespace, name, target=False),
-                    {"metadata": {"annotations": {CARRIED_ANNOTATION: copy_uid}}},
+                    {"metadata": {"annotations": carried_mark(copy_uid, uid in deleting_set)}},
                     what("mark (its deletion carried to the copy)", kind, self.namespace, name, target=False)))
             except ApiError as exc:
                 if not exc.is_not_found:
                     raise
-                return  # its deletion finished in the source group since it was read: the copy still goes
+                return uid  # its deletion finished in the source group since it was read: the copy still goes
             if patched:  # the delete phase's preconditions need the new resourceVersion
                 sources[uid] = patched
-            self.report.step("mark_carried", kind.kind, name, copy_uid=copy_uid)
-        parallel_map(mark, sorted(carried, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))),
-                     self.parallelism)
+            self.report.step("mark_carried", kind.kind, name, copy_uid=copy_uid, deletes_copy=uid in deleting_set)
+            return None
+        gone = parallel_map(mark, sorted(carried, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))),
+                            self.parallelism)
 
         def carry(uid):
             kind, name = kind_of[uid], object_name(sources[uid])
@@ -265,6 +274,7 @@ class MigrateService(object):
                              propagation_policy=policy, finalizers=list(finalizers))
         parallel_map(carry, sorted(deleting, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))),
                      self.parallelism)
+        return {uid for uid in gone if uid is not None}
 
     def verify(self, copyable, sources, kind_of, owner_targets, copies, moved_set, orphaning):
         live = copies
@@ -318,6 +328,11 @@ class MigrateService(object):
 
 def _controller_finalizers(source):
     return [name for name in (source.get("metadata") or {}).get("finalizers") or () if name not in GC_FINALIZERS]
+
+
+def _only_the_gc_holds(source):
+    """Being deleted, held by none but the garbage collector's finalizers: it finishes without anyone's help."""
+    return bool((source.get("metadata") or {}).get("deletionTimestamp")) and not _controller_finalizers(source)
 
 
 def run_module(module):

@@ -14,6 +14,7 @@ releases it. Without the override the copy never strips a finalizer from an obje
 """
 import json
 import os
+import re
 import threading
 import time
 
@@ -32,6 +33,7 @@ NAMES = ["hc-%02d" % index for index in range(1, 6)]
 CORE = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s"
 PRIVATE_CORE = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/%s"
 HC_STATUS = "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters/%s/status"
+CARRIED_PREFIX = "hypershift.openshift.io/capi-migration-carried"
 STEADY_VARS = {"private_capi_migrate_steady_timeout": 12, "private_capi_migrate_steady_poll_seconds": 1}
 
 
@@ -55,6 +57,15 @@ def _delete_a_machine(server):
                               content_type="application/merge-patch+json")
     assert response.status == 200, response
     return machine["metadata"]["name"]
+
+
+def _set_cluster_phase(server, name, phase):
+    """Write the standard Cluster's status.phase; returns the phase it had."""
+    cluster = list_items(server, CORE % hcp_ns(name) + "/clusters")[0]
+    path = CORE % hcp_ns(name) + "/clusters/%s/status" % cluster["metadata"]["name"]
+    response = server.request("PATCH", path, {"status": {"phase": phase}}, content_type="application/merge-patch+json")
+    assert response.status == 200, response
+    return cluster["status"]["phase"]
 
 
 def _start_a_rollout(server):
@@ -91,13 +102,22 @@ def fleet_run(tmp_path_factory):
     timer.join()
     after = {name: snapshot(server, crds, hcp_ns(name)) for name in ("hc-01", "hc-02", "hc-03")}
     states = hostedcluster_states(server)
+    # a first attempt with the override fails its health check (hc-01's Cluster Failed: the copy carries the phase)
+    # and is rolled back with the standard objects intact: the partial copies go, and the carried mark with them
+    phase = _set_cluster_phase(server, "hc-01", "Failed")
+    failed_attempt = run_playbook("migrate_fleet.yml", inventory, dict(
+        STEADY_VARS, private_capi_migrate_allow_unsteady=True, private_capi_migrate_steady_timeout=0,
+        private_capi_fleet_names=["hc-01"], private_capi_fleet_report_root=root + "-failed-attempt"))
+    after_failure = server.request("GET", CORE % hcp_ns("hc-01") + "/machines/" + deleted).json()
+    _set_cluster_phase(server, "hc-01", phase)
     # the override, for the two that will not become steady by themselves
     forced = run_playbook("migrate_fleet.yml", inventory, dict(
         STEADY_VARS, private_capi_migrate_allow_unsteady=True, private_capi_migrate_steady_timeout=0,
-        private_capi_fleet_names=["hc-01", "hc-03"], private_capi_fleet_serial=2,
-        private_capi_fleet_report_root=root + "-forced"))
+        private_capi_migrate_retry_failed=True, private_capi_fleet_names=["hc-01", "hc-03"],
+        private_capi_fleet_serial=2, private_capi_fleet_report_root=root + "-forced"))
     yield {"server": server, "crds": crds, "check": checked, "result": result, "root": root, "before": before,
-           "after": after, "states": states, "deleted": deleted, "rollout": rollout, "forced": forced}
+           "after": after, "states": states, "deleted": deleted, "rollout": rollout, "forced": forced,
+           "failed_attempt": failed_attempt, "after_failure": after_failure}
     assert server.stop() == 0
 
 
@@ -187,6 +207,21 @@ def test_the_override_migrates_and_carries_the_deletion_across(fleet_run):
     after = wait_for(lambda: verify(server, "hc-01", passing=True), "capi_verify of hc-01 to pass after the deletion",
                      timeout=60, interval=1)
     assert "Machine" not in after["leaving_counts"] and after["private_counts"]["Machine"] == record["Machine"]
+
+
+def test_a_failed_attempt_leaves_the_deletion_in_flight_to_the_standard_controllers(fleet_run):
+    """The override's copy phase marked hc-01's Machine as carried; the attempt failed before any standard object
+    was deleted, and its rollback deleted the partial copies: it also takes the mark away, so that the standard
+    controllers (back at once) finish the deletion, and a later attempt carries it afresh instead of taking it for
+    carried and removing its finalizer with no copy left to finish it."""
+    failed = fleet_run["failed_attempt"]
+    text = failed.stdout + failed.stderr
+    assert failed.returncode != 0 and "Cluster" in text and "phase is Failed" in text, text[-4000:]
+    unmarked = re.search(r"TASK \[[^\]]*Unmark the deletions the failed attempt carried[^\]]*\] \**\n(\w+):", text)
+    assert unmarked and unmarked.group(1) == "changed", text[-6000:]
+    metadata = fleet_run["after_failure"]["metadata"]
+    assert metadata.get("deletionTimestamp") and metadata["finalizers"] == ["machine.cluster.x-k8s.io"], metadata
+    assert not [key for key in metadata.get("annotations") or {} if key.startswith(CARRIED_PREFIX)], metadata
 
 
 def verify(server, name, passing=False):

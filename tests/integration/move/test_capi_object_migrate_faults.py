@@ -1,8 +1,10 @@
 """Interrupt capi_object_migrate anywhere and prove that re-running it ends exactly where an uninterrupted run ends.
 
-For an HCP namespace of about 30 CAPI objects (AWS, 8 Machines, 2 of them Failed, and one more Machine whose
-deletion is in flight, carried across with carry_deletions: its copy marked on the source, then deleted holding its
-finalizers): the uninterrupted run (copy + delete_source) is the reference, and M is the number of mutating requests it sends. Then, each in
+For an HCP namespace of about 30 CAPI objects (AWS, 8 Machines, 2 of them Failed, one more Machine whose deletion
+is in flight with its AWSMachine, and one whose deletion has just begun, its AWSMachine still live as while a node
+drains; carried across with carry_deletions: each source marked with its copy's uid, then the copies of those being
+deleted deleted holding their finalizers): the uninterrupted run (copy + delete_source) is the reference, and M is
+the number of mutating requests it sends. Then, each in
 a fresh namespace loaded from the same fixture:
 * for every N in 1..M the Nth mutating request fails (HTTP 403: not retried, the run stops there);
 * for every 8th N the Nth mutating request's connection is dropped (retried by the module);
@@ -56,6 +58,10 @@ def prepare(lab, label):
     objects = build.build_hcp_namespace("AWS", label, "aws", machines=8, failed=2, deleting=1)
     build.load_objects(session, objects, crds, parallelism=16)
     namespace = objects[0]["metadata"]["name"]
+    # a deletion just begun: the Machine's finalizer holds it, its AWSMachine is not being deleted (yet)
+    draining = sorted(obj["metadata"]["name"] for obj in objects if obj["kind"] == "Machine"
+                      and not obj["metadata"].get("deletionTimestamp") and (obj.get("status") or {}).get("phase") == "Running")[0]
+    session.request("DELETE", "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machines/%s" % (namespace, draining))
     return namespace, ((namespace, "<hcp-namespace>"), (label + "/", "<hc-namespace>/"))
 
 
@@ -89,8 +95,12 @@ def reference(lab):
                 if entry["namespace"] == namespace and entry["verb"] not in ("get", "list", "watch")]
     state = settled(lab, namespace, replacements)
     assert any(key.startswith("cluster.hypershift.openshift.io/Machine/") for key in state)
-    # the carried deletion: its copy is there, being deleted, holding the Machine finalizer for the new controllers
-    assert [entry["action"] for entry in result["plan"]].count("carry_deletion") == 2, result["plan"]
+    # the carried deletions: their copies are there, being deleted, holding their finalizers for the new controllers;
+    # the AWSMachine of the Machine just being deleted is carried (marked) but its copy stays for the drain to finish
+    assert [entry["action"] for entry in result["plan"]].count("carry_deletion") == 3, result["plan"]
+    marks = [entry for entry in result["plan"] if entry["action"] == "mark_carried"]
+    assert sorted((entry["kind"], entry["deletes_copy"]) for entry in marks) == [
+        ("AWSMachine", False), ("AWSMachine", True), ("Machine", True), ("Machine", True)], marks
     return len(mutating), state
 
 

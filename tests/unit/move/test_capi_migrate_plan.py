@@ -184,10 +184,13 @@ def test_a_re_run_tells_its_own_deletions_from_deletions_in_flight():
 def test_a_carried_source_names_its_copy():
     machine = by_kind(sources(machines=1, deleting=0), "Machine")[0]
     assert plan.carried_copy_uid(machine) is None and not plan.is_carried(machine)
-    machine["metadata"]["annotations"][plan.CARRIED_ANNOTATION] = "uid-of-the-copy"
+    machine["metadata"]["annotations"].update(plan.carried_mark("uid-of-the-copy", deletes_copy=False))
     assert plan.carried_copy_uid(machine) == "uid-of-the-copy" and plan.is_carried(machine)
+    assert not plan.carries_deletion(machine), "taken along: its copy goes with its owner's"
+    machine["metadata"]["annotations"].update(plan.carried_mark("uid-of-the-copy", deletes_copy=True))
+    assert plan.carries_deletion(machine)
     body, _status = plan.desired_target(machine, kind_of(machine), TO_PRIVATE, GROUPS, [])
-    assert plan.CARRIED_ANNOTATION not in body["metadata"]["annotations"], "the mark is never copied"
+    assert not set(plan.carried_mark("x", True)) & set(body["metadata"]["annotations"]), "the mark is never copied"
 
 
 def test_marking_for_deletion_keeps_the_copy_comparable():
