@@ -13,6 +13,7 @@
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import DELETION_ORPHAN_FINALIZER
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json, translate_object
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
@@ -137,7 +138,7 @@ def deleted_by_this_module(source, target):
     if is_marked_for_deletion(source):
         return True
     metadata = source.get("metadata") or {}
-    return bool(metadata.get("deletionTimestamp")) and set(metadata.get("finalizers") or ()) <= {"orphan"} \
+    return bool(metadata.get("deletionTimestamp")) and set(metadata.get("finalizers") or ()) <= {DELETION_ORPHAN_FINALIZER} \
         and target is not None and copied_from(source, target)
 
 
@@ -188,9 +189,8 @@ def desired_target(source, moved_kind, direction, group_map, owner_refs):
         metadata.pop(field, None)
     source_metadata = source.get("metadata") or {}
     annotations = dict(metadata.get("annotations") or {})
-    annotations.pop(FINALIZERS_ANNOTATION, None)
-    annotations.pop(CARRIED_ANNOTATION, None)
-    annotations.pop(CARRIED_DELETION_ANNOTATION, None)
+    for key in MIGRATION_ANNOTATIONS:  # the source's own marks are never copied; the copy gets its provenance
+        annotations.pop(key, None)
     annotations[SOURCE_UID_ANNOTATION] = source_metadata.get("uid")
     annotations[SOURCE_VERSION_ANNOTATION] = source_metadata.get("resourceVersion")
     metadata["annotations"] = annotations
