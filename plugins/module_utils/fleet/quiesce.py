@@ -208,6 +208,35 @@ def owned_pods(pods, names):
     return sorted(found)
 
 
+def ready_since(pod):
+    """When the pod last became Ready (its Ready condition's lastTransitionTime, to the second), or None."""
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "Ready" and condition.get("status") == "True":
+            try:
+                return datetime.strptime(condition.get("lastTransitionTime") or "", "%Y-%m-%dT%H:%M:%SZ")
+            except ValueError:
+                return None
+    return None
+
+
+def available_since(pods, expected):
+    """When every Deployment of expected ({name: replicas}) last had that many Ready pods, by the pods' own Ready
+    times (TIME_FORMAT, to the second): per Deployment the replicas-th earliest, the latest of those. None when one has
+    fewer Ready pods, or none is expected to run any."""
+    latest = None
+    for name, replicas in sorted(expected.items()):
+        if replicas <= 0:
+            continue
+        pattern = owner_pattern([name])
+        times = sorted(ready for ready in (ready_since(pod) for pod in pods if any(
+            pattern.match(ref.get("name") or "") for ref in (pod.get("metadata") or {}).get("ownerReferences") or ()))
+            if ready is not None)
+        if len(times) < replicas:
+            return None
+        latest = max(latest or times[replicas - 1], times[replicas - 1])
+    return latest.strftime(TIME_FORMAT) if latest else None
+
+
 def unavailable(deployments, expected):
     """'name (available/expected)' of each Deployment in expected ({name: replicas}) not yet that available."""
     by_name = dict(((d.get("metadata") or {}).get("name"), d) for d in deployments)
@@ -312,7 +341,7 @@ class QuiesceService(object):
                 "reconciles this HostedCluster; fence it (fence, the operator's scope) and re-run"
                 % (unpaused, self.namespace, settle))
 
-    def _deployments(self):
+    def read_deployments(self):
         names = self.params["deployments"]
         if not names:
             return []
@@ -355,6 +384,29 @@ class QuiesceService(object):
             self.sleep(delay)
             delay = min(POLL_MAX_DELAY, delay * 2)
 
+    def patch_in_place(self, deployment, change):
+        """Whether the Deployment holds the merge patch change already. A patch of a list (the containers) replaces it
+        whole without the fields the API server defaults, so where the patch differs from the object a server-side dry
+        run judges: in place when it would change neither the spec nor the labels and annotations. In check mode (no
+        request that writes, not even a dry run) the patch is judged as it is."""
+        if not merge_patch_changes(deployment, change):
+            return True
+        if self.check_mode:
+            return False
+        name = deployment["metadata"]["name"]
+        answer = self.client.patch(api_path("apps", "v1", "deployments", self.namespace, name), change,
+                                   "patch %s (dry run: is the patch in place?)" % describe("Deployment", name, self.namespace),
+                                   dry_run=True)
+        return all(answer.get(key) == deployment.get(key) for key in ("spec",)) and all(
+            (answer.get("metadata") or {}).get(key) == (deployment.get("metadata") or {}).get(key)
+            for key in ("labels", "annotations"))
+
+    def available_since(self):
+        """available_since for the Deployments this run resumed (their recorded replicas), from the namespace's pods."""
+        path = api_path("", "v1", "pods", self.namespace)
+        return available_since(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)),
+                               self.result["replicas"])
+
     def _pods_of(self, names):
         path = api_path("", "v1", "pods", self.namespace)
         return owned_pods(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)), names)
@@ -392,7 +444,7 @@ class QuiesceService(object):
         if group:
             self._set_paused(group, True)
             self._check_pause_holds(group)
-        deployments = self._deployments()
+        deployments = self.read_deployments()
         now = self.now()
         self._scale(deployments, lambda deployment: stop_patch(deployment, now), "record replicas and scale to 0")
         # an earlier run's record is older than now; a Deployment recorded only by this run was stopped now
@@ -406,7 +458,7 @@ class QuiesceService(object):
                 recorded if recorded is not None else (deployment.get("spec") or {}).get("replicas", 1))
 
     def resume(self):
-        deployments = self._deployments()
+        deployments = self.read_deployments()
         expected = {}
         for deployment in deployments:
             recorded = recorded_replicas(deployment)
@@ -420,7 +472,7 @@ class QuiesceService(object):
         def back(deployment):
             patch = start_patch(deployment)
             change = changes.get(deployment["metadata"]["name"])
-            if change and merge_patch_changes(deployment, change):
+            if change and (patch is not None or not self.patch_in_place(deployment, change)):
                 patch = merge_patches(change, patch or {})
             return patch
         self._scale(deployments, back, "scale back to the recorded replicas" + (" with its patch" if changes else ""))
@@ -458,23 +510,24 @@ def run_module(module):
                                           and params["hostedcluster_namespace"])])
         state["service"] = service = QuiesceService(client, params, check_mode=module.check_mode)
         service.run()
-        return _result(service, module)
+        return quiesce_result(service, module._diff)
 
     def partial():
         service = state.get("service")
-        done = _result(service, module)
+        done = quiesce_result(service, module._diff)
         done["changed"] = bool(service and service.changed)
         return done
 
     run_module_with(module, work, partial=partial, minimums={"settle_seconds": 0, "wait_timeout": 0})
 
 
-def _result(service, module):
+def quiesce_result(service, diff):
+    """hcp_quiesce's result for a service run (hcp_migrate_window returns it for its stop and start steps)."""
     result = {}
     if service is not None:
         result.update(service.result)
         result["changed"] = service.changed
         result["actions"] = list(service.actions)
-        if module._diff and service.changed:
+        if diff and service.changed:
             result["diff"] = {"before": dict(service.before), "after": dict(service.after)}
     return result

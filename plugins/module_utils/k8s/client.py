@@ -324,9 +324,13 @@ class ApiClient(object):
     def create(self, path, body, what):
         return self.request("POST", path, what, body=body, query=self._write_query())
 
-    def patch(self, path, body, what, content_type=MERGE_PATCH):
-        """PATCH (JSON merge patch by default); metadata.resourceVersion in the body makes it conflict-checked."""
-        return self.request("PATCH", path, what, body=body, query=self._write_query(), content_type=content_type)
+    def patch(self, path, body, what, content_type=MERGE_PATCH, dry_run=False):
+        """PATCH (JSON merge patch by default); metadata.resourceVersion in the body makes it conflict-checked.
+        dry_run: a server-side dry run even outside check mode (what the object would be, defaults included)."""
+        query = self._write_query()
+        if dry_run:
+            query["dry_run"] = DRY_RUN_ALL
+        return self.request("PATCH", path, what, body=body, query=query, content_type=content_type)
 
     def delete_collection(self, path, what, label_selector, propagation_policy=None):
         """DELETE every object of a collection matching label_selector (required: never a whole collection)."""

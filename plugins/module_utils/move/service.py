@@ -347,18 +347,19 @@ def run_module(module):
         report = service.run()
         for warning in report.warnings:
             module.warn(warning)
-        return _result(service)
+        return migrate_result(service)
 
     def partial():
         service = state.get("service")
-        done = _result(service)
+        done = migrate_result(service)
         done["changed"] = bool(service and service.report.changed)
         return done
 
     run_module_with(module, work, partial=partial, minimums=PARALLELISM_MINIMUM)
 
 
-def _result(service):
+def migrate_result(service):
+    """capi_object_migrate's result for a service run (hcp_migrate_window returns it as its copy step's)."""
     result = {}
     if service is not None:
         result.update(service.report.result())

@@ -1,0 +1,157 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Runner of hypershift.private_capi.hcp_migrate_finish: step 7 of a migration in one module run.
+
+The controllers run again on the private copies and the health checks passed; what is left used to be four module
+runs: record on the HostedCluster that the deletion of the sources begins (and, once, the source counts), re-point
+the dependents and delete the standard objects (MigrateService with delete_source), remove the replica records and
+lift the fence (QuiesceService.resume), move the migration state to migrated (MigrationStateService.move). This file
+orders those services on one client; each keeps its own rules (the record's patch is record_patch, below).
+"""
+
+import json
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+    PHASE_ANNOTATION,
+    QuiesceService,
+    quiesce_result,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
+    MigrateService,
+    migrate_result,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
+    MigrationStateService,
+    hostedcluster_path,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    TO_PRIVATE,
+    GroupMap,
+    describe,
+)
+
+# the steps, in order (RV(step): the last one begun, on a failure the one that failed)
+RECORD, DELETE, RELEASE, STATE = "record", "delete", "release", "state"
+FINISH_PHASE = "finish"
+
+
+def record_patch(hostedcluster, source_counts):
+    """Merge patch of the HostedCluster saying the deletion of the sources has begun (a rollback from here on copies
+    back) and recording the source counts once (a resumed run whose sources are partly gone keeps the first record);
+    None when both are there already, or when the HostedCluster is migrated (the release, the step after, removed the
+    phase record: the run that moved it finished the migration)."""
+    if states.state_of(hostedcluster) == states.MIGRATED:
+        return None
+    annotations = (hostedcluster.get("metadata") or {}).get("annotations") or {}
+    wanted = {}
+    if annotations.get(PHASE_ANNOTATION) != FINISH_PHASE:
+        wanted[PHASE_ANNOTATION] = FINISH_PHASE
+    if COUNTS_ANNOTATION not in annotations:
+        wanted[COUNTS_ANNOTATION] = json.dumps(source_counts, sort_keys=True)
+    return {"metadata": {"annotations": wanted}} if wanted else None
+
+
+class FinishService(object):
+    """One run of hcp_migrate_finish: record, delete, release, state - in that order, with one client."""
+
+    def __init__(self, client, params, check_mode=False, diff=False):
+        self.client = client
+        self.params = params
+        self.check_mode = check_mode
+        self.diff = diff
+        self.step = None
+        self.record = {"changed": False, "annotations": {}}
+        self.record_diff = None
+        self.delete = self.release = None
+        self.moved = None
+        self.warnings = []
+
+    def _record(self):
+        name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
+        path = hostedcluster_path(namespace, name)
+        what = describe("HostedCluster", name, namespace)
+        patch = record_patch(self.client.get(path, "get " + what), self.params["source_counts"])
+        if patch is None:
+            return
+        if not self.check_mode:  # as the quiesce steps: check mode sends no write to the HostedCluster
+            self.client.patch(path, patch, "patch %s (record the deletion of the sources)" % what)
+        self.record = {"changed": True, "annotations": dict(patch["metadata"]["annotations"])}
+        self.record_diff = {"before_header": what, "after_header": what + " (record)", "before": {}, "after": patch}
+
+    def run(self):
+        params = self.params
+        self.step = RECORD
+        self._record()
+        self.step = DELETE
+        self.delete = MigrateService(self.client, dict(
+            namespace=params["namespace"], direction=TO_PRIVATE, delete_source=True, require_paused=False, force=False,
+            carry_deletions=params["carry_deletions"], verify=False, kinds=None,
+            dependent_resources=params["dependent_resources"], parallelism=params["parallelism"],
+            extra_groups=params["extra_groups"]), GroupMap(params["extra_groups"] or {}), diff=self.diff)
+        report = self.delete.run()
+        self.step = RELEASE
+        self.release = QuiesceService(self.client, dict(
+            namespace=params["namespace"], state="resumed", hostedcluster_name=params["hostedcluster_name"],
+            hostedcluster_namespace=params["hostedcluster_namespace"], fence=True, pause_group="", settle_seconds=0,
+            deployments=params["deployments"], wait_timeout=0, remove_records=True, deployment_patches=[]),
+            check_mode=self.check_mode)
+        self.release.resume()
+        if not self.check_mode:  # in check mode the lock was not written: the state is still the one found
+            self.step = STATE
+            mover = MigrationStateService(self.client, dict(
+                namespace=params["hostedcluster_namespace"], name=params["hostedcluster_name"], state=states.MIGRATED,
+                holder=params["holder"], lease_seconds=states.DEFAULT_LEASE_SECONDS, takeover=False, force=False,
+                reason=None, rollback=False))
+            self.moved = mover.move()
+            self.warnings += mover.warnings
+        return report
+
+    @property
+    def changed(self):
+        return bool(self.record["changed"] or (self.delete and self.delete.report.changed)
+                    or (self.release and self.release.changed) or (self.moved and self.moved["changed"]))
+
+    def result(self):
+        result = {"changed": self.changed, "step": self.step, "record": dict(self.record)}
+        diffs = [self.record_diff] if self.record_diff else []
+        if self.delete is not None:
+            result[DELETE] = migrate_result(self.delete)
+            diffs += result[DELETE].pop("diff", [])
+        if self.release is not None:
+            result[RELEASE] = quiesce_result(self.release, diff=False)
+            if self.diff and self.release.changed:
+                diffs.append({"before_header": "release", "after_header": "release",
+                              "before": dict(self.release.before), "after": dict(self.release.after)})
+        if self.moved is not None:
+            moved = dict(self.moved)
+            diffs.append(moved.pop("diff"))
+            result["moved"] = moved
+        if self.diff and diffs:
+            result["diff"] = diffs
+        return result
+
+
+def run_module(module):
+    """Run step 7 and exit with the result; a failure names its step (RV(step)) beside what the run got done."""
+    state = {}
+
+    def work(run):
+        params = module.params
+        client = run.connect(connections=params["parallelism"] + 2,
+                             namespaces=[("namespace", params["namespace"]),
+                                         ("hostedcluster_namespace", params["hostedcluster_namespace"])])
+        state["service"] = service = FinishService(client, params, check_mode=module.check_mode, diff=module._diff)
+        report = service.run()
+        for warning in report.warnings + service.warnings:
+            module.warn(warning)
+        return service.result()
+
+    def partial():
+        service = state.get("service")
+        return service.result() if service is not None else {}
+
+    run_module_with(module, work, partial=partial, minimums=PARALLELISM_MINIMUM)

@@ -1,0 +1,235 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Runner of hypershift.private_capi.hcp_migrate_window: the window without CAPI controllers in one module run.
+
+A migration's window is three steps that each used to be a module run of its own: stop the CAPI-dependent
+Deployments (QuiesceService.quiesce), copy the CAPI objects to the private groups (MigrateService), start them again
+with the API proxy sidecar in the same write (QuiesceService.resume) - then, with the controllers back, the
+control-plane-operator signal on the HostedControlPlane. One module run pays the module start-up (Python, the
+kubernetes package, the kubeconfig) once instead of three or four times, and the steps follow each other without
+Ansible's task overhead in between, so the controllers are down for the work alone.
+
+The steps are the services the modules hcp_quiesce and capi_object_migrate run (one client, its requests counted
+once); this file only orders them, marks when each began (the role's phase marks, RV(marks)) and judges whether an
+earlier run already closed the window (back_at_record with every patch in place, and a dry-run copy that finds
+nothing left to do): then the Deployments are not stopped again and the dry run is the copy step's result.
+"""
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+    QuiesceService,
+    deployment_patches_by_name,
+    quiesce_result,
+    recorded_replicas,
+    seconds_between,
+    utc_now,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
+    MigrateService,
+    migrate_result,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    TO_PRIVATE,
+    GroupMap,
+    describe,
+)
+
+HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"
+# the phase names of RV(marks), as the migrate role's marks name them (report phases)
+STOP, COPY, START, SIGNAL = "scale_down", "copy", "resume", "signal"
+
+
+def mark_time(now):
+    """A mark's time: UTC like the quiesce records, without their trailing Z (the migrate role's mark format)."""
+    return now.rstrip("Z")
+
+
+def back_at_record(deployments):
+    """Whether every Deployment (those of O(deployments) present) carries the replica record and is back at it. Not
+    when none is present (nothing says a window was opened)."""
+    return bool(deployments) and all(
+        recorded_replicas(deployment) is not None
+        and (deployment.get("spec") or {}).get("replicas") == recorded_replicas(deployment) for deployment in deployments)
+
+
+def annotations_patch(obj, annotations):
+    """Merge patch setting annotations on obj, or None when it holds them already."""
+    held = (obj.get("metadata") or {}).get("annotations") or {}
+    missing = dict((key, value) for key, value in sorted(annotations.items()) if held.get(key) != value)
+    return {"metadata": {"annotations": missing}} if missing else None
+
+
+class WindowService(object):
+    """One run of hcp_migrate_window: stop, copy, start, signal - in that order, with one client."""
+
+    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
+        self.client = client
+        self.params = params
+        self.namespace = params["namespace"]
+        self.check_mode = check_mode
+        self.diff = diff
+        self.now = now
+        self.phase = None
+        self.marks = []
+        self.stopped = False  # whether this run stopped the Deployments (not when an earlier run closed the window)
+        self.stop = self.copy = self.start = None
+        self.signal = {"changed": False, "annotations": {}}
+        self.signal_diff = None
+
+    def _begin(self, phase):
+        self.phase = phase
+        self.marks.append({"name": phase, "at": mark_time(self.now())})
+
+    def _quiesce(self, **overrides):
+        params = dict(namespace=self.namespace, state="quiesced", hostedcluster_name="",
+                      hostedcluster_namespace=self.namespace,
+                      fence=False, pause_group="", settle_seconds=0, deployments=self.params["deployments"],
+                      wait_timeout=0, remove_records=False, deployment_patches=[])
+        params.update(overrides)
+        return QuiesceService(self.client, params, check_mode=self.check_mode)
+
+    def _migrate(self, verify):
+        params = dict(namespace=self.namespace, direction=TO_PRIVATE, delete_source=False,
+                      require_paused=self.params["require_paused"], force=False,
+                      carry_deletions=self.params["carry_deletions"], verify=verify, kinds=None,
+                      dependent_resources=None, parallelism=self.params["parallelism"],
+                      extra_groups=self.params["extra_groups"])
+        return MigrateService(self.client, params, GroupMap(self.params["extra_groups"] or {}), diff=self.diff)
+
+    def _closed_by_an_earlier_run(self):
+        """The dry-run copy (its service) when an earlier run closed the window: every Deployment back at its record
+        with its patch in place, and a copy with nothing left to do (work left needs the controllers stopped again);
+        else None."""
+        probe = self._quiesce()
+        deployments = probe.read_deployments()
+        if not back_at_record(deployments):
+            return None
+        patches = deployment_patches_by_name(self.params["deployment_patches"], [d["metadata"]["name"] for d in deployments])
+        if not all(probe.patch_in_place(d, patches[d["metadata"]["name"]]) for d in deployments
+                   if d["metadata"]["name"] in patches):
+            return None
+        dry_run = self.client.dry_run
+        self.client.dry_run = True
+        try:
+            planned = self._migrate(verify=False)
+            planned.run()
+        finally:
+            self.client.dry_run = dry_run
+        return None if planned.report.changed else planned
+
+    def run(self):
+        self._begin(STOP)
+        # the copies of a closed window are not verified again: the controllers have run on them since (unpaused, their
+        # status moved on); the run that closed the window verified them before it started the controllers
+        self.copy = self._closed_by_an_earlier_run()
+        if self.copy is None:
+            self.stop = self._quiesce(wait_timeout=self.params["scale_down_timeout"])
+            self.stop.quiesce()
+            self.stopped = True
+        self._begin(COPY)
+        if self.stopped:
+            self.copy = self._migrate(verify=self.params["verify"])
+            self.copy.run()
+        self._begin(START)
+        self.start = self._quiesce(state="resumed", wait_timeout=self.params["available_timeout"],
+                                   pause_group=self.params["pause_group"],
+                                   deployment_patches=self.params["deployment_patches"])
+        self.start.resume()
+        if not self.stopped:
+            self._window_of_an_earlier_run()
+        if self.params["hostedcontrolplane_name"] and self.params["signal_annotations"]:
+            self._begin(SIGNAL)
+            self._signal()
+        return self.copy.report
+
+    def _window_of_an_earlier_run(self):
+        """The window an earlier run opened and closed, as Kubernetes tells it: from the first scale to 0 (the record on
+        the Deployments) to the moment their pods were Ready again (the pods' own Ready times, to the second). All of
+        it counts as waiting: none of it was this run's work. None when the pods do not tell (check mode, no wait)."""
+        result = self.start.result
+        result.update(available_at=None, controllers_down_seconds=None)
+        if self.check_mode or self.params["available_timeout"] <= 0 or not result["stopped_at"]:
+            return
+        available = self.start.available_since()
+        if available is None:
+            return
+        # the Ready times are whole seconds: a pod Ready within the second of the stop was Ready after it
+        seconds = seconds_between(result["stopped_at"], available)
+        if seconds <= -1.0:
+            return  # Ready before the stop: these pods do not tell when the window closed
+        if seconds < 0:
+            available, seconds = result["stopped_at"], 0.0
+        result.update(available_at=available, controllers_down_seconds=seconds, waited_seconds=seconds)
+
+    def _signal(self):
+        name = self.params["hostedcontrolplane_name"]
+        namespace = self.namespace
+        path = api_path(hypershift.HOSTEDCLUSTER_GROUP, hypershift.HOSTEDCLUSTER_VERSION, HOSTEDCONTROLPLANE_PLURAL,
+                        namespace, name)
+        what = describe("HostedControlPlane", name, namespace)
+        hostedcontrolplane = self.client.get(path, "get " + what)
+        patch = annotations_patch(hostedcontrolplane, self.params["signal_annotations"])
+        self.signal["annotations"] = dict(self.params["signal_annotations"])
+        if patch is None:
+            return
+        if not self.check_mode:  # like the quiesce steps: check mode sends no write
+            self.client.patch(path, patch, "patch %s (signal)" % what)
+        held = (hostedcontrolplane.get("metadata") or {}).get("annotations") or {}
+        self.signal["changed"] = True
+        self.signal_diff = {"before_header": what, "after_header": what,
+                            "before": {"metadata": {"annotations": dict((key, held.get(key)) for key in patch["metadata"]["annotations"])}},
+                            "after": patch}
+
+    @property
+    def changed(self):
+        return bool((self.stop and self.stop.changed) or (self.copy and self.copy.report.changed)
+                    or (self.start and self.start.changed) or self.signal["changed"])
+
+    def result(self):
+        """The module's result: each step's own result under its phase name, the window at the top."""
+        result = {"changed": self.changed, "phase": self.phase, "marks": list(self.marks), "stopped": self.stopped}
+        diffs = []
+        for key, service in ((STOP, self.stop), (START, self.start)):
+            if service is not None:
+                result[key] = quiesce_result(service, diff=False)
+                if self.diff and service.changed:
+                    diffs.append({"before_header": "%s: %s" % (key, self.namespace), "after_header": key,
+                                  "before": dict(service.before), "after": dict(service.after)})
+        if self.copy is not None:
+            # not "copy": in Jinja2 that is the dict's own method (window.copy), not this key
+            result["copied"] = migrate_result(self.copy)
+            diffs[1:1] = result["copied"].pop("diff", [])
+        result[SIGNAL] = dict(self.signal)
+        if self.signal_diff:
+            diffs.append(self.signal_diff)
+        window = result.get(START) or {}
+        for key in ("stopped_at", "available_at", "controllers_down_seconds"):
+            result[key] = window.get(key)
+        result["waited_seconds"] = round(sum((result.get(key) or {}).get("waited_seconds") or 0.0 for key in (STOP, START)), 3)
+        if diffs:
+            result["diff"] = diffs
+        return result
+
+
+def run_module(module):
+    """Run the window and exit with the result; a failure names its phase (RV(phase)) beside what the run got done."""
+    state = {}
+
+    def work(run):
+        params = module.params
+        client = run.connect(connections=params["parallelism"] + 2, namespaces=[("namespace", params["namespace"])])
+        state["service"] = service = WindowService(client, params, check_mode=module.check_mode, diff=module._diff)
+        report = service.run()
+        for warning in report.warnings:
+            module.warn(warning)
+        return service.result()
+
+    def partial():
+        service = state.get("service")
+        return service.result() if service is not None else {}
+
+    minimums = dict(PARALLELISM_MINIMUM, scale_down_timeout=0, available_timeout=0)
+    run_module_with(module, work, partial=partial, minimums=minimums)

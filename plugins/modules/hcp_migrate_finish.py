@@ -1,0 +1,203 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: hcp_migrate_finish
+short_description: Delete the standard CAPI objects of a migrated hosted control plane and mark it migrated
+version_added: 0.2.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - Step 7 of a migration in one module run, once the CAPI controllers run on the private copies and the health checks
+    passed (after M(hypershift.private_capi.hcp_migrate_window)). In this order (RV(step) names the last one begun).
+  - B(record) - the HostedCluster gets the annotation C(hypershift.openshift.io/capi-migration-phase=finish) (a
+    rollback from here on copies the private objects back, the sources being partly deleted) and, once, the source
+    counts per kind in C(hypershift.openshift.io/capi-migration-counts) (M(hypershift.private_capi.capi_verify)
+    compares the end state with them; a resumed run keeps the first record).
+  - B(delete) - the dependents are re-pointed at the copies and the standard objects deleted (orphaning, children
+    first), as M(hypershift.private_capi.capi_object_migrate) does with
+    O(hypershift.private_capi.capi_object_migrate#module:delete_source=true).
+  - B(release) - the replica records are removed from the Deployments of O(deployments) and the fence is lifted (the
+    HostedCluster's C(spec.pausedUntil) back to the recorded value, the records and the phase annotation removed), as
+    M(hypershift.private_capi.hcp_quiesce) does with O(hypershift.private_capi.hcp_quiesce#module:remove_records=true)
+    and O(hypershift.private_capi.hcp_quiesce#module:fence=true).
+  - B(state) - the HostedCluster moves from C(migration-in-progress) to C(migrated), held by O(holder), as
+    M(hypershift.private_capi.migration_state) moves it (resourceVersion-guarded, an Event written). Not in check
+    mode (the lock a check run reads was never written).
+  - Each step changes only what differs, so a run interrupted at any point is re-run to the same end, and a second
+    run changes nothing. A failure stops the run and names its step beside what was done; the migrate role rolls
+    back.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.options.extra_groups
+  - hypershift.private_capi.options.parallelism
+options:
+  namespace:
+    description:
+      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)) whose standard CAPI objects are deleted.
+    type: str
+    required: true
+  hostedcluster_name:
+    description:
+      - Name of the HostedCluster recorded on, released and moved to C(migrated).
+    type: str
+    required: true
+  hostedcluster_namespace:
+    description:
+      - Namespace of the HostedCluster.
+    type: str
+    default: clusters
+  holder:
+    description:
+      - The holder of the migration lock (the run id the lock was taken with); the move to C(migrated) is refused
+        for another holder.
+    type: str
+    required: true
+  source_counts:
+    description:
+      - The source counts per kind to record once (C({kind - count}); the migrate role passes what the copy found
+        without the objects on their way out, RV(hypershift.private_capi.capi_object_migrate#module:counts) C(remaining)).
+    type: dict
+    default: {}
+  deployments:
+    description:
+      - Names of the CAPI-dependent Deployments whose replica records are removed; those absent are ignored.
+    type: list
+    elements: str
+    default: []
+  carry_deletions:
+    description:
+      - Deletions in flight were carried to the copies (see M(hypershift.private_capi.capi_object_migrate)).
+    type: bool
+    default: false
+  dependent_resources:
+    description:
+      - Scan only these resources (plural or plural.group) for objects owned by the sources (see
+        M(hypershift.private_capi.capi_object_migrate)). Default is every namespaced resource not moved, except events.
+    type: list
+    elements: str
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: The HostedCluster and the Deployments get no write; the deletions go out with the server-side dry run
+      C(dryRun=All); the state is not moved.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: full
+    details: One entry for the record, one per re-pointed or deleted object, one for the release, one for the move.
+notes:
+  - RBAC - that of M(hypershift.private_capi.capi_object_migrate) with
+    O(hypershift.private_capi.capi_object_migrate#module:delete_source=true) in the HCP namespace; C(list), C(patch)
+    on C(apps/deployments) there; C(get), C(patch), C(update) on the C(hostedclusters) and C(create) on C(events) in
+    the HostedCluster's namespace.
+seealso:
+  - module: hypershift.private_capi.hcp_migrate_window
+  - module: hypershift.private_capi.capi_object_migrate
+  - module: hypershift.private_capi.hcp_quiesce
+  - module: hypershift.private_capi.migration_state
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Delete the standard objects of clusters-prod-01, lift the fence, in-progress -> migrated
+  hypershift.private_capi.hcp_migrate_finish:
+    namespace: clusters-prod-01
+    hostedcluster_name: prod-01
+    holder: "{{ run_id }}"
+    source_counts: {"Cluster": 1, "Machine": 3, "MachineSet": 1, "MachineDeployment": 1}
+    deployments: [cluster-api, capi-provider, control-plane-operator]
+  register: finished
+
+- name: The state after
+  ansible.builtin.debug:
+    msg: "{{ finished.moved.hostedcluster.state }}"
+"""
+
+RETURN = r"""
+step:
+  description: The last step begun - V(record), V(delete), V(release) or V(state); on a failure, the one that failed.
+  returned: always
+  type: str
+  sample: state
+record:
+  description: C(changed) and the C(annotations) written on the HostedCluster by the record step.
+  returned: always
+  type: dict
+  sample: {"changed": true, "annotations": {"hypershift.openshift.io/capi-migration-phase": "finish"}}
+delete:
+  description: The delete step's result, as M(hypershift.private_capi.capi_object_migrate) returns it (C(counts),
+    C(plan), C(dependents), C(kinds)).
+  returned: once the delete step has begun
+  type: dict
+release:
+  description: The release step's result, as M(hypershift.private_capi.hcp_quiesce) returns it (C(actions),
+    C(deployments), C(paused_until_recorded)).
+  returned: once the release step has begun
+  type: dict
+moved:
+  description: The move to C(migrated), as M(hypershift.private_capi.migration_state) returns it (C(changed),
+    C(from_state), C(state), C(holder), C(event), C(hostedcluster)).
+  returned: once the state step has run (not in check mode)
+  type: dict
+api_calls:
+  description: Requests this run sent to the API server - C(total) and C(by_method).
+  returned: always
+  type: dict
+  sample: {"total": 40, "by_method": {"GET": 20, "PATCH": 8, "DELETE": 11, "PUT": 1}}
+elapsed_seconds:
+  description: Wall time of the run.
+  returned: always
+  type: float
+  sample: 0.9
+"""
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
+    auth_argspec,
+    extra_groups_option,
+    parallelism_option,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
+              ("deployments[]", OBJECT_NAME)]
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        namespace=dict(type="str", required=True),
+        hostedcluster_name=dict(type="str", required=True),
+        hostedcluster_namespace=dict(type="str", default="clusters"),
+        holder=dict(type="str", required=True),
+        source_counts=dict(type="dict", default={}),
+        deployments=dict(type="list", elements="str", default=[]),
+        carry_deletions=dict(type="bool", default=False),
+        dependent_resources=dict(type="list", elements="str"),
+        parallelism=parallelism_option(),
+        extra_groups=extra_groups_option(),
+    )
+    return spec
+
+
+def main():
+    module_main(argspec, NAME_RULES, run_module)
+
+
+if __name__ == "__main__":
+    main()

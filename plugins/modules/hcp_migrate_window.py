@@ -1,0 +1,280 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: hcp_migrate_window
+short_description: Stop the CAPI controllers of one hosted control plane, copy its CAPI objects, start them again
+version_added: 0.2.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - The window of a migration in which a hosted cluster has no CAPI controllers, in one module run, so that the
+    controllers are down for the work alone - no module start-up and no Ansible task in between. In this order
+    (RV(marks) says when each began).
+  - B(scale_down) - each Deployment of O(deployments) that exists gets its replica count recorded once (annotations
+    C(hypershift.openshift.io/capi-migration-replicas) and C(...-stopped-at), as
+    M(hypershift.private_capi.hcp_quiesce) writes them) and is scaled to 0; the run waits up to
+    O(scale_down_timeout) seconds until no pod of those Deployments is left.
+  - B(copy) - every CAPI object of the namespace is copied to the private groups, owners first, status included,
+    as M(hypershift.private_capi.capi_object_migrate) does with O(verify), O(require_paused) and O(carry_deletions)
+    (the source C(Cluster) must be paused; the migrate role pauses it before).
+  - B(resume) - each recorded Deployment is scaled back to its record with its patch of O(deployment_patches) (the
+    API proxy sidecar) in the same write, and the run waits up to O(available_timeout) seconds until each has that
+    many available replicas; then the C(Cluster) of O(pause_group) (the private copy) and its MachineDeployments
+    and MachineSets are unpaused. The window ends when the Deployments are available (RV(controllers_down_seconds)).
+  - B(signal) - with O(hostedcontrolplane_name), the HostedControlPlane gets O(signal_annotations), so the
+    control-plane-operator uses the private types. The controllers run again by then.
+  - The replica records stay on the Deployments (a later step removes them, M(hypershift.private_capi.hcp_quiesce)
+    with O(hypershift.private_capi.hcp_quiesce#module:remove_records=true)), so a run interrupted at any point is
+    re-run to the same end - the Deployments go back to the first record and the copy completes what is missing.
+  - B(Idempotence.) When every Deployment is back at its record with its patch in place and a dry-run copy finds
+    nothing to do (a patch the object holds already, as a server-side dry run of it judges - the API server's
+    defaults included), an earlier run closed the window - the Deployments are not stopped again, the dry-run copy is the
+    copy step's result (not verified again - the controllers have run on the copies since, that run verified them
+    before starting the controllers), and the run reports C(changed=false) with RV(stopped=false).
+  - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the caller rolls back
+    (the migrate role does). Nothing is retried here except the copy's reads.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.options.extra_groups
+  - hypershift.private_capi.options.parallelism
+options:
+  namespace:
+    description:
+      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)) whose Deployments stop and whose CAPI
+        objects are copied.
+    type: str
+    required: true
+  deployments:
+    description:
+      - Names of the CAPI-dependent Deployments of the namespace; those that exist are stopped and started, the
+        others ignored.
+    type: list
+    elements: str
+    default: []
+  deployment_patches:
+    description:
+      - JSON merge patches of Deployments (each with C(metadata.name)) sent in the write that scales each one back,
+        as M(hypershift.private_capi.hcp_quiesce) takes them - the migrate role passes the API proxy sidecar patches
+        the C(api_proxy) role computed before the window. A patch naming a Deployment not present is an error.
+    type: list
+    elements: dict
+    default: []
+  scale_down_timeout:
+    description:
+      - Seconds to wait for the pods of the Deployments to go; 0 does not wait.
+    type: int
+    default: 300
+  available_timeout:
+    description:
+      - Seconds to wait for the Deployments to be available again; 0 does not wait (and no window is measured).
+    type: int
+    default: 600
+  pause_group:
+    description:
+      - The core CAPI group whose Cluster, MachineDeployments and MachineSets are unpaused once the Deployments are
+        back - V(cluster.hypershift.openshift.io), the copies. Empty leaves them alone (check mode - no copy exists).
+    type: str
+    default: ""
+  require_paused:
+    description:
+      - Refuse to copy while a source C(Cluster) is not paused (see M(hypershift.private_capi.capi_object_migrate)).
+    type: bool
+    default: true
+  carry_deletions:
+    description:
+      - Copy the objects being deleted too and carry their deletions to the copies (see
+        M(hypershift.private_capi.capi_object_migrate)).
+    type: bool
+    default: false
+  verify:
+    description:
+      - Read every copy back and compare it with its source, field by field, status included, before the
+        Deployments start again; fail listing the differences.
+    type: bool
+    default: true
+  hostedcontrolplane_name:
+    description:
+      - Name of the HostedControlPlane of the namespace that gets O(signal_annotations) once the controllers are
+        back. Empty sends no signal.
+    type: str
+    default: ""
+  signal_annotations:
+    description:
+      - Annotations set on the HostedControlPlane (only those it does not hold already are written).
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: The Deployments and the HostedControlPlane get no write (nothing is waited for); the copies are written
+      with the server-side dry run C(dryRun=All); the copy step's C(plan) (RV(copied)) and the diff show what a real run
+      would do.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: full
+    details: One entry for the scale down, one per created or changed copy, one for the start and one for the signal.
+notes:
+  - RBAC in the HCP namespace - that of M(hypershift.private_capi.hcp_quiesce) (Deployments, pods, the private
+    core group) and of M(hypershift.private_capi.capi_object_migrate) without O(hypershift.private_capi.capi_object_migrate#module:delete_source);
+    C(get), C(patch) on C(hostedcontrolplanes) with O(hostedcontrolplane_name).
+seealso:
+  - module: hypershift.private_capi.hcp_quiesce
+  - module: hypershift.private_capi.capi_object_migrate
+  - module: hypershift.private_capi.migration_state
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Stop, copy, start with the proxy sidecars, signal (the Cluster of clusters-prod-01 already paused)
+  hypershift.private_capi.hcp_migrate_window:
+    namespace: clusters-prod-01
+    deployments: [cluster-api, capi-provider, control-plane-operator]
+    deployment_patches: "{{ api_proxy_patches }}"
+    pause_group: cluster.hypershift.openshift.io
+    hostedcontrolplane_name: prod-01
+    signal_annotations:
+      hypershift.openshift.io/private-capi-types: "true"
+  register: window
+
+- name: How long the controllers were down, and what of it was waiting on Kubernetes
+  ansible.builtin.debug:
+    msg: "{{ window.controllers_down_seconds }} s, of which {{ window.waited_seconds }} s waiting"
+
+- name: What the window would do, without writing anything
+  hypershift.private_capi.hcp_migrate_window:
+    namespace: clusters-prod-01
+    deployments: [cluster-api, capi-provider, control-plane-operator]
+  check_mode: true
+  register: preview
+"""
+
+RETURN = r"""
+phase:
+  description: The last phase begun - V(scale_down), V(copy), V(resume) or V(signal); on a failure, the one that
+    failed.
+  returned: always
+  type: str
+  sample: signal
+marks:
+  description: When each phase began, in order - C(name) and C(at) (UTC, C(%Y-%m-%dT%H:%M:%S.%f)).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"name": "scale_down", "at": "2026-11-25T13:01:02.000100"}, {"name": "copy", "at": "2026-11-25T13:01:03.512004"}]
+stopped:
+  description: Whether this run stopped the Deployments (false when an earlier run had closed the window).
+  returned: always
+  type: bool
+scale_down:
+  description: The stop step's result, as M(hypershift.private_capi.hcp_quiesce) returns it with
+    O(hypershift.private_capi.hcp_quiesce#module:state=quiesced) (C(deployments), C(replicas), C(actions),
+    C(waited_seconds), C(stopped_at)).
+  returned: when this run stopped the Deployments
+  type: dict
+copied:
+  description: The copy step's result, as M(hypershift.private_capi.capi_object_migrate) returns it (C(counts),
+    C(kinds), C(plan), C(uid_map), C(skipped), C(conflicts), C(verify)). Not named C(copy) - in a template
+    C(window.copy) would be the dictionary's own method.
+  returned: once the copy has begun
+  type: dict
+resume:
+  description: The start step's result, as M(hypershift.private_capi.hcp_quiesce) returns it with
+    O(hypershift.private_capi.hcp_quiesce#module:state=resumed) (C(deployments), C(replicas), C(actions),
+    C(waited_seconds), C(stopped_at), C(available_at), C(controllers_down_seconds)).
+  returned: once the resume has begun
+  type: dict
+signal:
+  description: C(changed) (whether the HostedControlPlane got an annotation) and C(annotations) (those asked for).
+  returned: always
+  type: dict
+  sample: {"changed": true, "annotations": {"hypershift.openshift.io/private-capi-types": "true"}}
+stopped_at:
+  description: When a migration first scaled these Deployments to 0 (the record kept across runs, C(...Z)), or null.
+  returned: always
+  type: str
+  sample: "2026-11-25T13:01:02.000311Z"
+available_at:
+  description:
+    - When every Deployment was available again, or null (no wait, check mode).
+    - When an earlier run closed the window (RV(stopped=false)), when their pods were Ready again by the pods' own
+      Ready times (to the second), and RV(waited_seconds) is the whole window - none of it was this run's work.
+  returned: always
+  type: str
+  sample: "2026-11-25T13:01:06.402113Z"
+controllers_down_seconds:
+  description: Seconds from RV(stopped_at) to RV(available_at) - the window without CAPI controllers - or null.
+  returned: always
+  type: float
+  sample: 4.4
+waited_seconds:
+  description: Of the window, the seconds spent waiting on Kubernetes (pods to go, Deployments to be available).
+  returned: always
+  type: float
+  sample: 2.9
+api_calls:
+  description: Requests this run sent to the API server - C(total) and C(by_method).
+  returned: always
+  type: dict
+  sample: {"total": 61, "by_method": {"GET": 30, "POST": 12, "PUT": 12, "PATCH": 7}}
+elapsed_seconds:
+  description: Wall time of the run.
+  returned: always
+  type: float
+  sample: 4.61
+"""
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
+    auth_argspec,
+    extra_groups_option,
+    parallelism_option,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("namespace", NAMESPACE), ("deployments[]", OBJECT_NAME),
+              ("hostedcontrolplane_name", OBJECT_NAME.or_empty("no signal")),
+              ("pause_group", API_GROUP.or_empty("leave them alone"))]
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        namespace=dict(type="str", required=True),
+        deployments=dict(type="list", elements="str", default=[]),
+        deployment_patches=dict(type="list", elements="dict", default=[]),
+        scale_down_timeout=dict(type="int", default=300),
+        available_timeout=dict(type="int", default=600),
+        pause_group=dict(type="str", default=""),
+        require_paused=dict(type="bool", default=True),
+        carry_deletions=dict(type="bool", default=False),
+        verify=dict(type="bool", default=True),
+        hostedcontrolplane_name=dict(type="str", default=""),
+        signal_annotations=dict(type="dict", default={}),
+        parallelism=parallelism_option(),
+        extra_groups=extra_groups_option(),
+    )
+    return spec
+
+
+def main():
+    module_main(argspec, NAME_RULES, run_module)
+
+
+if __name__ == "__main__":
+    main()
