@@ -50,7 +50,7 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 # serial -> (fleet size, per cluster s, migrate play s) as this benchmark measured them at 8afd1a1 on tests/kubeapi
 KUBEAPI_8AFD1A1 = {1: (4, 19.73, 78.9), 10: (4, 16.48, 65.9)}
 # target -> (measured, fleet size, serial) at 1c28d58, before the window and step 7 were one module run each
-# (hcp_migrate_window, hcp_migrate_finish): 15 module runs per HostedCluster instead of 9, on the real control plane
+# (hcp_migrate_window, hcp_migrate_finish): 15 module runs per HostedCluster instead of 8, on the real control plane
 BEFORE_ONE_RUN_STEPS = {"own part of the window p50, one at a time": (1.33, 5, 1),
                         "per-cluster overhead one at a time (p50)": (10.43, 5, 1),
                         "100 clusters at serial 10, whole playbook": (15.0, 100, 10)}

@@ -9,13 +9,16 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: hcp_migrate_finish
-short_description: Delete the standard CAPI objects of a migrated hosted control plane and mark it migrated
+short_description: Check a migrated hosted control plane, delete its standard CAPI objects and mark it migrated
 version_added: 0.2.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:
-  - Step 7 of a migration in one module run, once the CAPI controllers run on the private copies and the health checks
-    passed (after M(hypershift.private_capi.hcp_migrate_window)). In this order (RV(step) names the last one begun).
+  - Steps 6 and 7 of a migration in one module run, once the CAPI controllers run on the private copies (after
+    M(hypershift.private_capi.hcp_migrate_window)). In this order (RV(step) names the last one begun, RV(marks) says
+    when the phases C(health) and C(finish) began).
+  - B(health) - with O(health), the checks of M(hypershift.private_capi.capi_health) on the copies; a failure stops
+    the run before any write, with the failures in the message (RV(phase=health)). Not in check mode.
   - B(record) - the HostedCluster gets the annotation C(hypershift.openshift.io/capi-migration-phase=finish) (a
     rollback from here on copies the private objects back, the sources being partly deleted) and, once, the source
     counts per kind in C(hypershift.openshift.io/capi-migration-counts) (M(hypershift.private_capi.capi_verify)
@@ -78,6 +81,45 @@ options:
       - Deletions in flight were carried to the copies (see M(hypershift.private_capi.capi_object_migrate)).
     type: bool
     default: false
+  health:
+    description:
+      - The health checks that gate the rest, as M(hypershift.private_capi.capi_health) takes them (its options
+        without O(hypershift.private_capi.capi_health#module:namespace)). Omitted, no check is made.
+    type: dict
+    suboptions:
+      kinds:
+        description: The resources to check - RV(hypershift.private_capi.capi_object_migrate#module:kinds) of the copy.
+        type: list
+        elements: dict
+        required: true
+      source_counts:
+        description: Per kind, the source count (or RV(hypershift.private_capi.capi_object_migrate#module:counts)).
+        type: dict
+        default: {}
+      not_copied:
+        description: Objects the copy left out (RV(hypershift.private_capi.capi_object_migrate#module:skipped)).
+        type: list
+        elements: dict
+        default: []
+      cluster_phases:
+        description: The healthy phases of the C(Cluster).
+        type: list
+        elements: str
+        default: [Provisioned, Provisioning]
+      machine_phases:
+        description: The healthy phases of a C(Machine).
+        type: list
+        elements: str
+        default: [Running, Provisioning, Pending, Provisioned]
+      deployments:
+        description: Deployments that must be available.
+        type: list
+        elements: str
+        default: []
+      stable_seconds:
+        description: Check again after this many seconds (0 checks once).
+        type: int
+        default: 0
   dependent_resources:
     description:
       - Scan only these resources (plural or plural.group) for objects owned by the sources (see
@@ -127,10 +169,26 @@ EXAMPLES = r"""
 
 RETURN = r"""
 step:
-  description: The last step begun - V(record), V(delete), V(release) or V(state); on a failure, the one that failed.
+  description: The last step begun - V(health), V(record), V(delete), V(release) or V(state); on a failure, the one
+    that failed.
   returned: always
   type: str
   sample: state
+phase:
+  description: The migrate role's phase of RV(step) - V(health), or V(finish) for the others.
+  returned: always
+  type: str
+  sample: finish
+marks:
+  description: When the phases V(health) and V(finish) began - C(name) and C(at) (UTC, C(%Y-%m-%dT%H:%M:%S.%f)).
+  returned: always
+  type: list
+  elements: dict
+health:
+  description: The health checks' result, as M(hypershift.private_capi.capi_health) returns it (C(failures),
+    C(counts), C(unhealthy_before), C(rounds)).
+  returned: with O(health), outside check mode
+  type: dict
 record:
   description: C(changed) and the C(annotations) written on the HostedCluster by the record step.
   returned: always
@@ -188,6 +246,15 @@ def argspec():
         source_counts=dict(type="dict", default={}),
         deployments=dict(type="list", elements="str", default=[]),
         carry_deletions=dict(type="bool", default=False),
+        health=dict(type="dict", options=dict(
+            kinds=dict(type="list", elements="dict", required=True),
+            source_counts=dict(type="dict", default={}),
+            not_copied=dict(type="list", elements="dict", default=[]),
+            cluster_phases=dict(type="list", elements="str", default=["Provisioned", "Provisioning"]),
+            machine_phases=dict(type="list", elements="str", default=["Running", "Provisioning", "Pending", "Provisioned"]),
+            deployments=dict(type="list", elements="str", default=[]),
+            stable_seconds=dict(type="int", default=0),
+        )),
         dependent_resources=dict(type="list", elements="str"),
         parallelism=parallelism_option(),
         extra_groups=extra_groups_option(),

@@ -106,7 +106,9 @@ options:
         and C(metadata.namespace) are ignored) sent in the same write that scales each one back, so that one
         rollout brings it back changed - the migrate role passes the API proxy sidecar patches the C(api_proxy) role
         computed (C(private_capi_proxy_steps=prepare)).
-      - A patch already in place changes nothing; a patch naming a Deployment not in O(deployments) is an error.
+      - A patch already in place changes nothing - for a Deployment already back at its record, a server-side dry run of
+        the patch judges (a patch of a list, such as the containers, lacks the fields the API server defaults). A
+        patch naming a Deployment not in O(deployments) is an error.
     type: list
     elements: dict
     default: []

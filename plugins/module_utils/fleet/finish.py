@@ -1,23 +1,28 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Runner of hypershift.private_capi.hcp_migrate_finish: step 7 of a migration in one module run.
+"""Runner of hypershift.private_capi.hcp_migrate_finish: steps 6 and 7 of a migration in one module run.
 
-The controllers run again on the private copies and the health checks passed; what is left used to be four module
-runs: record on the HostedCluster that the deletion of the sources begins (and, once, the source counts), re-point
-the dependents and delete the standard objects (MigrateService with delete_source), remove the replica records and
-lift the fence (QuiesceService.resume), move the migration state to migrated (MigrationStateService.move). This file
-orders those services on one client; each keeps its own rules (the record's patch is record_patch, below).
+The controllers run again on the private copies. What is left used to be five module runs: the health checks
+(HealthService, capi_health's: they gate the rest), record on the HostedCluster that the deletion of the sources
+begins (and, once, the source counts), re-point the dependents and delete the standard objects (MigrateService with
+delete_source), remove the replica records and lift the fence (QuiesceService.resume), move the migration state to
+migrated (MigrationStateService.move). This file orders those services on one client; each keeps its own rules (the
+record's patch is record_patch, below).
 """
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import HealthChecksFailed, HealthService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
     PHASE_ANNOTATION,
     QuiesceService,
     quiesce_result,
+    utc_now,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import mark_time
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM, minimum_problems
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
@@ -35,8 +40,10 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 )
 
 # the steps, in order (RV(step): the last one begun, on a failure the one that failed)
-RECORD, DELETE, RELEASE, STATE = "record", "delete", "release", "state"
+HEALTH, RECORD, DELETE, RELEASE, STATE = "health", "record", "delete", "release", "state"
 FINISH_PHASE = "finish"
+# the migrate role's phases (RV(phase), RV(marks)): the health checks, then the rest of step 7
+PHASE_OF_STEP = {HEALTH: "health", RECORD: FINISH_PHASE, DELETE: FINISH_PHASE, RELEASE: FINISH_PHASE, STATE: FINISH_PHASE}
 
 
 def record_patch(hostedcluster, source_counts):
@@ -58,12 +65,15 @@ def record_patch(hostedcluster, source_counts):
 class FinishService(object):
     """One run of hcp_migrate_finish: record, delete, release, state - in that order, with one client."""
 
-    def __init__(self, client, params, check_mode=False, diff=False):
+    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
         self.client = client
         self.params = params
         self.check_mode = check_mode
         self.diff = diff
+        self.now = now
         self.step = None
+        self.marks = []
+        self.health = None
         self.record = {"changed": False, "annotations": {}}
         self.record_diff = None
         self.delete = self.release = None
@@ -82,18 +92,36 @@ class FinishService(object):
         self.record = {"changed": True, "annotations": dict(patch["metadata"]["annotations"])}
         self.record_diff = {"before_header": what, "after_header": what + " (record)", "before": {}, "after": patch}
 
+    def _begin(self, step):
+        self.step = step
+        phase = PHASE_OF_STEP[step]
+        if not self.marks or self.marks[-1]["name"] != phase:
+            self.marks.append({"name": phase, "at": mark_time(self.now())})
+
+    def _check_health(self):
+        """The health checks (capi_health's) gate the deletion of the sources: a failure stops the run before any
+        write. Not in check mode (no copy exists to check)."""
+        checks = self.params["health"]
+        if not checks or self.check_mode:
+            return
+        self._begin(HEALTH)
+        self.health = HealthService(self.client, dict(checks, namespace=self.params["namespace"])).run()
+        if self.health["failures"]:
+            raise HealthChecksFailed(self.health)
+
     def run(self):
         params = self.params
-        self.step = RECORD
+        self._check_health()
+        self._begin(RECORD)
         self._record()
-        self.step = DELETE
+        self._begin(DELETE)
         self.delete = MigrateService(self.client, dict(
             namespace=params["namespace"], direction=TO_PRIVATE, delete_source=True, require_paused=False, force=False,
             carry_deletions=params["carry_deletions"], verify=False, kinds=None,
             dependent_resources=params["dependent_resources"], parallelism=params["parallelism"],
             extra_groups=params["extra_groups"]), GroupMap(params["extra_groups"] or {}), diff=self.diff)
         report = self.delete.run()
-        self.step = RELEASE
+        self._begin(RELEASE)
         self.release = QuiesceService(self.client, dict(
             namespace=params["namespace"], state="resumed", hostedcluster_name=params["hostedcluster_name"],
             hostedcluster_namespace=params["hostedcluster_namespace"], fence=True, pause_group="", settle_seconds=0,
@@ -101,7 +129,7 @@ class FinishService(object):
             check_mode=self.check_mode)
         self.release.resume()
         if not self.check_mode:  # in check mode the lock was not written: the state is still the one found
-            self.step = STATE
+            self._begin(STATE)
             mover = MigrationStateService(self.client, dict(
                 namespace=params["hostedcluster_namespace"], name=params["hostedcluster_name"], state=states.MIGRATED,
                 holder=params["holder"], lease_seconds=states.DEFAULT_LEASE_SECONDS, takeover=False, force=False,
@@ -116,7 +144,10 @@ class FinishService(object):
                     or (self.release and self.release.changed) or (self.moved and self.moved["changed"]))
 
     def result(self):
-        result = {"changed": self.changed, "step": self.step, "record": dict(self.record)}
+        result = {"changed": self.changed, "step": self.step, "phase": PHASE_OF_STEP.get(self.step),
+                  "marks": list(self.marks), "record": dict(self.record)}
+        if self.health is not None:
+            result[HEALTH] = dict(self.health)
         diffs = [self.record_diff] if self.record_diff else []
         if self.delete is not None:
             result[DELETE] = migrate_result(self.delete)
@@ -141,6 +172,9 @@ def run_module(module):
 
     def work(run):
         params = module.params
+        problems = minimum_problems(params["health"] or {}, {"stable_seconds": 0})
+        if problems:
+            raise OptionError("health: " + "; ".join(problems))
         client = run.connect(connections=params["parallelism"] + 2,
                              namespaces=[("namespace", params["namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])

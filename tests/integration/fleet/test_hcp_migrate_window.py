@@ -116,6 +116,7 @@ def test_the_window_stops_copies_starts_with_the_patch_and_signals(server):
     assert get(server, HCP_PATH)["metadata"]["annotations"]["hypershift.openshift.io/private-capi-types"] == "true"
     assert [entry["after_header"] for entry in result["diff"]][:1] == ["scale_down"]
     WINDOW.update((key, result[key]) for key in ("stopped_at", "controllers_down_seconds"))
+    WINDOW.update(kinds=result["copied"]["kinds"], counts=result["copied"]["counts"])
 
 
 def test_a_second_run_does_not_stop_the_controllers_again(server):
@@ -145,11 +146,21 @@ def test_finish_deletes_the_sources_releases_and_moves_to_migrated(server):
                                           "state": "in-progress", "holder": "window-test"})
     assert not lock.failed, lock
     private = sorted(m["metadata"]["uid"] for m in list_items(server, PRIVATE + "machines"))
+    health = {"kinds": WINDOW["kinds"], "source_counts": WINDOW["counts"], "deployments": DEPLOYMENTS}
     finish = {"kubeconfig": server.kubeconfig, "namespace": NS, "hostedcluster_name": HC, "holder": "window-test",
-              "source_counts": {"Machine": 2, "Cluster": 1}, "deployments": DEPLOYMENTS}
+              "source_counts": {"Machine": 2, "Cluster": 1}, "deployments": DEPLOYMENTS, "health": health}
+    # the health checks gate the rest: a Cluster phase not accepted fails the run before any write
+    since = (server.request_counts()["entries"] or [{"seq": 0}])[-1]["seq"]
+    refused = run_module("hcp_migrate_finish", dict(finish, health=dict(health, cluster_phases=["Deleting"])))
+    assert refused.failed and refused["phase"] == "health" and refused["step"] == "health", refused
+    assert "phase is Provisioned, expected one of Deleting" in refused["msg"], refused["msg"]
+    assert [mark["name"] for mark in refused["marks"]] == ["health"] and not refused["changed"]
+    assert writes(server, since) == []
     result = run_module("hcp_migrate_finish", finish, diff=True)
     assert not result.failed, result.get("msg")
     assert result["changed"] and result["step"] == "state" and result["moved"]["state"] == "migrated", result
+    assert [mark["name"] for mark in result["marks"]] == ["health", "finish"] and result["phase"] == "finish"
+    assert result["health"]["failures"] == [] and result["health"]["counts"]["Machine"] == 2
     assert result["delete"]["counts"]["Machine"]["deleted"] == 2
     hostedcluster = get(server, "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters/" + HC)
     annotations = hostedcluster["metadata"]["annotations"]
