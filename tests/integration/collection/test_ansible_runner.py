@@ -82,10 +82,11 @@ def test_each_cluster_has_an_ok_event_for_its_migrated_move(runner_job):
     moves = {}
     for event in runner_job["events"]:
         data = event.get("event_data", {})
-        result = data.get("res", {})
-        if event["event"] == "runner_on_ok" and data.get("resolved_action") == "hypershift.private_capi.migration_state" \
-                and result.get("changed") and result.get("state") == "migrated":
-            moves.setdefault(data["host"], []).append((data["task"], result.get("holder")))
+        # the move is step 7's last, in hcp_migrate_finish's result (moved: as migration_state returns it)
+        moved = data.get("res", {}).get("moved") or {}
+        if event["event"] == "runner_on_ok" and data.get("resolved_action") == "hypershift.private_capi.hcp_migrate_finish" \
+                and moved.get("changed") and moved.get("state") == "migrated":
+            moves.setdefault(data["host"], []).append((data["task"], moved.get("holder")))
     assert sorted(moves) == sorted(HOSTS), "runner_on_ok of the move to migrated, by host: %r" % moves
     # one move per cluster, made by this job's run id (the lock holder)
     assert all(len(entries) == 1 for entries in moves.values()), moves
