@@ -16,16 +16,18 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.heal
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
     PHASE_ANNOTATION,
     QuiesceService,
+    phase_mark,
+    quiesce_params,
     quiesce_result,
     utc_now,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import mark_time
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM, minimum_problems
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
+    migrate_params,
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
@@ -33,11 +35,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.state.serv
     MigrationStateService,
     hostedcluster_path,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
-    TO_PRIVATE,
-    GroupMap,
-    describe,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 
 # the steps, in order (RV(step): the last one begun, on a failure the one that failed)
 HEALTH, RECORD, DELETE, RELEASE, STATE = "health", "record", "delete", "release", "state"
@@ -96,7 +94,7 @@ class FinishService(object):
         self.step = step
         phase = PHASE_OF_STEP[step]
         if not self.marks or self.marks[-1]["name"] != phase:
-            self.marks.append({"name": phase, "at": mark_time(self.now())})
+            self.marks.append(phase_mark(phase, self.now()))
 
     def _check_health(self):
         """The health checks (capi_health's) gate the deletion of the sources: a failure stops the run before any
@@ -115,18 +113,16 @@ class FinishService(object):
         self._begin(RECORD)
         self._record()
         self._begin(DELETE)
-        self.delete = MigrateService(self.client, dict(
-            namespace=params["namespace"], direction=TO_PRIVATE, delete_source=True, require_paused=False, force=False,
-            carry_deletions=params["carry_deletions"], verify=False, kinds=None,
+        self.delete = MigrateService(self.client, migrate_params(
+            params["namespace"], delete_source=True, require_paused=False, carry_deletions=params["carry_deletions"],
             dependent_resources=params["dependent_resources"], parallelism=params["parallelism"],
             extra_groups=params["extra_groups"]), GroupMap(params["extra_groups"] or {}), diff=self.diff)
         report = self.delete.run()
         self._begin(RELEASE)
-        self.release = QuiesceService(self.client, dict(
-            namespace=params["namespace"], state="resumed", hostedcluster_name=params["hostedcluster_name"],
-            hostedcluster_namespace=params["hostedcluster_namespace"], fence=True, pause_group="", settle_seconds=0,
-            deployments=params["deployments"], wait_timeout=0, remove_records=True, deployment_patches=[]),
-            check_mode=self.check_mode)
+        self.release = QuiesceService(self.client, quiesce_params(
+            params["namespace"], state="resumed", hostedcluster_name=params["hostedcluster_name"],
+            hostedcluster_namespace=params["hostedcluster_namespace"], fence=True, deployments=params["deployments"],
+            remove_records=True), check_mode=self.check_mode)
         self.release.resume()
         if not self.check_mode:  # in check mode the lock was not written: the state is still the one found
             self._begin(STATE)

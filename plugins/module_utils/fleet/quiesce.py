@@ -96,6 +96,11 @@ def utc_now():
     return datetime.now(timezone.utc).strftime(TIME_FORMAT)
 
 
+def phase_mark(name, now):
+    """A phase mark of the migrate role's record: the name and the time now (a utc_now string) without its Z."""
+    return {"name": name, "at": now.rstrip("Z")}
+
+
 def stop_patch(deployment, now):
     """Merge patch recording the replicas and the time now (once, so a resumed run keeps the original) and scaling to
     0, or None."""
@@ -195,17 +200,17 @@ def owner_pattern(names):
     return re.compile("^(%s)(-[a-z0-9]{6,10})?$" % "|".join(re.escape(name) for name in sorted(names)))
 
 
+def owned_by(pod, pattern):
+    """Whether an owner of the pod matches owner_pattern's pattern."""
+    return any(pattern.match(ref.get("name") or "") for ref in (pod.get("metadata") or {}).get("ownerReferences") or ())
+
+
 def owned_pods(pods, names):
     """Names of the pods owned by the named Deployments (directly or through their ReplicaSets), sorted."""
     if not names:
         return []
     pattern = owner_pattern(names)
-    found = []
-    for pod in pods:
-        metadata = pod.get("metadata") or {}
-        if any(pattern.match(ref.get("name") or "") for ref in metadata.get("ownerReferences") or ()):
-            found.append(metadata.get("name"))
-    return sorted(found)
+    return sorted((pod.get("metadata") or {}).get("name") for pod in pods if owned_by(pod, pattern))
 
 
 def ready_since(pod):
@@ -228,9 +233,8 @@ def available_since(pods, expected):
         if replicas <= 0:
             continue
         pattern = owner_pattern([name])
-        times = sorted(ready for ready in (ready_since(pod) for pod in pods if any(
-            pattern.match(ref.get("name") or "") for ref in (pod.get("metadata") or {}).get("ownerReferences") or ()))
-            if ready is not None)
+        times = sorted(ready for ready in (ready_since(pod) for pod in pods if owned_by(pod, pattern))
+                       if ready is not None)
         if len(times) < replicas:
             return None
         latest = max(latest or times[replicas - 1], times[replicas - 1])
@@ -247,6 +251,16 @@ def unavailable(deployments, expected):
         if available != expected[name]:
             waiting.append("%s (%d/%d available)" % (name, available, expected[name]))
     return waiting
+
+
+def quiesce_params(namespace, **overrides):
+    """hcp_quiesce's parameters (its argument spec's defaults, no wait) with overrides: how the modules that run the
+    service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
+    params = dict(namespace=namespace, state="quiesced", hostedcluster_name="", hostedcluster_namespace="clusters",
+                  fence=False, pause_group="", settle_seconds=0, deployments=[], wait_timeout=0, remove_records=False,
+                  deployment_patches=[])
+    params.update(overrides)
+    return params
 
 
 class QuiesceService(object):
@@ -397,19 +411,20 @@ class QuiesceService(object):
         answer = self.client.patch(api_path("apps", "v1", "deployments", self.namespace, name), change,
                                    "patch %s (dry run: is the patch in place?)" % describe("Deployment", name, self.namespace),
                                    dry_run=True)
-        return all(answer.get(key) == deployment.get(key) for key in ("spec",)) and all(
+        return answer.get("spec") == deployment.get("spec") and all(
             (answer.get("metadata") or {}).get(key) == (deployment.get("metadata") or {}).get(key)
             for key in ("labels", "annotations"))
 
     def available_since(self):
         """available_since for the Deployments this run resumed (their recorded replicas), from the namespace's pods."""
+        return available_since(self._pods(), self.result["replicas"])
+
+    def _pods(self):
         path = api_path("", "v1", "pods", self.namespace)
-        return available_since(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)),
-                               self.result["replicas"])
+        return self.client.list(path, "list " + describe("Pods", namespace=self.namespace))
 
     def _pods_of(self, names):
-        path = api_path("", "v1", "pods", self.namespace)
-        return owned_pods(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)), names)
+        return owned_pods(self._pods(), names)
 
     def _unavailable(self, expected):
         path = api_path("apps", "v1", "deployments", self.namespace)

@@ -19,9 +19,12 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils import hyp
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
     QuiesceService,
     deployment_patches_by_name,
+    phase_mark,
+    quiesce_params,
     quiesce_result,
     recorded_replicas,
     seconds_between,
+    start_patch,
     utc_now,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
@@ -29,30 +32,21 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
+    migrate_params,
     migrate_result,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
-    TO_PRIVATE,
-    GroupMap,
-    describe,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 
 HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"
 # the phase names of RV(marks), as the migrate role's marks name them (report phases)
 STOP, COPY, START, SIGNAL = "scale_down", "copy", "resume", "signal"
 
 
-def mark_time(now):
-    """A mark's time: UTC like the quiesce records, without their trailing Z (the migrate role's mark format)."""
-    return now.rstrip("Z")
-
-
 def back_at_record(deployments):
-    """Whether every Deployment (those of O(deployments) present) carries the replica record and is back at it. Not
-    when none is present (nothing says a window was opened)."""
+    """Whether every Deployment (those of O(deployments) present) carries the replica record and is back at it (no
+    start_patch left to send). Not when none is present (nothing says a window was opened)."""
     return bool(deployments) and all(
-        recorded_replicas(deployment) is not None
-        and (deployment.get("spec") or {}).get("replicas") == recorded_replicas(deployment) for deployment in deployments)
+        recorded_replicas(deployment) is not None and start_patch(deployment) is None for deployment in deployments)
 
 
 def annotations_patch(obj, annotations):
@@ -81,22 +75,16 @@ class WindowService(object):
 
     def _begin(self, phase):
         self.phase = phase
-        self.marks.append({"name": phase, "at": mark_time(self.now())})
+        self.marks.append(phase_mark(phase, self.now()))
 
     def _quiesce(self, **overrides):
-        params = dict(namespace=self.namespace, state="quiesced", hostedcluster_name="",
-                      hostedcluster_namespace=self.namespace,
-                      fence=False, pause_group="", settle_seconds=0, deployments=self.params["deployments"],
-                      wait_timeout=0, remove_records=False, deployment_patches=[])
-        params.update(overrides)
+        params = quiesce_params(self.namespace, deployments=self.params["deployments"], **overrides)
         return QuiesceService(self.client, params, check_mode=self.check_mode)
 
     def _migrate(self, verify):
-        params = dict(namespace=self.namespace, direction=TO_PRIVATE, delete_source=False,
-                      require_paused=self.params["require_paused"], force=False,
-                      carry_deletions=self.params["carry_deletions"], verify=verify, kinds=None,
-                      dependent_resources=None, parallelism=self.params["parallelism"],
-                      extra_groups=self.params["extra_groups"])
+        params = migrate_params(self.namespace, require_paused=self.params["require_paused"],
+                                carry_deletions=self.params["carry_deletions"], verify=verify,
+                                parallelism=self.params["parallelism"], extra_groups=self.params["extra_groups"])
         return MigrateService(self.client, params, GroupMap(self.params["extra_groups"] or {}), diff=self.diff)
 
     def _closed_by_an_earlier_run(self):

@@ -358,6 +358,16 @@ def run_module(module):
     run_module_with(module, work, partial=partial, minimums=PARALLELISM_MINIMUM)
 
 
+def migrate_params(namespace, **overrides):
+    """capi_object_migrate's parameters (its argument spec's defaults) with overrides: how the modules that run the
+    service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
+    params = dict(namespace=namespace, direction=TO_PRIVATE, delete_source=False, require_paused=True, force=False,
+                  carry_deletions=False, verify=False, kinds=None, dependent_resources=None, parallelism=8,
+                  extra_groups={})
+    params.update(overrides)
+    return params
+
+
 def migrate_result(service):
     """capi_object_migrate's result for a service run (hcp_migrate_window returns it as its copy step's)."""
     result = {}

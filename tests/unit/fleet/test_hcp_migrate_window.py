@@ -6,11 +6,11 @@ import pytest
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
     REPLICAS_ANNOTATION,
     available_since,
+    phase_mark,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import (
     annotations_patch,
     back_at_record,
-    mark_time,
 )
 from ansible_collections.hypershift.private_capi.plugins.modules import hcp_migrate_window as window_module
 from tests.unit.module_docs import assert_argspec_matches_documentation
@@ -44,8 +44,8 @@ def test_annotations_patch_sets_only_what_differs():
     assert annotations_patch({"metadata": {}}, {"signal": "true"}) == {"metadata": {"annotations": {"signal": "true"}}}
 
 
-def test_mark_time_is_the_roles_mark_format():
-    assert mark_time("2026-11-25T13:01:02.000311Z") == "2026-11-25T13:01:02.000311"
+def test_phase_mark_is_the_roles_mark_format():
+    assert phase_mark("copy", "2026-11-25T13:01:02.000311Z") == {"name": "copy", "at": "2026-11-25T13:01:02.000311"}
 
 
 def pod(owner, ready_at=None):
