@@ -157,3 +157,11 @@ def test_relay_writes_each_event_as_soon_as_its_line_is_complete():
 def test_relay_ends_an_oversized_event_with_an_error():
     events, writes, _counted = relay([b'{"x":"' + b"a" * 64, b"a" * 64], max_event_bytes=100)
     assert events == 0 and len(writes) == 1 and b"larger than 100 bytes" in writes[0]
+
+
+def test_default_trim_waits_for_the_client_sweep_of_closed_tls_connections():
+    """aiohttp frees a closed upstream TLS connection only at its next sweep of closed transports: a trim scheduled
+    before that sweep gives nothing back (on kube-apiserver after 200 watches: 55 MB with 1.5 s, 46.5 MB with 2.2 s)."""
+    import aiohttp.connector  # pylint: disable=import-outside-toplevel
+    sweep = aiohttp.connector.TCPConnector._cleanup_closed_period  # pylint: disable=protected-access
+    assert memory.DEFAULT_DELAY_SECONDS >= sweep + 0.5
