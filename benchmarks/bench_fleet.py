@@ -39,7 +39,7 @@ import yaml
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import build_report
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
-from testenv import REPO_ROOT
+from testenv import REPO_ROOT, yamlio
 from testenv.hcp import fleet
 from testenv.hcp.fleet import deployments_settled
 
@@ -78,7 +78,7 @@ def serials():
 def start_loaded_server(workdir, seed, count):
     """A control plane with the seeded fleet loaded and its Deployments settled; returns (server, inventory path)."""
     with open(os.path.join(seed, "crds.yaml")) as handle:
-        crds = [document for document in yaml.safe_load_all(handle) if document]
+        crds = yamlio.load_all(handle)
     server = start_cluster(os.path.join(workdir, "cluster"), crds=crds)
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)

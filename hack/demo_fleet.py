@@ -23,6 +23,7 @@ import yaml  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (  # noqa: E402  pylint: disable=wrong-import-position
     timing_headline)
+from testenv import yamlio  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.hcp import build, fleet  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
@@ -147,7 +148,7 @@ def main(argv=None):
     shutil.rmtree(seed, ignore_errors=True)
     fleet.seed_fleet_dir(seed, fleet.fleet_spec(args.count, machines=args.machines))
     with open(os.path.join(seed, "crds.yaml")) as handle:
-        crds = [doc for doc in yaml.safe_load_all(handle) if doc]
+        crds = yamlio.load_all(handle)
     state_dir = os.path.join(args.workdir, "cluster")
     shutil.rmtree(state_dir, ignore_errors=True)
     print("== starting the control plane: the real etcd, kube-apiserver, kube-controller-manager, kube-scheduler and "

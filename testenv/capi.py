@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from testenv import REPO_ROOT, certs, proxy_stack
+from testenv import REPO_ROOT, certs, proxy_stack, yamlio
 from testenv.cluster import build
 from testenv.cluster.cluster import die_with_parent, free_port, terminate
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
@@ -89,7 +89,7 @@ def crd_documents(conversion_webhook=True, release="v1beta2"):
                                             RELEASES[release].contract_labels)):
         directory = build.module_dir(module, moddir) / folder
         for path in sorted(directory.glob("*.yaml")):
-            crd = yaml.safe_load(path.read_text())
+            crd = yamlio.load(path.read_text())
             if labels:
                 crd["metadata"].setdefault("labels", {}).update(labels)
             elif conversion_webhook and len(crd["spec"]["versions"]) > 1:

@@ -11,7 +11,7 @@ import urllib.request
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
-from testenv import certs, upstream
+from testenv import certs, upstream, yamlio
 from testenv.cluster.cluster import free_port, terminate
 from testenv import REPO_ROOT
 
@@ -27,7 +27,7 @@ START_TIMEOUT = 30.0
 def _documents(paths):
     for path in paths:
         with open(path) as handle:
-            for index, document in enumerate(yaml.safe_load_all(handle)):
+            for index, document in enumerate(yaml.load_all(handle, Loader=yamlio.LOADER)):  # nosec B506 - safe loader
                 if document:
                     yield os.path.basename(path), index, document
 
@@ -60,7 +60,7 @@ def write_seed(directory, documents):
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "seed.yaml")
     with open(path, "w") as handle:
-        yaml.safe_dump_all(documents, handle)
+        yamlio.dump_all(documents, handle)
     return path
 
 

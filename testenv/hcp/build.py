@@ -29,9 +29,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import yaml
 
-from testenv import COLLECTIONS_ROOT
+from testenv import COLLECTIONS_ROOT, yamlio
 from testenv.upstream import HYPERSHIFT_CRDS
 
 
@@ -409,7 +408,7 @@ def _machine_status_extra(platform, name, is_failed):
 
 def _load(path):
     with open(path) as handle:
-        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return yamlio.load(handle)
 
 
 HYPERSHIFT_CRD_FILES = ("hostedcontrolplanes-Hypershift-Default.crd.yaml", "hostedclusters-Hypershift-Default.crd.yaml",
@@ -613,13 +612,13 @@ def seed_dir(path, fleet_spec):
     platforms = sorted({entry["platform"] for entry in fleet_spec}, key=PLATFORMS.index)
     written = [os.path.join(path, "crds.yaml")]
     with open(written[0], "w") as handle:
-        yaml.safe_dump_all(crd_documents(platforms), handle, sort_keys=False)
+        yamlio.dump_all(crd_documents(platforms), handle, sort_keys=False)
     for entry in fleet_spec:
         options = dict(entry)
         objects = build_hcp_namespace(options.pop("platform"), options.pop("hc_namespace"), options.pop("hc_name"), **options)
         name = os.path.join(path, "hcp-%s.yaml" % objects[0]["metadata"]["name"])
         with open(name, "w") as handle:
-            yaml.safe_dump_all(objects, handle, sort_keys=False)
+            yamlio.dump_all(objects, handle, sort_keys=False)
         written.append(name)
     return written
 
@@ -628,13 +627,13 @@ def load_dir(kubeconfig, path, parallelism=8):
     """Install crds.yaml and load every hcp-*.yaml of a seed_dir directory into the server of kubeconfig."""
     session = RestSession(kubeconfig, connections=parallelism)
     with open(os.path.join(path, "crds.yaml")) as handle:
-        crds = [doc for doc in yaml.safe_load_all(handle) if doc]
+        crds = yamlio.load_all(handle)
     install_crds(session, crds)
     loaded = 0
     for name in sorted(os.listdir(path)):
         if name.startswith("hcp-") and name.endswith(".yaml"):
             with open(os.path.join(path, name)) as handle:
-                objects = [doc for doc in yaml.safe_load_all(handle) if doc]
+                objects = yamlio.load_all(handle)
             load_objects(session, objects, crds, parallelism)
             loaded += len(objects)
     return loaded

@@ -15,8 +15,8 @@ import json
 import os
 import sys
 
-import yaml
 
+from testenv import yamlio
 from testenv.hcp import build
 
 HC_NAMESPACE = "clusters"
@@ -135,9 +135,9 @@ def seed_fleet_dir(path, spec):
     platforms = sorted({entry["platform"] for entry in spec}, key=build.PLATFORMS.index)
     written = [os.path.join(path, "crds.yaml"), os.path.join(path, "base-fleet.yaml")]
     with open(written[0], "w") as handle:
-        yaml.safe_dump_all(build.crd_documents(platforms), handle, sort_keys=False)
+        yamlio.dump_all(build.crd_documents(platforms), handle, sort_keys=False)
     with open(written[1], "w") as handle:
-        yaml.safe_dump_all(base_objects(), handle, sort_keys=False)
+        yamlio.dump_all(base_objects(), handle, sort_keys=False)
     for entry in spec:
         options = dict(entry)
         platform, hc_namespace, hc_name = options.pop("platform"), options.pop("hc_namespace"), options.pop("hc_name")
@@ -147,7 +147,7 @@ def seed_fleet_dir(path, spec):
         objects += hostedcluster_objects(platform, hc_namespace, hc_name, labels, hc_state)
         name = os.path.join(path, "hcp-%s.yaml" % objects[0]["metadata"]["name"])
         with open(name, "w") as handle:
-            yaml.safe_dump_all(objects, handle, sort_keys=False)
+            yamlio.dump_all(objects, handle, sort_keys=False)
         written.append(name)
     return written
 
@@ -157,14 +157,14 @@ def load_fleet_dir(kubeconfig, path, parallelism=8, crds_installed=False):
     the base namespaces, then every HCP file; returns objects loaded."""
     session = build.RestSession(kubeconfig, connections=parallelism)
     with open(os.path.join(path, "crds.yaml")) as handle:
-        crds = [doc for doc in yaml.safe_load_all(handle) if doc]
+        crds = yamlio.load_all(handle)
     if not crds_installed:
         build.install_crds(session, crds)
     loaded = 0
     names = sorted(os.listdir(path))
     for name in [n for n in names if n.startswith("base-")] + [n for n in names if n.startswith("hcp-")]:
         with open(os.path.join(path, name)) as handle:
-            objects = [doc for doc in yaml.safe_load_all(handle) if doc]
+            objects = yamlio.load_all(handle)
         build.load_objects(session, objects, crds, parallelism)
         loaded += len(objects)
     return loaded

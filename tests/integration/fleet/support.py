@@ -11,7 +11,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     AGENT_EXTRA_GROUPS, TO_PRIVATE, GroupMap, translate_object)
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
-from testenv import REPO_ROOT
+from testenv import REPO_ROOT, yamlio
 from testenv.hcp import build, fleet, state
 from testenv.hcp.fleet import deployments_settled
 
@@ -25,7 +25,7 @@ def start_fleet(tmp_path, spec, faults=False):
     seed = os.path.join(str(tmp_path), "seed")
     fleet.seed_fleet_dir(seed, spec)
     with open(os.path.join(seed, "crds.yaml")) as handle:
-        crds = [doc for doc in yaml.safe_load_all(handle) if doc]
+        crds = yamlio.load_all(handle)
     server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=crds)
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
