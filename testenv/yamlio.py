@@ -16,19 +16,5 @@ def load_all(stream):
     return [document for document in yaml.load_all(stream, Loader=LOADER) if document]  # nosec B506 - a safe loader
 
 
-def load_file(path):
-    with open(path) as handle:
-        return load(handle)
-
-
-def load_all_file(path):
-    with open(path) as handle:
-        return load_all(handle)
-
-
-def dump(document, stream=None, **options):
-    return yaml.dump(document, stream, Dumper=DUMPER, **options)
-
-
 def dump_all(documents, stream=None, **options):
     return yaml.dump_all(documents, stream, Dumper=DUMPER, **options)

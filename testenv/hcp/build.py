@@ -29,7 +29,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-
 from testenv import COLLECTIONS_ROOT, yamlio
 from testenv.upstream import HYPERSHIFT_CRDS
 

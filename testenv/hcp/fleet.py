@@ -15,7 +15,6 @@ import json
 import os
 import sys
 
-
 from testenv import yamlio
 from testenv.hcp import build
 
