@@ -94,7 +94,40 @@ class ClusterError(RuntimeError):
 # helpers
 
 
+EPHEMERAL_RANGE_FILE = "/proc/sys/net/ipv4/ip_local_port_range"
+LOWEST_LISTEN_PORT = 20000
+_HANDED_OUT: set = set()
+
+
+def _ephemeral_low() -> int:
+    try:
+        with open(EPHEMERAL_RANGE_FILE) as handle:
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
+    """A free local port for a server to listen on, below the kernel's ephemeral range. A port the kernel picks
+    (bind to 0) lies in that range, so the next outgoing connection may get it before the server binds it; seen in
+    CI: kube-apiserver exiting with 'bind: address already in use' on 127.0.0.1:53053. Where the range leaves no
+    room below it, the kernel's pick."""
+    low = _ephemeral_low()
+    if low - LOWEST_LISTEN_PORT >= 1000:
+        for _attempt in range(200):
+            port = secrets.SystemRandom().randrange(LOWEST_LISTEN_PORT, low)
+            if port not in _HANDED_OUT and _bindable(port):
+                _HANDED_OUT.add(port)  # never twice from this process: the first taker may not listen yet
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
