@@ -27,7 +27,7 @@ START_TIMEOUT = 30.0
 def _documents(paths):
     for path in paths:
         with open(path) as handle:
-            for index, document in enumerate(yaml.load_all(handle, Loader=yamlio.LOADER)):  # nosec B506 - safe loader
+            for index, document in enumerate(yamlio.documents(handle)):
                 if document:
                     yield os.path.basename(path), index, document
 

@@ -11,9 +11,14 @@ def load(stream):
     return yaml.load(stream, Loader=LOADER)  # nosec B506 - a safe loader
 
 
+def documents(stream):
+    """Every document of stream, empty ones included (as None), in order."""
+    return yaml.load_all(stream, Loader=LOADER)  # nosec B506 - a safe loader
+
+
 def load_all(stream):
     """The documents of stream, empty ones left out."""
-    return [document for document in yaml.load_all(stream, Loader=LOADER) if document]  # nosec B506 - a safe loader
+    return [document for document in documents(stream) if document]
 
 
 def dump_all(documents, stream=None, **options):

@@ -107,13 +107,14 @@ def _ephemeral_low() -> int:
         return 32768  # Linux's default
 
 
-def _bindable(port: int) -> bool:
+def _bound_port(port: int):
+    """The port a bind to 127.0.0.1:port gets (for 0, the kernel's pick), released at once; None when it is taken."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
-            return False
-    return True
+            return None
+        return s.getsockname()[1]
 
 
 def free_port() -> int:
@@ -125,12 +126,13 @@ def free_port() -> int:
     if low - LOWEST_LISTEN_PORT >= 1000:
         for _attempt in range(200):
             port = secrets.SystemRandom().randrange(LOWEST_LISTEN_PORT, low)
-            if port not in _HANDED_OUT and _bindable(port):
+            if port not in _HANDED_OUT and _bound_port(port):
                 _HANDED_OUT.add(port)  # never twice from this process: the first taker may not listen yet
                 return port
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    port = _bound_port(0)
+    if port is None:
+        raise ClusterError("no free local port: binding 127.0.0.1:0 failed")
+    return port
 
 
 def die_with_parent() -> None:
