@@ -67,27 +67,54 @@ def _finite_float(text):
     return value
 
 
+class NotExact(ValueError):
+    """orjson cannot read or write this as the stdlib would (or it is not JSON): ask loads or dumps."""
+
+
+class InexactNumber(NotExact):
+    """Valid JSON that orjson reads, but not exactly: an integer literal of 19 digits or more."""
+
+
+def loads_exact(raw):
+    """The JSON document in raw by orjson alone, when its reading is the stdlib's; NotExact otherwise (bad JSON, a
+    lone surrogate, a BOM, an integer beyond 64 bits, no orjson): the fast reading, never a different one."""
+    if orjson is None:
+        raise NotExact("orjson is not installed")
+    try:
+        document = orjson.loads(raw)
+    except ValueError as exc:
+        raise NotExact(str(exc))
+    if _LONG_NUMBER in raw.translate(_DIGITS_AS_ZERO):
+        raise InexactNumber("a number of 19 digits or more (orjson would read a float)")
+    return document
+
+
 def loads(raw):
     """The JSON document in raw (bytes); ValueError unless it is RFC 8259 JSON (NaN/Infinity are not)."""
-    if orjson is not None:
-        try:
-            document = orjson.loads(raw)
-        except ValueError:
-            pass  # lone surrogates, a BOM, other encodings, bad input: the stdlib decides (and words the error)
-        else:
-            if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO):
-                return document
+    try:
+        return loads_exact(raw)
+    except NotExact:
+        pass  # lone surrogates, a BOM, other encodings, bad input: the stdlib decides (and words the error)
     return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+
+
+def dumps_exact(document):
+    """orjson's encoding of a document loads built; NotExact where dumps must ask the stdlib instead (integers
+    beyond 64 bits, lone surrogates, nesting past orjson's limit, no orjson)."""
+    if orjson is None:
+        raise NotExact("orjson is not installed")
+    try:
+        return orjson.dumps(document)
+    except TypeError as exc:
+        raise NotExact(str(exc))
 
 
 def dumps(document):
     """encode() for a document loads built (finite numbers only: orjson would write NaN as null)."""
-    if orjson is not None:
-        try:
-            return orjson.dumps(document)
-        except TypeError:  # integers beyond 64 bits, lone surrogates: the stdlib writes (or refuses) those
-            pass
-    return encode(document)
+    try:
+        return dumps_exact(document)
+    except NotExact:  # the stdlib writes (or refuses) what orjson cannot
+        return encode(document)
 
 
 def media_type(content_type):

@@ -7,6 +7,7 @@ bounds the body bytes in flight. The translation itself is the collection's core
 """
 import asyncio
 import contextvars
+import functools
 import itertools
 import os
 import re
@@ -101,7 +102,7 @@ class Proxy(object):
         if not _REQUEST_ID.match(request_id):
             request_id = self._request_ids[0] % next(self._request_ids[1])
         raw_path = request.raw_path.partition("?")[0]
-        info = {"group": "", "verb": request.method.lower(), "adapted": None}
+        info = {"group": "", "verb": request.method.lower(), "adapted": None, "streamed": None}
         try:
             if raw_path in ("/healthz", "/livez"):
                 response = web.Response(text="ok")
@@ -133,6 +134,7 @@ class Proxy(object):
         if self.logger.enabled("info"):
             self.logger.info("request", request_id=request_id, method=request.method, path=raw_path,
                              verb=info["verb"], group=info["group"], code=code, adapted=info["adapted"],
+                             streamed=info["streamed"],
                              duration_ms=round(duration * 1000, 3), upstream_ms=round(upstream_wait[0] * 1000, 3),
                              user_agent=request.headers.get("User-Agent", "")[:80])
         if hold.held:  # aiohttp writes the answer in this task once the handler returns: release after that
@@ -196,8 +198,14 @@ class Proxy(object):
         url_path = route.upstream_path + ("?" + query if query else "")
         if target.watch:
             return await self._watch(request, route, url_path, headers, own)
-        status, response_headers, raw = await self._send(request.method, url_path, headers, own, body, info["verb"])
-        return self._respond(route, status, response_headers, raw)
+        stream = self.translator.list_stream(route) if request.method == "GET" else None
+        status, response_headers, raw = await self._send(request.method, url_path, headers, own, body, info["verb"],
+                                                         stream)
+        translated = None
+        if stream is not None and status == 200:
+            translated = self.translator.streamed_body(stream, response_headers.get("Content-Type", ""))
+            info["streamed"] = translated is not None
+        return self._respond(route, status, response_headers, raw, translated=translated)
 
     async def _load_crds(self, request_id):
         """Contract labels for down-conversion; without them conversion fails later with a clear message."""
@@ -206,14 +214,20 @@ class Proxy(object):
         except Exception as exc:  # pylint: disable=broad-except
             self.logger.warning("cannot read CRD contract labels", request_id=request_id, error=str(exc)[:300])
 
-    async def _send(self, method, url_path, headers, own, body, verb):
-        """(status, headers, body) from the API server; ProxyError 502/503/504 with a Status when it fails."""
+    async def _send(self, method, url_path, headers, own, body, verb, stream=None):
+        """(status, headers, body) from the API server; ProxyError 502/503/504 with a Status when it fails.
+
+        stream: a ListStream fed with a 200 JSON answer's bytes as they arrive (its translation overlaps the
+        server's encoding, and counts in the upstream time)."""
         started = time.perf_counter()
         try:
             async with self.client.session(own).request(method, self.client.url(url_path), headers=headers,
                                                         data=body or None, timeout=self._request_timeout,
                                                         allow_redirects=False) as response:
-                raw = await _read_held(response, _HOLD.get(), refusable=method in _READ_METHODS)
+                on_chunk = None
+                if stream is not None and response.status == 200 and "json" in response.headers.get("Content-Type", ""):
+                    on_chunk = functools.partial(self.translator.feed, stream)
+                raw = await _read_held(response, _HOLD.get(), refusable=method in _READ_METHODS, on_chunk=on_chunk)
                 waited = time.perf_counter() - started
                 self.metrics.upstream_seconds.observe(waited, metric_labels.verb_label(verb))
                 _UPSTREAM_WAIT.get([0.0])[0] += waited
@@ -338,13 +352,19 @@ class Proxy(object):
             return response
 
 
-async def _read_held(response, hold, refusable):
-    """The upstream answer's body, its bytes counted in hold as they arrive (ProxyError 429 past the budget)."""
-    if response.content_length is not None:
-        hold.take(response.content_length, refusable)
-        return await response.read()
+async def _read_held(response, hold, refusable, on_chunk=None):
+    """The upstream answer's body, its bytes counted in hold as they arrive (ProxyError 429 past the budget);
+    on_chunk(bytes) sees each piece as it comes."""
+    length = response.content_length
+    if length is not None:
+        hold.take(length, refusable)
+        if on_chunk is None:
+            return await response.read()
     chunks = []
     async for chunk in response.content.iter_chunked(256 * 1024):
-        hold.take(len(chunk), refusable)
+        if length is None:
+            hold.take(len(chunk), refusable)
         chunks.append(chunk)
+        if on_chunk is not None:
+            on_chunk(chunk)
     return b"".join(chunks)

@@ -14,6 +14,7 @@ from capi_proxy.adaptation import apply_patch, convert_document
 from capi_proxy.core import TO_PRIVATE, TO_STANDARD, CapiTranslationError
 from capi_proxy.crdview import crd_view
 from capi_proxy.errors import ProxyError
+from capi_proxy.liststream import ListStream
 
 CONVERTED_SUBRESOURCES = (None, "status")
 # Every watcher of a resource receives the same event bytes: translate each distinct line once.
@@ -92,6 +93,28 @@ class Translator(object):
             raise
         self.metrics.translation_seconds.observe(time.perf_counter() - started, "response")
         return translated
+
+    def list_stream(self, route):
+        """A ListStream for a LIST of a standard CAPI resource served as it is (no version adaptation), else None."""
+        if route.mode != "capi" or route.adapted or route.target.verb != "list":
+            return None
+        return ListStream(self.group_map, self.to_standard_markers)
+
+    def streamed_body(self, stream, content_type):
+        """The LIST translated while it arrived (stream fed with the whole body), or None: response_body then."""
+        if "json" not in content_type:
+            stream.off()
+            return None
+        with gc_paused():
+            translated = stream.finish()
+        if translated is not None:
+            self.metrics.translation_seconds.observe(stream.seconds, "response")
+        return translated
+
+    def feed(self, stream, chunk):
+        """stream.feed with the cycle collector paused (the batch's parsed items die inside)."""
+        with gc_paused():
+            stream.feed(chunk)
 
     @staticmethod
     def depth_safe_response(work, raw, *args):

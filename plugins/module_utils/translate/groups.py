@@ -715,6 +715,27 @@ def translate_object_in_place(obj, direction, group_map=None):
     return _InPlaceWalker(group_map, direction, obj).object(obj, "")
 
 
+def list_items_alone(kind):
+    """Whether translate_object translates the items of a List of this kind one by one and nothing else of the
+    List reads them (no shape of its own): then a batch of its items may be translated apart from the List."""
+    return isinstance(kind, str) and kind.endswith("List") and kind not in _SHAPE_HANDLERS
+
+
+def translate_items_in_place(items, direction, group_map=None):
+    """Items of a List (a plain list of JSON trees the caller owns) translated in place, each exactly as
+    translate_object_in_place translates it inside its List when list_items_alone(the List's kind); returns items.
+
+    For a List that arrives in pieces (the proxy translates a LIST answer while it streams in). Errors name the
+    item by its index in this batch: a caller that needs the List's own wording translates the whole List.
+    """
+    _check_direction(direction)
+    group_map = _group_map(group_map)
+    if not isinstance(items, list):
+        raise CapiTranslationError("expected the items of a List (a list), got %s" % type(items).__name__)
+    _InPlaceWalker(group_map, direction, {"kind": "List", "items": items}).items(items, "")
+    return items
+
+
 def translate(value, direction, group_map=None):
     """Dispatch for the filters: a group, an apiVersion, a URL path, an object or a list of those.
 

@@ -275,3 +275,37 @@ def test_discovery_hides_private_groups(stack, accept):
     else:
         names = [group["name"] for group in document["groups"]]
         assert "cluster.x-k8s.io" in names and "infrastructure.cluster.x-k8s.io" in names
+
+
+def test_a_large_list_is_translated_while_it_streams_in(stack):
+    """kube-apiserver streams a LIST of custom resources item by item; the proxy translates the items as they come
+    (capi_proxy/liststream.py) and answers exactly the bytes its whole-body translation gives."""
+    from capi_proxy.metrics import ProxyMetrics  # pylint: disable=import-outside-toplevel
+    from capi_proxy.pathing import parse_target  # pylint: disable=import-outside-toplevel
+    from capi_proxy.routing import Route  # pylint: disable=import-outside-toplevel
+    from capi_proxy.translation import Translator  # pylint: disable=import-outside-toplevel
+    from capi_proxy.core import DEFAULT_GROUP_MAP  # pylint: disable=import-outside-toplevel
+
+    _namespace(stack, "stream")
+    private_path = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/stream/machines"
+    standard_path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/stream/machines"
+    for index in range(300):
+        item = machine("m-%d" % index, "stream")
+        item["apiVersion"] = "cluster.hypershift.openshift.io/v1beta2"
+        item["spec"]["infrastructureRef"]["apiGroup"] = "infrastructure.cluster.hypershift.openshift.io"
+        item["metadata"]["ownerReferences"] = [  # two owners: "},{" inside each item too
+            {"apiVersion": "cluster.hypershift.openshift.io/v1beta2", "kind": kind, "name": "owner", "uid": "u-%s" % kind}
+            for kind in ("MachineSet", "Cluster")]
+        assert stack.server.request("POST", private_path, item).status == 201
+    direct = stack.server.request("GET", private_path)
+    assert direct.status == 200 and len(direct.body) > 200 * 1024
+    status, _headers, proxied = http("GET", stack.plain_proxy.url + standard_path, token=stack.server.admin_token)
+    assert status == 200
+    route = Route("capi", parse_target(standard_path, "GET", {}), private_path)
+    assert proxied == Translator(DEFAULT_GROUP_MAP, False, None, ProxyMetrics()).response_bytes(direct.body, route)
+    listed = json.loads(proxied)
+    assert len(listed["items"]) == 300 and PRIVATE not in proxied
+    assert listed["items"][7]["metadata"]["ownerReferences"][1]["apiVersion"] == "cluster.x-k8s.io/v1beta2"
+    records = [record for record in stack.plain_proxy.log_records()
+               if record.get("msg") == "request" and record.get("path") == standard_path]
+    assert records and records[-1]["streamed"] is True, records[-1:]
