@@ -1,7 +1,8 @@
 """The translating API proxy in front of a real kube-apiserver (testenv/cluster), side by side with direct requests.
 
 Figures, each printed with its target and ratio: added latency per GET (p50/p99, proxy vs direct, plus
-the proxy's own time from its Server-Timing header and its CPU per request), LIST of 500 Machines
+the proxy's own time from its Server-Timing header and its CPU per request, and beside it the floor: what the
+thinnest aiohttp relay, benchmarks/thin_relay.py, adds in the same batches), LIST of 500 Machines
 (ratio, with the untranslated relay and where the translation time goes), 200 concurrent watches
 receiving 10,000 events (none lost, delay p50/p99, also direct), the proxy's RSS at start, with the
 200 watches open and after the load (the issue's target: under 50 MB once the load is over; the proxy gives
@@ -44,6 +45,7 @@ from capi_proxy.core import TO_STANDARD  # noqa: E402  pylint: disable=wrong-imp
 from capi_proxy.memory import DEFAULT_DELAY_SECONDS  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.translation import gc_paused  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.upstream import TLS_READ_BUFFER_BYTES  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.cluster.cluster import free_port  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
 from testenv import proxy_stack as support  # noqa: E402  pylint: disable=wrong-import-position
@@ -130,25 +132,62 @@ def timers(server, proxy_url):
     return direct, Timer(http.client.HTTPConnection(host, int(port)), server.admin_token)
 
 
-def interleaved(direct, proxied, pid, direct_path, proxy_path, batches, batch):
-    """Alternating batches (both see the same machine load); (direct, proxy samples, proxy CPU per request)."""
-    direct_samples, proxy_samples, cpu = [], [], 0.0
+def interleaved(direct, proxied, pid, direct_path, proxy_path, batches, batch, floor=None):
+    """Alternating batches (all see the same machine load); (direct, proxy samples, proxy CPU per request, floor
+    samples): floor is (Timer, path) of the thin relay, or None."""
+    direct_samples, proxy_samples, floor_samples, cpu = [], [], [], 0.0
     for _batch in range(batches):
         direct_samples += direct.run(direct_path, batch)
         before = cpu_seconds(pid)
         proxy_samples += proxied.run(proxy_path, batch)
         cpu += cpu_seconds(pid) - before
-    return direct_samples, proxy_samples, cpu / len(proxy_samples)
+        if floor is not None:
+            floor_samples += floor[0].run(floor[1], batch)
+    return direct_samples, proxy_samples, cpu / len(proxy_samples), floor_samples
+
+
+class ThinRelay(object):
+    """benchmarks/thin_relay.py in a process of its own: the floor of the GET figure."""
+
+    def __init__(self, server):
+        self.port = free_port()
+        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.thin_relay", "--server", server.url,
+                                         "--ca", server.ca_file, "--port", str(self.port)],
+                                        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.process.stdout.readline()
+        if line.strip() != "ready":
+            self.stop()
+            raise RuntimeError("benchmarks.thin_relay did not start: %s%s" % (line, self.process.stdout.read()[-2000:]))
+
+    def timer(self, token):
+        return Timer(http.client.HTTPConnection("127.0.0.1", self.port), token)
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
 
 
 def bench_get(server, proxy):
     direct, proxied = timers(server, proxy.url)
-    direct.run(PRIVATE_MACHINES + "/m-0", 100)
-    proxied.run(MACHINES + "/m-0", 100)  # warm both
-    proxied.own = []
-    direct_samples, proxy_samples, cpu = interleaved(direct, proxied, proxy.process.pid, PRIVATE_MACHINES + "/m-0",
-                                                     MACHINES + "/m-0", 10, GET_ROUNDS // 10)
-    d50, p50 = statistics.median(direct_samples), statistics.median(proxy_samples)
+    relay = ThinRelay(server)
+    try:
+        floor = relay.timer(server.admin_token)
+        direct.run(PRIVATE_MACHINES + "/m-0", 100)
+        proxied.run(MACHINES + "/m-0", 100)  # warm all three
+        floor.run(PRIVATE_MACHINES + "/m-0", 100)
+        proxied.own = []
+        direct_samples, proxy_samples, cpu, floor_samples = interleaved(
+            direct, proxied, proxy.process.pid, PRIVATE_MACHINES + "/m-0", MACHINES + "/m-0", 10, GET_ROUNDS // 10,
+            floor=(floor, PRIVATE_MACHINES + "/m-0"))
+    finally:
+        relay.stop()
+    d50, p50, f50 = (statistics.median(samples) for samples in (direct_samples, proxy_samples, floor_samples))
     d99, p99 = percentile(direct_samples, 0.99), percentile(proxy_samples, 0.99)
     own50 = statistics.median(proxied.own)
     print("GET one Machine, %d sequential keep-alive requests each (interleaved batches):" % GET_ROUNDS)
@@ -158,7 +197,11 @@ def bench_get(server, proxy):
     print("  inside the proxy: own time p50 %.3f ms (Server-Timing: handler without the upstream round trip), "
           "CPU %.3f ms per request (aiohttp server + client + handler); the rest of the added time is the "
           "second loopback hop" % (own50 * 1e3, cpu * 1e3))
-    return {"added_p50_ms": (p50 - d50) * 1e3, "ratio": p50 / d50, "own_p50_ms": own50 * 1e3, "cpu_ms": cpu * 1e3}
+    print("  the floor, same batches: the thinnest aiohttp relay (benchmarks/thin_relay.py: no routing, "
+          "translation, log or metrics) adds p50 %.3f ms; the proxy's own work adds %.3f ms on top"
+          % ((f50 - d50) * 1e3, (p50 - f50) * 1e3))
+    return {"added_p50_ms": (p50 - d50) * 1e3, "ratio": p50 / d50, "own_p50_ms": own50 * 1e3, "cpu_ms": cpu * 1e3,
+            "floor_p50_ms": (f50 - d50) * 1e3}
 
 
 def translation_breakdown(raw, rounds=20):
@@ -213,11 +256,11 @@ def bench_list(server, proxy):
     for timer, path in ((direct, PRIVATE_MACHINES), (proxied, MACHINES), (proxied, PRIVATE_MACHINES)):
         timer.run(path, 2)
     proxied.own = []
-    direct_samples, proxy_samples, cpu = interleaved(direct, proxied, proxy.process.pid, PRIVATE_MACHINES, MACHINES,
-                                                     LIST_ROUNDS, 1)
+    direct_samples, proxy_samples, cpu, _none = interleaved(direct, proxied, proxy.process.pid, PRIVATE_MACHINES,
+                                                            MACHINES, LIST_ROUNDS, 1)
     own50 = statistics.median(proxied.own)
-    relay_direct, relay_samples, relay_cpu = interleaved(direct, proxied, proxy.process.pid, PRIVATE_MACHINES,
-                                                         PRIVATE_MACHINES, LIST_ROUNDS // 2, 1)
+    relay_direct, relay_samples, relay_cpu, _none = interleaved(direct, proxied, proxy.process.pid, PRIVATE_MACHINES,
+                                                                PRIVATE_MACHINES, LIST_ROUNDS // 2, 1)
     d50, p50 = statistics.median(direct_samples), statistics.median(proxy_samples)
     r50 = statistics.median(relay_samples) / statistics.median(relay_direct)
     raw = server.request("GET", PRIVATE_MACHINES).body
@@ -381,6 +424,7 @@ def main():
         adapted = bench_adapted_watches(server, proxy)
         rows = [  # (figure, measured, unit, target or None (reported), strictly below)
             ("GET added latency p50", get["added_p50_ms"], "ms", 0.5, True),
+            ("GET added p50, thinnest relay", get["floor_p50_ms"], "ms", None, True),
             ("LIST 500 Machines proxy/direct", listing["ratio"], "", 1.3, False),
             ("watch events lost", watches["lost"], "", 0, False),
             ("adapted v1beta1 watch events lost", adapted["lost"], "", 0, False),

@@ -4,6 +4,11 @@ import re
 import sys
 import time
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - the stdlib writes the same lines, slower
+    orjson = None
+
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 # Defence in depth: nothing should ever pass a credential here, but scrub anything that looks like one.
 _SECRET_PATTERNS = (
@@ -13,6 +18,16 @@ _SECRET_PATTERNS = (
     # any Authorization value, however malformed: "Authorization : x", "authorization:\ttoken\x01"
     re.compile(r"(?i)(authorization\W{0,8}?(?:\s|:|=)\W{0,8})[^\s\"',]+"),
 )
+
+
+def _json_line(record):
+    """record as one line of JSON text (orjson: a tenth of the stdlib's time, the same text for these values)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(record, default=str).decode()
+        except TypeError:  # integers beyond 64 bits, lone surrogates: the stdlib writes those
+            pass
+    return json.dumps(record, default=str, ensure_ascii=False, separators=(",", ":"))
 
 
 def scrub(text):
@@ -42,7 +57,7 @@ class JsonLogger(object):
             return
         record = {"ts": "%.3f" % time.time(), "level": level, "component": self.component, "msg": message}
         record.update(fields)
-        line = scrub(json.dumps(record, default=str, ensure_ascii=False))
+        line = scrub(_json_line(record))
         try:
             self.stream.write(line + "\n")
             self.stream.flush()

@@ -57,9 +57,17 @@ class _Metric(object):
         self.name = name
         self.labelnames = tuple(labelnames)
         self.metric = self.factory(name, help_text, self.labelnames, registry=registry.collectors, **options)
+        # prometheus-client's labels() checks and locks on every call (a fifth of a GET's metric time); its children
+        # live as long as the metric, and label values come from bounded sets, so each is looked up once
+        self._children = {}
 
     def child(self, labelvalues):
-        return self.metric.labels(*labelvalues) if self.labelnames else self.metric
+        if not self.labelnames:
+            return self.metric
+        child = self._children.get(labelvalues)
+        if child is None:
+            child = self._children[labelvalues] = self.metric.labels(*labelvalues)
+        return child
 
     def labels_dict(self, labelvalues):
         return dict(zip(self.labelnames, labelvalues))

@@ -1,5 +1,7 @@
 """Where a request goes: the path checked and mapped to the private groups (the core's translate_path), the
 version it is served in, and the headers that go with it. No I/O but the discovery cache it is handed."""
+import re
+
 from multidict import CIMultiDict
 
 from capi_proxy import openapi
@@ -7,6 +9,7 @@ from capi_proxy.core import TO_PRIVATE, translate_path
 from capi_proxy.errors import ProxyError
 from capi_proxy.pathing import check_path, parse_target, replace_segment
 
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 _HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                          "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding", "authorization"))
 
@@ -44,7 +47,7 @@ def client_authorization(request_headers):
     if len(values) > 1:
         raise ProxyError(400, "the request carries %d Authorization headers; send exactly one" % len(values))
     scheme, _space, credentials = values[0].strip().partition(" ")
-    if not scheme or not credentials.strip() or any(ord(char) < 32 or ord(char) == 127 for char in values[0]):
+    if not scheme or not credentials.strip() or _CONTROL_CHARACTER.search(values[0]):
         raise ProxyError(401, "the Authorization header is malformed: expected 'Bearer <token>'; send a valid "
                               "credential or none (the proxy then uses its own, if it was started with "
                               "--use-own-credentials)")

@@ -43,8 +43,9 @@ class UpstreamClient(object):
         def session(ssl_context):
             connector = aiohttp.TCPConnector(ssl=ssl_context if self.upstream.is_tls else False, limit=0,
                                              keepalive_timeout=60, enable_cleanup_closed=True)
+            # no cookie jar: nothing one client's answer set may go out with another client's request
             return aiohttp.ClientSession(connector=connector, auto_decompress=False, skip_auto_headers=("User-Agent",),
-                                         read_bufsize=16 * 1024)
+                                         read_bufsize=16 * 1024, cookie_jar=aiohttp.DummyCookieJar())
         self.plain = session(self.upstream.ssl_plain)
         self.own = session(self.upstream.ssl_own) if self.upstream.has_client_cert else self.plain
 

@@ -1,4 +1,5 @@
 """Pure parts of capi_proxy: path hardening, body translation, discovery, OpenAPI, adaptation, logs, metrics."""
+import io
 import json
 
 import pytest
@@ -7,7 +8,7 @@ from capi_proxy import bodies, discovery, openapi
 from capi_proxy.adaptation import apply_patch, convert_document, merge_patch
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE
 from capi_proxy.errors import ProxyError
-from capi_proxy.logs import scrub
+from capi_proxy.logs import JsonLogger, scrub
 from capi_proxy.metrics import ProxyMetrics
 from capi_proxy.pathing import check_path, parse_target, replace_segment
 
@@ -154,6 +155,29 @@ def test_logs_scrub_tokens_and_metrics_render():
     assert 'hypershift_api_proxy_translation_duration_seconds_bucket{direction="response",le="0.0005"} 1.0' in text
     assert 'hypershift_api_proxy_translation_duration_seconds_count{direction="response"} 1.0' in text
     assert metrics.requests.value("cluster.x-k8s.io", "get", "200") == 1.0
+
+
+@pytest.mark.parametrize("fields", [
+    {"path": "/apis/x", "code": 200, "adapted": None, "streamed": True, "duration_ms": 1.234, "user_agent": "k\u00fcbectl/\u2603"},
+    {"big": 2 ** 70, "negative": -(2 ** 64)},  # beyond orjson's integers: the stdlib writes the line
+    {"lone": "\ud800 half a pair", "tuple": (1, "a"), "object": ProxyError(400, "x")},  # default=str for the rest
+])
+def test_log_lines_are_one_json_object_each_with_the_fields_given(fields):
+    stream = io.StringIO()
+    JsonLogger("info", stream=stream).info("request", **fields)
+    lines = stream.getvalue().split("\n")
+    assert lines[1:] == [""]
+    record = json.loads(lines[0])
+    assert record["level"] == "info" and record["msg"] == "request" and record["component"] == "capi-proxy"
+    assert {name: record[name] for name in fields} == json.loads(json.dumps(fields, default=str))
+
+
+def test_metric_children_are_kept_per_label_values():
+    metrics = ProxyMetrics()
+    for _round in range(3):
+        metrics.upstream_seconds.observe(0.001, "get")
+    metrics.upstream_seconds.observe(0.002, "list")
+    assert metrics.upstream_seconds.count("get") == 3 and metrics.upstream_seconds.count("list") == 1
 
 
 def test_the_proxy_needs_only_the_pure_core_of_the_collection():

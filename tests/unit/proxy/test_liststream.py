@@ -111,8 +111,8 @@ def test_an_empty_list_and_one_item():
 
 @settings(max_examples=200, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(objects=st.lists(generated_objects, max_size=4), cuts=st.lists(st.integers(min_value=1, max_value=6000),
-                                                                   max_size=12))
+@given(objects=st.lists(generated_objects, max_size=4),
+       cuts=st.lists(st.integers(min_value=1, max_value=6000), max_size=12))
 def test_generated_lists_at_random_cuts_give_the_whole_body_bytes_or_give_way(objects, cuts):
     """Adversarial objects (refs everywhere, group-looking strings, free-text maps): where the whole body translates
     with orjson's exact reading, the stream gives exactly its bytes; it never gives different ones."""
