@@ -144,6 +144,10 @@ class ProxyMetrics(object):
                                     "Times freed memory was given back to the system after a burst (malloc_trim).", ())
         self.adaptations = Counter(self.registry, prefix + "version_adaptations_total",
                                    "Requests served by converting between API versions.", ("client_version", "served_version"))
+        self.patch_conflicts = Counter(self.registry, prefix + "patch_conflict_retries_total",
+                                       "Conflicts between the read and the write of a version-adapted patch that the "
+                                       "proxy retried (the client sent no resourceVersion: the API server would "
+                                       "have retried too).", ())
         self.inflight_bytes = Gauge(self.registry, prefix + "inflight_body_bytes",
                                     "Body bytes held now by requests in flight (the --max-inflight-bytes budget).")
         self.budget_refusals = Counter(self.registry, prefix + "budget_refusals_total",

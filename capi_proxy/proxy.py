@@ -10,6 +10,7 @@ import contextvars
 import functools
 import itertools
 import os
+import random
 import re
 import time
 
@@ -31,7 +32,12 @@ _RESPONSE_DROP = frozenset(("connection", "keep-alive", "transfer-encoding", "co
                             "date", "server"))
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))
-_MAX_PATCH_ATTEMPTS = 5
+# An adapted patch is a read and a write with the read's resourceVersion; a write between the two is a conflict. The
+# API server's own patch (storage GuaranteedUpdate) retries a conflict until it wins, so a client that sent no
+# resourceVersion never sees one: nor may it here. Retried until --upstream-timeout has passed (then the last 409),
+# after a short random pause that grows with the attempts, so that two writers in step fall out of step.
+_PATCH_RETRY_PAUSE_SECONDS = 0.002
+_PATCH_RETRY_PAUSE_MAX_SECONDS = 0.05
 # Seconds the current request (its task) waited for the API server: handle sets it, _send adds to it.
 _UPSTREAM_WAIT = contextvars.ContextVar("capi_proxy_upstream_wait")
 # The body bytes the current request holds of the in-flight budget (budget.Hold): handle sets and releases it.
@@ -286,7 +292,12 @@ class Proxy(object):
         get_headers = CIMultiDict(headers)
         get_headers.popall("Content-Type", None)
         get_path = route.upstream_path if route.target.subresource is None else route.upstream_path.rsplit("/", 1)[0]
-        for _attempt in range(_MAX_PATCH_ATTEMPTS):
+        put_headers = CIMultiDict(headers)
+        put_headers["Content-Type"] = "application/json"
+        url_path = route.upstream_path + ("?" + query if query else "")
+        deadline = time.monotonic() + self.options.upstream_timeout
+        attempt = 0
+        while True:
             status, response_headers, raw = await self._send("GET", get_path, get_headers, own, b"", "get")
             if status != 200:
                 return self._respond(route, status, response_headers, raw)
@@ -294,13 +305,13 @@ class Proxy(object):
                 served, explicit_version = nesting.run(self.translator.patched_bytes, raw, route, patch_document, content_type)
             except nesting.DocumentTooDeep as exc:
                 raise ProxyError(400, "cannot apply the patch: %s" % exc)
-            put_headers = CIMultiDict(headers)
-            put_headers["Content-Type"] = "application/json"
-            url_path = route.upstream_path + ("?" + query if query else "")
             status, response_headers, raw = await self._send("PUT", url_path, put_headers, own, served, "patch")
-            if status != 409 or explicit_version:
+            # a conflict on the resourceVersion the client sent is its answer (it asked for the lock)
+            if status != 409 or explicit_version or time.monotonic() >= deadline:
                 return self._respond(route, status, response_headers, raw)
-        return self._respond(route, status, response_headers, raw)
+            attempt += 1
+            self.metrics.patch_conflicts.inc()
+            await asyncio.sleep(random.uniform(0, min(_PATCH_RETRY_PAUSE_MAX_SECONDS, _PATCH_RETRY_PAUSE_SECONDS * attempt)))
 
     # ---- discovery ------------------------------------------------------------------------------
     async def _discovery(self, route, request, headers, own, query):
