@@ -51,6 +51,13 @@ class Hold(object):
         self.held += amount
         budget._adjust(amount)  # pylint: disable=protected-access
 
+    def shrink_to(self, amount):
+        """Give back what was taken past amount: the bodies of an attempt that is over (an adapted patch's read and
+        write before it retries a conflict), so that retries do not add up against the budget."""
+        if self.held > amount:
+            self.budget._adjust(amount - self.held)  # pylint: disable=protected-access
+            self.held = amount
+
     def release(self):
         if self.held:
             self.budget._adjust(-self.held)  # pylint: disable=protected-access

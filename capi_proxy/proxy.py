@@ -296,6 +296,8 @@ class Proxy(object):
         put_headers["Content-Type"] = "application/json"
         url_path = route.upstream_path + ("?" + query if query else "")
         deadline = time.monotonic() + self.options.upstream_timeout
+        hold = _HOLD.get()
+        held_before = hold.held  # the patch itself; each attempt's read and write are given back before the next
         attempt = 0
         while True:
             status, response_headers, raw = await self._send("GET", get_path, get_headers, own, b"", "get")
@@ -311,6 +313,7 @@ class Proxy(object):
                 return self._respond(route, status, response_headers, raw)
             attempt += 1
             self.metrics.patch_conflicts.inc()
+            hold.shrink_to(held_before)
             await asyncio.sleep(random.uniform(0, min(_PATCH_RETRY_PAUSE_MAX_SECONDS, _PATCH_RETRY_PAUSE_SECONDS * attempt)))
 
     # ---- discovery ------------------------------------------------------------------------------

@@ -180,6 +180,23 @@ def test_budget_refuses_a_read_past_the_limit_while_others_hold_bytes():
     assert budget.used == 0
 
 
+def test_a_hold_gives_back_what_an_attempt_took_and_keeps_the_rest():
+    metrics = ProxyMetrics()
+    budget = ByteBudget(100, on_change=metrics.inflight_bytes.set)
+    hold, other = budget.hold(), budget.hold()
+    hold.take(30)  # the request's own body
+    other.take(20)
+    for _attempt in range(50):  # an adapted patch retrying conflicts: read and write 40 bytes each time
+        hold.take(40, refusable=True)
+        hold.shrink_to(30)
+    assert hold.held == 30 and budget.used == 50 and metrics.inflight_bytes.value() == 50
+    hold.shrink_to(45)  # never takes more
+    assert hold.held == 30 and budget.used == 50
+    hold.release()
+    other.release()
+    assert budget.used == 0
+
+
 @pytest.mark.parametrize("line", [
     "Error handling request: b'Authorization : Bearer s3cr3t-token'",
     "b'authorization: Bearer s3cr3t-token\\x01'",
