@@ -45,7 +45,7 @@ from capi_proxy.core import TO_STANDARD  # noqa: E402  pylint: disable=wrong-imp
 from capi_proxy.memory import DEFAULT_DELAY_SECONDS  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.translation import gc_paused  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.upstream import TLS_READ_BUFFER_BYTES  # noqa: E402  pylint: disable=wrong-import-position
-from testenv.cluster.cluster import free_port  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.cluster.cluster import free_port, terminate  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
 from testenv import proxy_stack as support  # noqa: E402  pylint: disable=wrong-import-position
@@ -151,8 +151,8 @@ class ThinRelay(object):
 
     def __init__(self, server):
         self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.thin_relay", "--server", server.url,
-                                         "--ca", server.ca_file, "--port", str(self.port)],
+        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.thin_relay", "--kubeconfig",
+                                         str(server.kubeconfig), "--port", str(self.port)],
                                         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         line = self.process.stdout.readline()
         if line.strip() != "ready":
@@ -163,13 +163,7 @@ class ThinRelay(object):
         return Timer(http.client.HTTPConnection("127.0.0.1", self.port), token)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        terminate(self.process, timeout=10)
         self.process.stdout.close()
 
 
