@@ -24,6 +24,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -75,7 +76,7 @@ kind: Policy
 omitStages: [RequestReceived]
 rules:
 - level: None
-  users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, system:apiserver]
+  users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, testenv-pods, system:apiserver]
 - level: None
   userGroups: ["system:serviceaccounts:kube-system", "system:nodes"]
 - level: None
@@ -281,6 +282,56 @@ class Process:
             return ""
 
 
+class PodNetwork:
+    """The pod network of one cluster whose Pods run for real (testenv.cluster.pods): a bridge `tpcN` with the
+    gateway 10.(200+N).0.1/16, N the first index no live cluster holds. Its owner (this process) is written under
+    OWNERS, so a bridge left by a killed run is taken back, with its Pods' namespaces."""
+
+    OWNERS = Path("/run/testenv-pods")
+    SLOTS = 50
+
+    def __init__(self, index: int):
+        self.index = index
+        self.bridge = f"tpc{index}"
+        self.gateway = f"10.{200 + index}.0.1"
+        self.prefix = 16
+
+    @classmethod
+    def allocate(cls) -> "PodNetwork":
+        if os.geteuid() != 0 or shutil.which("ip") is None:
+            raise ClusterError("Pods that run for real need root and the ip command (iproute2): one network "
+                               "namespace per Pod")
+        cls.OWNERS.mkdir(parents=True, exist_ok=True)
+        for index in range(cls.SLOTS):
+            network = cls(index)
+            owner = cls.OWNERS / network.bridge
+            if owner.exists():
+                try:
+                    os.kill(int(owner.read_text() or 0), 0)
+                    continue  # a live cluster holds it
+                except (ProcessLookupError, ValueError):
+                    network.release()
+            added = subprocess.run(["ip", "link", "add", network.bridge, "type", "bridge"], capture_output=True,
+                                   text=True, check=False)
+            if added.returncode != 0:
+                continue
+            owner.write_text(str(os.getpid()))
+            for args in (["addr", "add", f"{network.gateway}/{network.prefix}", "dev", network.bridge],
+                         ["link", "set", network.bridge, "up"]):
+                subprocess.run(["ip", *args], capture_output=True, check=True)
+            return network
+        raise ClusterError(f"no free pod network: {cls.SLOTS} bridges tpcN are held by live clusters")
+
+    def release(self) -> None:
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+        for line in listed.splitlines():
+            name = line.split()[0] if line.split() else ""
+            if name.startswith(self.bridge + "-"):
+                subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)
+        (self.OWNERS / self.bridge).unlink(missing_ok=True)
+
+
 @dataclass
 class Cluster:
     state_dir: Path
@@ -297,6 +348,8 @@ class Cluster:
     ports: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # user -> static bearer token
+    pod_network: PodNetwork | None = None  # with the "netns-pods" component (testenv.cluster.pods)
+    images: dict | None = None  # netns-pods: image repository -> {entrypoint, env}, beside pods.IMAGES
 
     def __post_init__(self) -> None:
         self.state_dir = Path(self.state_dir).resolve()
@@ -329,7 +382,7 @@ class Cluster:
     # ---- start
     def start(self) -> "Cluster":
         t0 = time.monotonic()
-        want = ["kube-apiserver", "etcd", *self.components]
+        want = ["kube-apiserver", "etcd", *(c for c in self.components if c != "netns-pods")]
         if self.binaries is None:
             self.binaries = ensure_binaries(want)
         missing = [n for n in want if n not in self.binaries]
@@ -337,8 +390,10 @@ class Cluster:
             raise ClusterError(f"binaries not available: {missing} (have {sorted(self.binaries)})")
         self.state_dir.mkdir(parents=True, exist_ok=True)
         (self.state_dir / "logs").mkdir(exist_ok=True)
-        for name in ("etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler", "kwok"):
+        for name in ("etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler", "kwok", "netns-pods"):
             self.ports[name] = free_port()
+        if "netns-pods" in self.components:
+            self.pod_network = PodNetwork.allocate()
 
         self._make_pki()
         self._make_tokens()
@@ -355,6 +410,8 @@ class Cluster:
             self._start_scheduler()
         if "kwok" in self.components:
             self._start_kwok()
+        if "netns-pods" in self.components:
+            self._start_netns_pods()
         for proc in self.processes[2:]:
             self._wait_healthy(proc)
         self.timings["total"] = time.monotonic() - t0
@@ -373,6 +430,8 @@ class Cluster:
             "DNS:kubernetes.default.svc",
             "DNS:kubernetes.default.svc.cluster.local",
         ]
+        if self.pod_network is not None:  # the kubernetes Service's address in the pod network
+            sans.append(f"IP:{self.pod_network.gateway}")
         pki.make_cert("apiserver", "/CN=kube-apiserver", server_sans=sans)
         pki.make_sa_key()
         users = {
@@ -380,6 +439,7 @@ class Cluster:
             "controller-manager": "/CN=system:kube-controller-manager",
             "scheduler": "/CN=system:kube-scheduler",
             "kwok": "/O=system:masters/CN=kwok-controller",
+            "netns-pods": "/O=system:masters/CN=testenv-pods",
         }
         for name, subject in users.items():
             pki.make_cert(name, subject)
@@ -404,8 +464,9 @@ class Cluster:
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
 
-    def _spawn(self, name: str, args: list[str]) -> Process:
-        proc = Process(name, [self.binaries[name], *args], self.state_dir / "logs" / f"{name}.log")
+    def _spawn(self, name: str, args: list[str], command: list[str] | None = None,
+               env: dict[str, str] | None = None) -> Process:
+        proc = Process(name, [*(command or [self.binaries[name]]), *args], self.state_dir / "logs" / f"{name}.log")
         with open(proc.log, "ab") as log:
             proc.popen = subprocess.Popen(
                 proc.cmd,
@@ -413,6 +474,7 @@ class Cluster:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.state_dir,
+                env=env,
                 start_new_session=True,  # own process group: stop() signals it whole
                 preexec_fn=die_with_parent,
             )
@@ -463,6 +525,9 @@ class Cluster:
                 f"--cert-dir={self.state_dir / 'apiserver-certs'}",
                 "--profiling=false",
                 "--v=1",
+                # a Service that kube-apiserver calls (a conversion webhook) is reached at its endpoints, the pod
+                # IPs of its Ready Pods: the test bed has no kube-proxy to route a ClusterIP
+                *(["--enable-aggregator-routing=true"] if self.pod_network is not None else []),
                 *self._audit_args(),
             ],
         )
@@ -534,6 +599,21 @@ class Cluster:
             ],
         )
         proc.health_url = f"http://127.0.0.1:{self.ports['kwok']}/healthz"
+
+    def _start_netns_pods(self) -> None:
+        network = self.pod_network
+        args = [f"--kubeconfig={self.state_dir / 'netns-pods.kubeconfig'}", f"--bridge={network.bridge}",
+                f"--gateway={network.gateway}", f"--prefix={network.prefix}",
+                f"--apiserver-port={self.ports['apiserver']}", f"--state-dir={self.state_dir / 'netns-pods'}",
+                f"--health-port={self.ports['netns-pods']}"]
+        if self.images:
+            images = self.state_dir / "netns-pods-images.json"
+            images.write_text(json.dumps(self.images))
+            args.append(f"--images={images}")
+        repo = str(Path(__file__).resolve().parents[2])
+        proc = self._spawn("netns-pods", args, command=[sys.executable, "-m", "testenv.cluster.pods"],
+                           env=dict(os.environ, PYTHONPATH=repo))
+        proc.health_url = f"http://127.0.0.1:{self.ports['netns-pods']}/healthz"
 
     # ---- health
     def _ssl_context(self, verify: bool) -> ssl.SSLContext:
@@ -649,6 +729,8 @@ class Cluster:
                 except subprocess.TimeoutExpired:
                     LOG.error("%s (pid %s) would not die", proc.name, proc.pid)
         self.processes.clear()
+        if self.pod_network is not None:
+            self.pod_network.release()
 
 
 def _signal_group(popen: subprocess.Popen, sig: int) -> None:

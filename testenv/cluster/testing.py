@@ -212,8 +212,15 @@ class RealServer(ServerClient):
         return self.stopped_code
 
 
-def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-manager", "kube-scheduler", "kwok")):
-    """Start a control plane in workdir with `crds` installed before the controllers; a RealServer."""
+def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-manager", "kube-scheduler", "kwok"),
+                  pods="kwok", images=None):
+    """Start a control plane in workdir with `crds` installed before the controllers; a RealServer.
+
+    pods="kwok": Pods go to KWOK's fake Nodes and are Ready without running. pods="netns": no fake Node; every Pod
+    runs on the node of testenv.cluster.pods, its containers as processes in a network namespace of its own, probed
+    at the pod IP (`images` adds image -> command entries to pods.IMAGES)."""
+    if pods == "netns":
+        components = tuple(c for c in components if c != "kwok") + ("netns-pods",)
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     crds = list(crds)
@@ -229,7 +236,7 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
                 install_crds(api, wired)
 
     cluster = Cluster(workdir / "cluster", kubeconfig=workdir / "kubeconfig", components=tuple(components),
-                      prepare=prepare)
+                      prepare=prepare, images=images)
     try:
         cluster.start()
         for index in range(fake_nodes if "kwok" in components else 0):
