@@ -32,7 +32,7 @@ def serve(args: argparse.Namespace) -> int:
     else:
         tmp = tempfile.TemporaryDirectory(prefix="testenv-cluster-")
         state_dir = Path(tmp.name)
-    components = tuple(c for c in ("kube-controller-manager", "kube-scheduler", "kwok")
+    components = tuple(c for c in ("kube-controller-manager", "kube-scheduler", "kwok", "netns-pods")
                        if c not in args.without)
     cluster = Cluster(state_dir, kubeconfig=Path(args.kubeconfig), components=components)
     try:
@@ -84,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         "--without",
         action="append",
         default=[],
-        choices=["kube-controller-manager", "kube-scheduler", "kwok"],
-        help="leave this component out (repeatable)",
+        choices=["kube-controller-manager", "kube-scheduler", "kwok", "netns-pods"],
+        help="leave this component out (repeatable); netns-pods runs the Pods of the images the test bed has "
+        "(the proxy sidecar, the conversion shim) for real on the first KWOK node (testenv/cluster/pods.py)",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)

@@ -1,59 +1,80 @@
 """The start of one container of a Pod run by testenv.cluster.pods: runs inside the Pod's network namespace (`ip netns
-exec`, which also gives it a mount namespace of its own), lays out the container's file system view (its volumes at
-their mountPaths, the Pod's /etc/hosts, a read-only root when its securityContext asks for one), then execs the
-container's command.
+exec`, which also gives it a mount namespace of its own), gives the container a root of its own, then execs the
+container's command in it.
 
     python -m testenv.cluster.podexec SPEC.json
 
 SPEC: {"argv": [...], "env": {...}, "workingDir": "/", "mounts": [{"source": DIR_OR_FILE, "target": PATH,
 "readOnly": bool}], "hosts": FILE, "readOnlyRootFilesystem": bool, "scratch": DIR}
 
-A mountPath that does not exist on this machine (/etc/capi-proxy, /var/run/secrets/...) gets an overlay over its
-top-level directory first, so the directories made for it exist in this container's view only.
+The root is a tmpfs holding a bind of every top-level directory of this machine (the test bed has no image file
+systems: a container sees the machine's programs), the container's volumes at their mountPaths and the Pod's
+/etc/hosts. A mountPath that does not exist on the machine is made in this container's view only: a missing
+top-level directory in the tmpfs, a missing directory below an existing one in an overlay over it. With
+readOnlyRootFilesystem every mount but the volumes is made read-only.
 """
+import ctypes
 import json
 import os
-import subprocess
 import sys
 
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
-def _mount(*args):
-    subprocess.run(["mount", *args], check=True)
+
+def _mount(source, target, fstype=None, flags=0, data=None):
+    if _LIBC.mount(source.encode() if source else None, target.encode(), fstype.encode() if fstype else None,
+                   flags, data.encode() if data else None) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, "mount %s on %s (%s): %s" % (source, target, fstype or "bind", os.strerror(errno)))
 
 
-def _overlay_top(path, scratch, overlaid):
-    """Overlay the top-level directory that holds `path` (once), so mkdir below it stays in this mount namespace."""
-    top = "/" + os.path.realpath(path).strip("/").split("/")[0]
-    if top in overlaid or top == "/":
-        return
-    upper = os.path.join(scratch, "upper" + top.replace("/", "_"))
-    work = os.path.join(scratch, "work" + top.replace("/", "_"))
-    os.makedirs(upper, exist_ok=True)
-    os.makedirs(work, exist_ok=True)
-    _mount("-t", "overlay", "overlay", "-o", "lowerdir=%s,upperdir=%s,workdir=%s" % (top, upper, work), top)
-    overlaid.append(top)
+def _top(path):
+    return "/" + os.path.realpath(path).strip("/").split("/")[0]
 
 
 def lay_out(spec):
-    _mount("--make-rprivate", "/")
-    overlaid = []
-    targets = [mount["target"] for mount in spec["mounts"]] + ["/etc/hosts"]
-    for target in targets:
-        if not os.path.exists(os.path.realpath(target)):
-            _overlay_top(target, spec["scratch"], overlaid)
-    for mount in spec["mounts"] + [{"source": spec["hosts"], "target": "/etc/hosts", "readOnly": True}]:
-        target = os.path.realpath(mount["target"])
+    """Build the container's root under spec["scratch"]/root and chroot into it."""
+    _mount(None, "/", flags=MS_REC | MS_PRIVATE)
+    scratch = spec["scratch"]
+    root = os.path.join(scratch, "root")
+    os.makedirs(root, exist_ok=True)
+    _mount("tmpfs", root, "tmpfs", 0, "mode=755")
+    tops = []
+    for entry in sorted(os.listdir("/")):
+        host, inside = "/" + entry, os.path.join(root, entry)
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), inside)
+        elif os.path.isdir(host):
+            os.mkdir(inside)
+            _mount(host, inside, flags=MS_BIND | MS_REC)
+            tops.append(inside)
+    mounts = spec["mounts"] + [{"source": spec["hosts"], "target": "/etc/hosts", "readOnly": True}]
+    overlaid = set()
+    for mount in mounts:
+        real = os.path.realpath(mount["target"])
+        top = _top(real)
+        if os.path.exists(real) or top in overlaid or not os.path.isdir(top):
+            continue  # there already, made in an overlay already, or a new top-level directory in the tmpfs
+        upper, work = (os.path.join(scratch, kind + top.replace("/", "_")) for kind in ("upper", "work"))
+        os.makedirs(upper, exist_ok=True)
+        os.makedirs(work, exist_ok=True)
+        _mount("overlay", root + top, "overlay", 0, "lowerdir=%s,upperdir=%s,workdir=%s" % (top, upper, work))
+        overlaid.add(top)
+    for mount in mounts:
+        target = root + os.path.realpath(mount["target"])
         if os.path.isdir(mount["source"]):
             os.makedirs(target, exist_ok=True)
         elif not os.path.exists(target):
             os.makedirs(os.path.dirname(target), exist_ok=True)
             open(target, "a").close()  # pylint: disable=consider-using-with
-        _mount("--bind", mount["source"], target)
+        _mount(mount["source"], target, flags=MS_BIND)
         if mount.get("readOnly"):
-            _mount("-o", "remount,bind,ro", target)
+            _mount(None, target, flags=MS_REMOUNT | MS_BIND | MS_RDONLY)
     if spec.get("readOnlyRootFilesystem"):
-        for top in ["/"] + overlaid:
-            _mount("-o", "remount,bind,ro", top)
+        for path in [root] + tops + [root + top for top in sorted(overlaid)]:
+            _mount(None, path, flags=MS_REMOUNT | MS_BIND | MS_RDONLY)
+    os.chroot(root)
 
 
 def main(argv=None):

@@ -17,6 +17,12 @@ KWOK marks Pods Running and Ready without running anything. The Pods on this nod
 Images: IMAGES says which command runs a container of a known image (the proxy's `capi-proxy`); a container of any
 other image runs testenv.cluster.standin, which answers on the container's declared ports and nothing else.
 
+Two modes. Own node (`--node`, start_cluster(pods="netns")): this registers the node, keeps its Lease and runs every
+Pod scheduled to it. Hybrid (`--kwok-node`, the default of start_cluster): KWOK keeps its node and fakes the Pods
+of the fixtures, and this runs, on the same node, every Pod with a container of a known image: what the collection
+deploys (the proxy sidecar, the conversion shim) always runs for real; KWOK's stages leave those Pods alone
+(kwok_exclusion).
+
     python -m testenv.cluster.pods --kubeconfig K --node netns-node-0 --bridge B --gateway IP --prefix 16
         --apiserver-port PORT --state-dir DIR --health-port PORT [--images FILE.json]
 
@@ -86,6 +92,20 @@ def expand(text, env):
     """The kubelet's $(VAR) expansion in command, args and env values ($$ escapes)."""
     return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
                   lambda match: "$" if match.group(0) == "$$" else env.get(match.group(1), match.group(0)), text)
+
+
+def runs_for_real(pod, images):
+    """On a KWOK node (hybrid mode): does this Pod run here rather than in KWOK? When a container's image is one the
+    test bed can run (IMAGES: what the collection deploys). KWOK's stages leave the same Pods alone
+    (kwok_exclusion)."""
+    return any(image_repository(container.get("image", "")) in images for container in pod["spec"]["containers"])
+
+
+def kwok_exclusion(images):
+    """The KWOK stage matchExpression that leaves alone the Pods runs_for_real() takes (by image repository)."""
+    tests = " or ".join('contains("/%s:") or contains("/%s@")' % (name, name) for name in sorted(images))
+    return ("    - key: '.spec.containers.[] | select(.image | %s) | .name'\n"
+            "      operator: 'DoesNotExist'\n" % tests)
 
 
 def container_argv(container, images):
@@ -617,6 +637,9 @@ class Runner:
     def __init__(self, args):
         self.api = Api(args.kubeconfig)
         self.node = args.node
+        self.hybrid = args.kwok_node is not None  # the Pods of known images on KWOK's node; KWOK keeps the node
+        if self.hybrid:
+            self.node = args.kwok_node
         self.bridge, self.gateway, self.prefix = args.bridge, args.gateway, args.prefix
         self.state_dir = Path(args.state_dir)
         self.apiserver_port = args.apiserver_port
@@ -696,6 +719,8 @@ class Runner:
     # ---- pods
     def _pod_event(self, kind, pod):
         uid = pod["metadata"]["uid"]
+        if self.hybrid and not runs_for_real(pod, self.images):
+            return
         run = self.pods.get(uid)
         if kind == "DELETED":
             if run is not None:
@@ -765,8 +790,9 @@ class Runner:
     def run(self):
         relay = Relay((self.gateway, 443), ("127.0.0.1", self.apiserver_port))
         threading.Thread(target=relay.serve_forever, daemon=True).start()
-        self.register()
-        threading.Thread(target=self._heartbeats, daemon=True).start()
+        if not self.hybrid:
+            self.register()
+            threading.Thread(target=self._heartbeats, daemon=True).start()
         health = self._serve_health()
         watcher = threading.Thread(target=self._watch_pods, daemon=True)
         watcher.start()
@@ -775,6 +801,23 @@ class Runner:
             run.join(timeout=10)
         health.shutdown()
         relay.shutdown()
+
+
+def containers_named(server, name, node="netns-node-0"):
+    """{pod namespace/name: container status} of every container called `name` in the live Pods on `node` (what a
+    test or the demo checks at its end: Ready, restartCount)."""
+    pods = server.request("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" + node).json()["items"]
+    return {"%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]): status
+            for pod in pods if not pod["metadata"].get("deletionTimestamp")
+            for status in (pod.get("status") or {}).get("containerStatuses") or () if status["name"] == name}
+
+
+def unwell(statuses):
+    """The entries of containers_named() that are not Ready or were restarted, one line each."""
+    return ["%s: ready %s, restartCount %d%s" % (
+        pod, status["ready"], status["restartCount"],
+        (", last state %s" % json.dumps(status["lastState"])) if status.get("lastState") else "")
+        for pod, status in sorted(statuses.items()) if not status["ready"] or status["restartCount"]]
 
 
 def _die_with_parent():
@@ -792,7 +835,8 @@ def _signal_group(popen, sig):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m testenv.cluster.pods")
     parser.add_argument("--kubeconfig", required=True)
-    parser.add_argument("--node", default="netns-node-0")
+    parser.add_argument("--node", default="netns-node-0", help="the node this registers and runs every Pod of")
+    parser.add_argument("--kwok-node", help="hybrid: run only the Pods of known images on this KWOK node")
     parser.add_argument("--bridge", required=True)
     parser.add_argument("--gateway", required=True)
     parser.add_argument("--prefix", type=int, default=16)
