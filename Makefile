@@ -17,7 +17,7 @@ PYTEST_PARALLEL ?= -n 2 --dist loadfile --no-loadscope-reorder
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: venv binaries capi-binaries demo test lint sanity unit integration bench build clean
+.PHONY: venv binaries capi-binaries proxy-venv demo test lint sanity unit integration bench build image clean
 
 venv: $(STAMP) $(COLLECTION_LINK) $(COLLECTIONS_PTH)
 
@@ -56,7 +56,7 @@ capi-binaries: venv
 
 # The fleet demo: a real local control plane (make binaries), 6 HostedClusters (one rolls back), migrate_fleet.yml, verify_fleet.yml.
 # The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml
-demo: binaries
+demo: binaries proxy-venv
 	$(BIN)/python hack/demo_fleet.py
 
 lint: venv
@@ -69,6 +69,43 @@ build: venv
 	@rm -f hypershift-private_capi-*.tar.gz
 	$(BIN)/ansible-galaxy collection build --force .
 
+# The proxy image (Containerfile) from the built collection tarball alone (the build context holds nothing else),
+# tagged with the collection's version; built by CONTAINER_ENGINE or else the first of podman, buildah and docker
+# that runs. IMAGE= renames it; BASE_IMAGE= replaces the UBI base (hack/local-base-image.sh makes a Debian one with
+# no registry). Rootless or in a container: STORAGE_DRIVER=vfs BUILDAH_ISOLATION=chroot make image (podman, buildah).
+COLLECTION_VERSION := $(shell sed -n 's/^version: *//p' galaxy.yml)
+IMAGE ?= quay.io/hypershift/capi-proxy:$(COLLECTION_VERSION)
+BASE_IMAGE ?=
+CONTAINER_ENGINE ?=
+image: build
+	@engine="$(CONTAINER_ENGINE)"; \
+	if [ -z "$$engine" ]; then for candidate in podman buildah docker; do \
+		if command -v $$candidate > /dev/null && $$candidate info > /dev/null 2>&1; then engine=$$candidate; break; fi; \
+	done; fi; \
+	if [ -z "$$engine" ]; then echo "make image: no container engine runs (podman, buildah or docker; CONTAINER_ENGINE= names one)" >&2; exit 1; fi; \
+	rm -rf .build/image && mkdir -p .build/image && cp hypershift-private_capi-$(COLLECTION_VERSION).tar.gz .build/image/; \
+	set -x; $$engine build -f Containerfile -t $(IMAGE) --build-arg VERSION=$(COLLECTION_VERSION) \
+		$(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) .build/image
+
+# The proxy as a user installs it: the package of the built collection tarball (pyproject.toml), alone in its own
+# venv. The test bed runs its capi-proxy in the Pods of the proxy's image (testenv/cluster/pods.py), so the sidecars
+# and the conversion shim of the tests and the demo are the installed artifact, not the checkout. Rebuilt when the
+# proxy's sources change.
+PROXY_VENV := .build/proxy-venv
+PROXY_SOURCES := $(wildcard capi_proxy/*.py plugins/module_utils/translate/*.py) plugins/module_utils/merge_patch.py \
+	pyproject.toml galaxy.yml requirements.txt
+proxy-venv: $(PROXY_VENV)/.installed
+$(PROXY_VENV)/.installed: $(PROXY_SOURCES) | venv
+	@rm -rf .build/proxy-dist .build/proxy-pkg $(PROXY_VENV) && mkdir -p .build/proxy-dist .build/proxy-pkg
+	$(BIN)/ansible-galaxy collection build --force --output-path .build/proxy-dist . > /dev/null
+	$(BIN)/python -m tarfile -e .build/proxy-dist/hypershift-private_capi-$(COLLECTION_VERSION).tar.gz .build/proxy-pkg
+	$(BIN)/python -m venv $(PROXY_VENV)
+	@if $(BIN)/python -m uv --version > /dev/null 2>&1; then \
+		$(BIN)/python -m uv pip install --quiet --python $(PROXY_VENV)/bin/python -c requirements.txt ./.build/proxy-pkg; \
+	else $(PROXY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.txt ./.build/proxy-pkg; fi
+	$(PROXY_VENV)/bin/capi-proxy --help > /dev/null
+	@touch $@
+
 # make test = pytest (unit + integration + molecule) on two workers, and beside it, each in its own process: the
 # end-to-end file (tests/integration/e2e: about 17 minutes, mostly waiting on the real CAPI controllers, so it would
 # hold a worker idle) followed by AFTER_E2E, ansible-lint and ansible-test sanity (about one core between them, for
@@ -78,7 +115,7 @@ build: venv
 # the summaries are repeated as the last lines.
 AFTER_E2E := tests/integration/collection/test_molecule.py tests/integration/collection/test_ansible_runner.py \
 	tests/integration/fleet/test_check_mode.py
-test: binaries capi-binaries
+test: binaries capi-binaries proxy-venv
 	@mkdir -p .build && rm -f .build/lint.rc .build/sanity.rc .build/e2e.rc
 	@set +e; \
 	( $(MAKE) --no-print-directory lint > .build/lint.log 2>&1; echo $$? > .build/lint.rc ) & \
@@ -99,10 +136,10 @@ test: binaries capi-binaries
 unit: venv
 	$(BIN)/python -m pytest tests/unit -p no:cacheprovider $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
-integration: binaries capi-binaries
+integration: binaries capi-binaries proxy-venv
 	$(BIN)/python -m pytest tests/integration -p no:cacheprovider $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
-bench: binaries
+bench: binaries proxy-venv
 	$(BIN)/python -m benchmarks
 
 clean:

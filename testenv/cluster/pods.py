@@ -38,7 +38,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import signal
 import socket
 import socketserver
@@ -54,15 +53,28 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 LOG = logging.getLogger("testenv.pods")
 KUBELET_VERSION = "v1.34.4"
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+PROXY_VENV = REPO_ROOT / ".build" / "proxy-venv"  # `make proxy-venv`: the package of the built collection tarball
+PROXY_SOURCES = ("capi_proxy", "plugins/module_utils/translate", "plugins/module_utils/merge_patch.py", "pyproject.toml")
+
+
+def proxy_entrypoint():
+    """The proxy image's entrypoint here: the `capi-proxy` of the package installed from the built collection tarball
+    (`make proxy-venv`, what `make test` and `make demo` run), unless the checkout's proxy sources are newer than that
+    install; then the checkout's `python -m capi_proxy` (and the runner's log says so)."""
+    stamp = PROXY_VENV / ".installed"
+    if stamp.exists():
+        installed = stamp.stat().st_mtime
+        newest = max(path.stat().st_mtime for source in PROXY_SOURCES for path in
+                     ([REPO_ROOT / source] if (REPO_ROOT / source).is_file() else (REPO_ROOT / source).rglob("*.py")))
+        if newest <= installed:
+            return {"entrypoint": [str(PROXY_VENV / "bin" / "capi-proxy")], "env": {}, "from": "installed package"}
+    return {"entrypoint": [sys.executable, "-m", "capi_proxy"], "env": {"PYTHONPATH": str(REPO_ROOT)},
+            "from": "checkout (make proxy-venv installs the package)"}
+
+
 # image repository (its last path element, no tag or digest) -> how a container of it starts: the image's entrypoint
-# and environment. The proxy's image runs the proxy package of this checkout's venv (the `capi-proxy` console script
-# when the package is installed, `python -m capi_proxy` otherwise).
-IMAGES = {
-    "capi-proxy": {"entrypoint": [os.path.join(os.path.dirname(sys.executable), "capi-proxy")]
-                   if os.path.exists(os.path.join(os.path.dirname(sys.executable), "capi-proxy"))
-                   else [sys.executable, "-m", "capi_proxy"],
-                   "env": {"PYTHONPATH": str(REPO_ROOT)}},
-}
+# and environment
+IMAGES = {"capi-proxy": proxy_entrypoint()}
 BACKOFF_START, BACKOFF_MAX = 10.0, 300.0
 TICK = 0.1
 
@@ -703,8 +715,9 @@ class Runner:
         lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                  "metadata": {"name": self.node, "namespace": "kube-node-lease"},
                  "spec": {"holderIdentity": self.node, "leaseDurationSeconds": 40, "renewTime": now_micro()}}
-        code, _ = self.api.request("PATCH", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"
-                                   + self.node, body={"spec": lease["spec"]}, expect=(200, 404))
+        leases = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+        code, _body = self.api.request("PATCH", leases + "/" + self.node, body={"spec": lease["spec"]},
+                                       expect=(200, 404))
         if code == 404:
             self.api.request("POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", body=lease,
                              expect=(201, 409))
@@ -788,6 +801,8 @@ class Runner:
         return server
 
     def run(self):
+        for image, start in sorted(self.images.items()):
+            LOG.info("image %s runs %s (%s)", image, " ".join(start["entrypoint"]), start.get("from", "given"))
         relay = Relay((self.gateway, 443), ("127.0.0.1", self.apiserver_port))
         threading.Thread(target=relay.serve_forever, daemon=True).start()
         if not self.hybrid:
@@ -810,6 +825,18 @@ def containers_named(server, name, node="netns-node-0"):
     return {"%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]): status
             for pod in pods if not pod["metadata"].get("deletionTimestamp")
             for status in (pod.get("status") or {}).get("containerStatuses") or () if status["name"] == name}
+
+
+def get_in_pod(server, pod, url, timeout=30):
+    """GET `url` from inside the Pod's network namespace, as its containers would: (status, body)."""
+    netns = "%s-%s" % (server.cluster.pod_network.bridge, pod["metadata"]["uid"][:8])
+    script = ("import sys, urllib.request, urllib.error\n"
+              "try:\n    r = urllib.request.urlopen(sys.argv[1], timeout=%d); print(r.status); print(r.read().decode())\n"
+              "except urllib.error.HTTPError as e:\n    print(e.code); print(e.read().decode())\n" % timeout)
+    result = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-c", script, url], capture_output=True,
+                            text=True, timeout=timeout + 30, check=True)
+    status, _newline, body = result.stdout.partition("\n")
+    return int(status), body
 
 
 def unwell(statuses):

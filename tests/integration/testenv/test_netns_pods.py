@@ -13,6 +13,7 @@ import pytest
 
 from testenv import REPO_ROOT
 from testenv.client import wait_for
+from testenv.cluster.pods import get_in_pod
 from testenv.cluster.testing import start_cluster
 from testenv.hcp import build
 
@@ -97,18 +98,6 @@ def _get(url, timeout=2):
         return response.status, response.read()
 
 
-def _in_pod(server, pod, url):
-    """GET `url` from inside the Pod's network namespace (as its main container would): (status, body)."""
-    netns = "%s-%s" % (server.cluster.pod_network.bridge, pod["metadata"]["uid"][:8])
-    script = ("import sys, urllib.request, urllib.error\n"
-              "try:\n    r = urllib.request.urlopen(sys.argv[1], timeout=10); print(r.status); print(r.read().decode())\n"
-              "except urllib.error.HTTPError as e:\n    print(e.code); print(e.read().decode())\n")
-    result = subprocess.run(["ip", "netns", "exec", netns, "python3", "-c", script, url], capture_output=True,
-                            text=True, timeout=30, check=True)
-    status, _, body = result.stdout.partition("\n")
-    return int(status), body
-
-
 def test_with_the_role_defaults_the_sidecar_probes_pass_at_the_pod_ip(workload):
     server = workload
     run_role(server)  # the role waits for the Deployment to be available
@@ -125,8 +114,8 @@ def test_with_the_role_defaults_the_sidecar_probes_pass_at_the_pod_ip(workload):
         _get("http://%s:8080/healthz" % pod_ip)
     # the workload's view: the sidecar on loopback reaches kube-apiserver at kubernetes.default.svc with the pod's
     # own service account (the role's kubeconfig ConfigMap and RBAC, the projected token)
-    code, body = _in_pod(server, pod, "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machines"
-                         % NAMESPACE)
+    url = "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machines" % NAMESPACE
+    code, body = get_in_pod(server, pod, url)
     assert code == 200, body
     assert json.loads(body)["apiVersion"] == "cluster.x-k8s.io/v1beta2"
     # a liveness period (10 s) and more later: still never restarted
