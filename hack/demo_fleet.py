@@ -27,8 +27,10 @@ from testenv import yamlio  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.hcp import build, fleet  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.cluster.pods import containers_named, unwell  # noqa: E402  pylint: disable=wrong-import-position
 
 BIN = os.path.dirname(sys.executable)
+SIDECAR = "kube-apiserver-proxy"  # roles/api_proxy/vars/main.yml
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 # lines of the playbooks' output worth showing live (the rest goes to the log file)
 SHOWN_PREFIXES = ("PLAY [", "PLAY RECAP", "fatal:", "failed:")
@@ -133,7 +135,14 @@ def demo(args, server, seed):
         with open(os.path.join(report_root, results[-1])) as handle:
             unverified = sorted(row["name"] for row in json.load(handle) if not row["ok"])
         print("== verify: not verified %s (expected [%r])" % (unverified, args.faulty))
-    success = states == expected and len(states) == args.count and unverified in (None, [args.faulty])
+    # what a kubelet would have done to them: every sidecar probed at its pod IP all along, none restarted
+    sidecars = containers_named(server, SIDECAR)
+    problems = unwell(sidecars)
+    print("== proxy sidecars: %d running in their Pods' network namespaces, %d Ready, restarts %d%s"
+          % (len(sidecars), len([s for s in sidecars.values() if s["ready"]]),
+             sum(s["restartCount"] for s in sidecars.values()), "".join("\n   " + line for line in problems)))
+    success = (states == expected and len(states) == args.count and unverified in (None, [args.faulty])
+               and bool(sidecars) and not problems)
     print("== demo %s" % ("OK: every HostedCluster migrated except %s, rolled back" % args.faulty if success
                           else "FAILED: see the logs in " + os.path.relpath(args.workdir, REPO_ROOT)))
     return 0 if success else 1
@@ -151,10 +160,11 @@ def main(argv=None):
         crds = yamlio.load_all(handle)
     state_dir = os.path.join(args.workdir, "cluster")
     shutil.rmtree(state_dir, ignore_errors=True)
-    print("== starting the control plane: the real etcd, kube-apiserver, kube-controller-manager, kube-scheduler and "
-          "KWOK (testenv/cluster builds them from upstream on first use: about 6 min on 2 cores)", flush=True)
+    print("== starting the control plane: the real etcd, kube-apiserver, kube-controller-manager, kube-scheduler "
+          "(testenv/cluster builds them from upstream on first use: about 6 min on 2 cores) and the Pods as a kubelet "
+          "runs them: one network namespace per Pod, probes at the pod IP (testenv/cluster/pods.py)", flush=True)
     begun = time.monotonic()
-    server = start_cluster(state_dir, crds=crds)
+    server = start_cluster(state_dir, crds=crds, pods="netns")
     print("== control plane: kube-apiserver %s at %s, ready in %.1f s (logs in %s)"
           % (server.request("GET", "/version").json()["gitVersion"], server.url, time.monotonic() - begun,
              os.path.relpath(state_dir, REPO_ROOT)), flush=True)

@@ -26,6 +26,10 @@ description:
     deleted takes along (by C(ownerReferences), as the garbage collector does). An example is a Machine whose deletion
     C(capi_object_migrate) carried across (O(hypershift.private_capi.capi_object_migrate#module:carry_deletions)).
     Its controllers may finish the deletion at any moment.
+  - B(Conversion) - the C(Cluster) kind is also read at the other CAPI version (V(v1beta1) when its entry says
+    V(v1beta2), and the reverse), which the API server converts through the CRD's conversion webhook (for the private
+    twins, the collection's conversion shim); a failed read fails the check. A version the CRD does not serve is
+    skipped.
   - B(Deployments) - each of O(deployments) has all of its C(spec.replicas) available.
   - With O(stable_seconds) the checks run again after that many seconds and must still pass.
 extends_documentation_fragment:

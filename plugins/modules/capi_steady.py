@@ -24,8 +24,10 @@ description:
     C(HealthCheckSucceeded) or C(OwnerRemediated) C(False)); no C(MachineHealthCheck) has fewer healthy Machines
     than expected while it may still remediate; no C(NodePool) of the HostedCluster is updating (C(UpdatingVersion),
     C(UpdatingConfig), C(UpdatingPlatformMachineTemplate)); the C(HostedCluster) is C(Available) and not
-    C(Progressing); and the standard CRDs' conversion webhook answers (the C(Cluster)s are read at a version other
-    than the stored one, which the API server converts through it).
+    C(Progressing); the standard CRDs' conversion webhook answers (the C(Cluster)s are read at a version other
+    than the stored one, which the API server converts through it); and, where the private C(Cluster) twin is
+    installed with a conversion webhook, so does the collection's conversion shim (a server-side dry-run create of
+    a private C(Cluster) at the version it does not store; nothing is written).
   - Each reason names the object and what is waited for. With O(wait_timeout), the module reads again every
     O(poll_seconds) until the cluster is steady or the time is up (the controllers still run meanwhile, so
     deletions and rollouts can finish). A cluster that is not steady is a result (RV(steady) false), not a failure.

@@ -27,6 +27,8 @@ description:
     the HostedCluster or the HostedControlPlane by uid, or else to an object read by name whose uid matches.
   - B(HostedControlPlane) present; B(sidecars) - each existing Deployment of O(deployments) has the container
     C(kube-apiserver-proxy), and the ConfigMap O(proxy_config_map) exists.
+  - B(Conversion) - the private C(Cluster)s are read at the CAPI version other than the preferred one, which the API
+    server converts through the collection's conversion shim; a failed read is a problem that names the shim.
   - The module does not fail when a check fails; it returns RV(ok) false and the RV(problems). It fails only when it
     cannot read (O(namespace), the HCP namespace or the HostedCluster does not exist, or the API refuses a read).
   - Used by the role C(hypershift.private_capi.verify) and C(playbooks/verify_fleet.yml).

@@ -195,6 +195,15 @@ class RealServer(ServerClient):
                 self.webhook.log_path, self.webhook.log_path.read_text(errors="replace")[-3000:]))
         return "\n".join(logs)
 
+    def conversion_failures(self, group_suffix="cluster.hypershift.openshift.io"):
+        """kube-apiserver's log lines of failed conversions (its conversion webhook calls, its watch cache's lists
+        and watches) of the groups ending with `group_suffix`."""
+        path = self.cluster.state_dir / "logs" / "kube-apiserver.log"
+        failed = ("conversion webhook for", "ListAndWatch", "failed to list", "conversion")
+        return [line for line in path.read_text(errors="replace").splitlines()
+                if group_suffix in line and any(word in line for word in failed)
+                and ("failed" in line or "error" in line.lower())]
+
     def alive(self):
         return (bool(self.cluster.processes) and all(proc.alive() for proc in self.cluster.processes)
                 and (self.webhook is None or self.webhook.alive()))

@@ -8,6 +8,7 @@ health_failures() is pure (no I/O, inputs never mutated, deterministic order); H
 
 import time
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.conversion import conversion_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
@@ -143,6 +144,10 @@ class HealthService(object):
         failures = health_failures(self.namespace, objects, expected,
                                    self.params["cluster_phases"], self.params["machine_phases"], unhealthy_before,
                                    deployments, self.params["deployments"])
+        cluster = [entry for entry in self.kinds if entry["kind"] == "Cluster"][0]
+        problem = conversion_problem(self.client, cluster["target_group"], cluster["version"], cluster["resource"],
+                                     self.namespace)
+        failures += [problem] if problem else []
         return failures, dict((kind, len(found)) for kind, found in objects.items())
 
     def run(self):

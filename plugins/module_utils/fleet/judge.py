@@ -119,6 +119,8 @@ def capi_verify_judge(inputs):
         problems.append("%s: HostedControlPlane %s/%s not found" % (where, inputs.get("hcp_namespace"), inputs.get("name")))
     problems += _sidecar_problems(inputs.get("deployments") or [], inputs.get("deployment_names") or [],
                                   inputs.get("config_map_present"), where)
+    if inputs.get("conversion_problem"):
+        problems.append("%s: %s" % (where, inputs["conversion_problem"]))
     return {"management_cluster": inputs.get("management_cluster"), "namespace": inputs.get("namespace"),
             "name": inputs.get("name"), "state": inputs.get("state"), "objects": sum(private.values()),
             "standard_left": sum(int(v) for v in standard.values()), "ok": not problems, "problems": problems}

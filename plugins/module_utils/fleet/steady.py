@@ -13,7 +13,9 @@ what is in flight, each reason naming the object and what is waited for; no reas
 * no MachineHealthCheck has fewer healthy Machines than expected while it may remediate;
 * no NodePool is updating (UpdatingVersion, UpdatingConfig, UpdatingPlatformMachineTemplate);
 * the HostedCluster is Available and not Progressing;
-* the standard CRDs' conversion webhook answers (a read at a version other than the stored one converts).
+* the standard CRDs' conversion webhook answers (a read at a version other than the stored one converts), and so
+  does the private Cluster twin's (the collection's conversion shim): a server-side dry-run create at a version other
+  than the stored one converts without storing anything, so a dead shim stops a migration before it starts.
 SteadyService reads all of it in one pass, and again every poll_seconds until steady or wait_timeout.
 """
 
@@ -22,10 +24,11 @@ import time
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, parallel_map
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import PRIVATE_SUFFIX, describe
 
 STANDARD_SUFFIX = "cluster.x-k8s.io"
 CORE_GROUP = "cluster.x-k8s.io"
+CONVERSION_CHECK_NAME = "capi-conversion-check"  # the dry-run Cluster of the private twin's conversion check
 MACHINE_BUSY_PHASES = ("Pending", "Provisioning", "Provisioned", "Deleting")
 REMEDIATION_CONDITIONS = ("HealthCheckSucceeded", "OwnerRemediated")
 NODEPOOL_UPDATING = ("UpdatingVersion", "UpdatingConfig", "UpdatingPlatformMachineTemplate")
@@ -203,35 +206,66 @@ class SteadyService(object):
         self.result = {"steady": False, "reasons": [], "waited_seconds": 0.0, "polls": 0}
 
     def _kinds(self):
-        """(kind, group, storage version, plural, served versions) of the namespaced standard CAPI CRDs."""
+        """(kind, group, storage version, plural, served versions, conversion) of the namespaced standard CAPI CRDs,
+        and the same of the private core Cluster twin (None when it is not installed)."""
         crds = self.client.list(api_path("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
                                 "list CustomResourceDefinitions")
         kinds = []
+        private_cluster = None
         for crd in crds:
             spec = crd.get("spec") or {}
             group = spec.get("group") or ""
-            if spec.get("scope") != "Namespaced" or not (group == STANDARD_SUFFIX or group.endswith("." + STANDARD_SUFFIX)):
-                continue
             versions = spec.get("versions") or []
             storage = [v.get("name") for v in versions if v.get("storage")]
-            if storage:
-                kinds.append((spec["names"]["kind"], group, storage[0], spec["names"]["plural"],
-                              [v.get("name") for v in versions if v.get("served")], spec.get("conversion") or {}))
-        return sorted(kinds)
-
-    def _conversion_problem(self, kinds):
-        for kind, group, storage, plural, served, conversion in kinds:
-            others = [version for version in served if version != storage]
-            if group != CORE_GROUP or kind != "Cluster" or conversion.get("strategy") != "Webhook" or not others:
+            if spec.get("scope") != "Namespaced" or not storage:
                 continue
-            path = api_path(group, others[0], plural, self.namespace)
+            entry = (spec["names"]["kind"], group, storage[0], spec["names"]["plural"],
+                     [v.get("name") for v in versions if v.get("served")], spec.get("conversion") or {})
+            if group == PRIVATE_SUFFIX and entry[0] == "Cluster":
+                private_cluster = entry
+            if group == STANDARD_SUFFIX or group.endswith("." + STANDARD_SUFFIX):
+                kinds.append(entry)
+        return sorted(kinds), private_cluster
+
+    @staticmethod
+    def _converts(entry):
+        """The version other than the stored one that a read or write of this CRD converts at, or None."""
+        kind, _group, storage, _plural, served, conversion = entry
+        others = [version for version in served if version != storage]
+        if kind != "Cluster" or conversion.get("strategy") != "Webhook" or not others:
+            return None
+        return others[0]
+
+    def _conversion_problem(self, kinds, private_cluster):
+        for entry in kinds:
+            version = self._converts(entry) if entry[1] == CORE_GROUP else None
+            if version is None:
+                continue
+            _kind, group, _storage, plural = entry[:4]
+            path = api_path(group, version, plural, self.namespace)
             try:
-                self.client.request("GET", path, "list %s.%s/%s (a conversion)" % (plural, group, others[0]),
+                self.client.request("GET", path, "list %s.%s/%s (a conversion)" % (plural, group, version),
                                     query={"limit": 1})
             except ApiError as exc:
                 return ("the conversion webhook of CustomResourceDefinition %s.%s does not answer (reading %s: HTTP "
                         "%s %s): waiting for it (HyperShift's operator serves /convert)"
-                        % (plural, group, others[0], exc.status, (exc.api_message or "")[:200]))
+                        % (plural, group, version, exc.status, (exc.api_message or "")[:200]))
+        version = self._converts(private_cluster) if private_cluster else None
+        if version is None:
+            return None
+        _kind, group, _storage, plural = private_cluster[:4]
+        probe = {"apiVersion": "%s/%s" % (group, version), "kind": "Cluster",
+                 "metadata": {"name": CONVERSION_CHECK_NAME, "namespace": self.namespace}, "spec": {}}
+        try:
+            self.client.request("POST", api_path(group, version, plural, self.namespace),
+                                "dry-run create %s.%s/%s (a conversion)" % (plural, group, version), body=probe,
+                                query={"dry_run": "All"})
+        except ApiError as exc:
+            if exc.status != 409:  # AlreadyExists: a Cluster of that name is there, and was converted to say so
+                return ("the conversion webhook of CustomResourceDefinition %s.%s (the collection's conversion shim, "
+                        "role conversion_shim) does not answer (a dry-run create at %s: HTTP %s %s): waiting for it; "
+                        "check its Deployment and Service (docs/operator-guide.md, What the collection deploys)"
+                        % (plural, group, version, exc.status, (exc.api_message or "")[:200]))
         return None
 
     def read(self):
@@ -242,7 +276,7 @@ class SteadyService(object):
         hostedcluster.setdefault("kind", "HostedCluster")
         pools = self.client.list(api_path(NODEPOOL_GROUP, NODEPOOL_VERSION, "nodepools", hc_namespace),
                                  "list " + describe("NodePools", namespace=hc_namespace))
-        kinds = self._kinds()
+        kinds, private_cluster = self._kinds()
 
         def read_kind(entry):
             kind, group, storage, plural = entry[:4]
@@ -255,7 +289,7 @@ class SteadyService(object):
         inputs = {"hostedcluster": hostedcluster, "capi_objects": [item for items in lists for item in items],
                   "node_pools": [dict(pool, kind="NodePool") for pool in pools
                                  if (pool.get("spec") or {}).get("clusterName") == hc_name],
-                  "conversion_problem": self._conversion_problem(kinds)}
+                  "conversion_problem": self._conversion_problem(kinds, private_cluster)}
         for (kind, group, _storage, _plural, _served, _conversion), items in zip(kinds, lists):
             for core_kind, key in self.CORE_KINDS:
                 if group == CORE_GROUP and kind == core_kind:

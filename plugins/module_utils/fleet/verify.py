@@ -8,6 +8,7 @@ parallel), the owners the private objects reference outside themselves, the Depl
 ConfigMap. The judgement is capi_verify_judge.capi_verify_judge (pure). Nothing is written.
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.conversion import conversion_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
@@ -107,7 +108,10 @@ class VerifyService(object):
                                                       self.params["proxy_config_map"]),
                                              describe("ConfigMap", self.params["proxy_config_map"], self.hcp_namespace))
         annotations = (hostedcluster.get("metadata") or {}).get("annotations") or {}
+        clusters = [resource for resource in private if resource.kind == "Cluster" and resource.namespaced]
         return {
+            "conversion_problem": conversion_problem(self.client, clusters[0].group, clusters[0].version,
+                                                     clusters[0].plural, self.hcp_namespace) if clusters else None,
             "management_cluster": self.params.get("management_cluster"),
             "namespace": self.namespace, "name": self.name, "hcp_namespace": self.hcp_namespace,
             "state": states.state_of(hostedcluster),

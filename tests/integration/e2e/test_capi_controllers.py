@@ -38,6 +38,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 from testenv import REPO_ROOT, capi, proxy_stack
 from testenv.client import wait_for
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
+from testenv.cluster.pods import containers_named, unwell
 from testenv.cluster.testing import start_cluster
 from testenv.hcp import build, fleet
 from testenv.module_runner import run_module
@@ -485,6 +486,9 @@ def migrate_without_a_replacement(world):
     flips = observe(server, PRIVATE_GROUP, after, OBSERVE_SECONDS)
     print("nothing replaced for %d s after the migration; conditions on the way: %s" % (OBSERVE_SECONDS, flips))
     crds_unchanged_by_the_crd_migrator(server)
+    sidecars_well(server)
+    # the private twins convert through the conversion shim the collection deployed (testenv runs its Pods)
+    assert not server.conversion_failures(), server.conversion_failures()[:5]
     return capi_state(server, PRIVATE_GROUP)
 
 
@@ -501,7 +505,11 @@ def crds_unchanged_by_the_crd_migrator(server):
     with open(os.path.join(REPO_ROOT, "roles", "private_crds", "defaults", "main.yml")) as handle:
         defaults = yaml.safe_load(handle)
     args = {key[len("private_capi_crds_"):]: value for key, value in defaults.items()
-            if value != "" and key[len("private_capi_crds_"):] not in ("source", "src", "verify", "wait_timeout")}
+            if value != "" and key[len("private_capi_crds_"):] not in ("source", "src", "verify", "wait_timeout",
+                                                                          "conversion_shim")}
+    # the role gives the render the CA of the conversion shim it deployed (role conversion_shim)
+    machines = [crd for crd in crds if crd["metadata"]["name"] == "machines.cluster.hypershift.openshift.io"][0]
+    args["conversion_webhook_ca_bundle"] = machines["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"]
     result = run_module("private_crd_render", dict(args, kubeconfig=server.kubeconfig, from_cluster=True, state="present"),
                         check_mode=True)
     assert not result.failed and result["changed"] is False, result.get("msg") or result
@@ -521,6 +529,13 @@ def scale_through_the_proxy(world, migrated):
     scaled = wait_for(lambda: steady(server, PRIVATE_GROUP, machines=4), "4 Machines Running", timeout=RUNNING_TIMEOUT, interval=1)
     assert set(migrated["machines"]) < set(scaled["machines"])
     assert scaled["machinesets"] == migrated["machinesets"], "the scale reused the MachineSet"
+    sidecars_well(server)
+
+
+def sidecars_well(server):
+    """Every proxy sidecar runs for real (testenv.cluster.pods), probed at its pod IP: Ready, never restarted."""
+    sidecars = containers_named(server, capi.SIDECAR)
+    assert sidecars and not unwell(sidecars), unwell(sidecars) or "no sidecar"
 
 
 def roll_back_without_a_replacement(world):

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from testenv.cluster.pods import containers_named, get_in_pod, unwell
 from testenv.hcp import fleet
 from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from tests.integration.fleet.support import (
@@ -68,6 +69,31 @@ def world(tmp_path_factory):
            "inventory": inventory, "extra": extra, "other_migrated": snapshot(server, crds, "clusters-" + OTHER),
            "tmp": str(tmp_path)}
     assert server.stop() == 0
+
+
+def test_after_the_migration_with_the_defaults_v1beta1_reads_work_directly_and_through_the_sidecar(world):
+    """What the collection deployed runs as on a cluster (testenv.cluster.pods): the conversion shim behind its Service
+    converts the private twins, the sidecars pass their probes at the pod IP."""
+    server = world["server"]
+    crd = server.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machines." + PRIVATE).json()
+    client_config = crd["spec"]["conversion"]["webhook"]["clientConfig"]
+    assert client_config["service"]["name"] == "capi-conversion-webhook-shim", client_config
+    assert client_config["service"]["namespace"] == "hypershift" and client_config.get("caBundle"), client_config
+    direct = server.request("GET", "/apis/%s/v1beta1/namespaces/%s/machines" % (PRIVATE, HCP))
+    assert direct.status == 200, direct
+    assert direct.json()["items"] and {m["apiVersion"] for m in direct.json()["items"]} == {PRIVATE + "/v1beta1"}
+    pods = [pod for pod in server.request("GET", "/api/v1/namespaces/%s/pods?labelSelector=app%%3Dcluster-api"
+                                          % HCP).json()["items"] if not pod["metadata"].get("deletionTimestamp")]
+    url = "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta1/namespaces/%s/machines" % HCP
+    code, body = get_in_pod(server, pods[0], url)
+    assert code == 200, body
+    machines = json.loads(body)["items"]
+    assert machines and {m["apiVersion"] for m in machines} == {"cluster.x-k8s.io/v1beta1"}
+    sidecars = containers_named(server, "kube-apiserver-proxy")
+    assert len(sidecars) >= 2 * 6 and not unwell(sidecars), unwell(sidecars)
+    shim = {name: status for name, status in containers_named(server, "shim").items() if name.startswith("hypershift/")}
+    assert len(shim) == 2 and not unwell(shim), (shim, unwell(shim))
+    assert not server.conversion_failures(), server.conversion_failures()[:5]
 
 
 def test_refuses_without_a_selection_or_with_an_unknown_name_and_writes_nothing(world):

@@ -48,9 +48,9 @@ def workloads(stack):
               {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": NAMESPACE}})
     # the certs volume's Secret: a kubelet starts no container of a Pod whose Secret volume is missing (the sidecar's
     # Pods run for real here: testenv.cluster.pods)
-    _post(stack, "/api/v1/namespaces/%s/secrets" % NAMESPACE, {"apiVersion": "v1", "kind": "Secret",
-                                                              "metadata": {"name": "capi-certs", "namespace": NAMESPACE},
-                                                              "data": {"tls.crt": "", "tls.key": ""}})
+    _post(stack, "/api/v1/namespaces/%s/secrets" % NAMESPACE, {
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "capi-certs", "namespace": NAMESPACE},
+        "data": {"tls.crt": "", "tls.key": ""}})
     _post(stack, RBAC + "/namespaces/%s/roles" % NAMESPACE, {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "cluster-api", "namespace": NAMESPACE},
         "rules": [{"apiGroups": ["cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io", ""],

@@ -55,6 +55,8 @@ def test_a_clean_cluster_is_verified():
     ({"deployments": [{"metadata": {"name": "cluster-api"}, "spec": {"template": {"spec": {"containers": [{"name": "manager"}]}}}}]},
      "expected the sidecar kube-apiserver-proxy"),
     ({"config_map_present": False}, "ConfigMap capi-proxy-kubeconfig"),
+    ({"conversion_problem": "reading clusters.cluster.hypershift.openshift.io at v1beta1 failed (HTTP 500: "
+                            "conversion webhook ... failed)"}, "at v1beta1 failed"),
 ])
 def test_each_problem_is_found_and_names_the_hostedcluster(change, expected):
     inputs = dict(CLEAN, **change)
