@@ -5,7 +5,7 @@ container's command in it.
     python -m testenv.cluster.podexec SPEC.json
 
 SPEC: {"argv": [...], "env": {...}, "workingDir": "/", "mounts": [{"source": DIR_OR_FILE, "target": PATH,
-"readOnly": bool}], "hosts": FILE, "readOnlyRootFilesystem": bool, "scratch": DIR}
+"readOnly": bool}], "hosts": FILE, "readOnlyRootFilesystem": bool, "scratch": DIR, "imagePaths": [DIR...]}
 
 The root is a tmpfs holding a bind of every top-level directory of this machine (the test bed has no image file
 systems: a container sees the machine's programs), the container's volumes at their mountPaths and the Pod's
@@ -71,6 +71,12 @@ def lay_out(spec):
         _mount(mount["source"], target, flags=MS_BIND)
         if mount.get("readOnly"):
             _mount(None, target, flags=MS_REMOUNT | MS_BIND | MS_RDONLY)
+    # the image's own files (here: the machine's Python and the proxy's venv or checkout) stay visible under a volume
+    # mounted over one of their parents (an emptyDir at /tmp while the checkout is under /tmp), as an image's are
+    for path in spec.get("imagePaths") or ():
+        if os.path.exists(path) and not os.path.exists(root + path):
+            os.makedirs(root + path, exist_ok=True)
+            _mount(path, root + path, flags=MS_BIND | MS_REC)
     if spec.get("readOnlyRootFilesystem"):
         for path in [root] + tops + [root + top for top in sorted(overlaid)]:
             _mount(None, path, flags=MS_REMOUNT | MS_BIND | MS_RDONLY)

@@ -488,6 +488,7 @@ class PodRun(threading.Thread):
         scratch.mkdir(parents=True, exist_ok=True)
         spec = {"argv": argv, "env": env, "workingDir": container.spec.get("workingDir") or "/", "mounts": mounts,
                 "hosts": str(self.dir / "hosts"), "scratch": str(scratch),
+                "imagePaths": sorted({str(REPO_ROOT), sys.prefix, sys.base_prefix}),
                 "readOnlyRootFilesystem": bool(security.get("readOnlyRootFilesystem"))}
         spec_path = self.dir / ("%s.json" % container.name)
         spec_path.write_text(json.dumps(spec))
