@@ -61,7 +61,9 @@ options:
     default: 5
 notes:
   - RBAC - C(get) on the HostedCluster and C(list) on C(nodepools) in O(hostedcluster_namespace); C(list) on
-    C(customresourcedefinitions); C(list) on every standard CAPI resource in O(namespace).
+    C(customresourcedefinitions); C(list) on every standard CAPI resource in O(namespace); C(create) (a server-side
+    dry run, nothing is written) on C(clusters.cluster.hypershift.openshift.io) in O(namespace) where that twin is
+    installed.
 seealso:
   - module: hypershift.private_capi.hcp_quiesce
   - module: hypershift.private_capi.capi_object_migrate

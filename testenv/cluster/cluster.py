@@ -15,6 +15,8 @@ Python 3.11 standard library only (plus the ``openssl`` command).
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import json
 import logging
 import os
@@ -303,6 +305,21 @@ class PodNetwork:
             raise ClusterError("Pods that run for real need root and the ip command (iproute2): one network "
                                "namespace per Pod")
         cls.OWNERS.mkdir(parents=True, exist_ok=True)
+        with cls._locked():  # two processes taking back the same stale slot must not undo each other's bridge
+            return cls._allocate()
+
+    @classmethod
+    @contextlib.contextmanager
+    def _locked(cls):
+        with open(cls.OWNERS / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    @classmethod
+    def _allocate(cls) -> "PodNetwork":
         for index in range(cls.SLOTS):
             network = cls(index)
             owner = cls.OWNERS / network.bridge
@@ -311,7 +328,7 @@ class PodNetwork:
                     os.kill(int(owner.read_text() or 0), 0)
                     continue  # a live cluster holds it
                 except (ProcessLookupError, ValueError):
-                    network.release()
+                    network._release()  # pylint: disable=protected-access
             added = subprocess.run(["ip", "link", "add", network.bridge, "type", "bridge"], capture_output=True,
                                    text=True, check=False)
             if added.returncode != 0:
@@ -324,6 +341,11 @@ class PodNetwork:
         raise ClusterError(f"no free pod network: {cls.SLOTS} bridges tpcN are held by live clusters")
 
     def release(self) -> None:
+        self.OWNERS.mkdir(parents=True, exist_ok=True)
+        with self._locked():
+            self._release()
+
+    def _release(self) -> None:
         listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
         for line in listed.splitlines():
             name = line.split()[0] if line.split() else ""

@@ -54,7 +54,8 @@ LOG = logging.getLogger("testenv.pods")
 KUBELET_VERSION = "v1.34.4"
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 PROXY_VENV = REPO_ROOT / ".build" / "proxy-venv"  # `make proxy-venv`: the package of the built collection tarball
-PROXY_SOURCES = ("capi_proxy", "plugins/module_utils/translate", "plugins/module_utils/merge_patch.py", "pyproject.toml")
+PROXY_SOURCES = ("capi_proxy", "plugins/module_utils/translate", "plugins/module_utils/merge_patch.py", "pyproject.toml",
+                 "galaxy.yml", "requirements.txt")  # the Makefile's PROXY_SOURCES
 
 
 def proxy_entrypoint():
@@ -108,9 +109,11 @@ def expand(text, env):
 
 def runs_for_real(pod, images):
     """On a KWOK node (hybrid mode): does this Pod run here rather than in KWOK? When a container's image is one the
-    test bed can run (IMAGES: what the collection deploys). KWOK's stages leave the same Pods alone
-    (kwok_exclusion)."""
-    return any(image_repository(container.get("image", "")) in images for container in pod["spec"]["containers"])
+    test bed can run (IMAGES: what the collection deploys), matched as KWOK's stages match it (kwok_exclusion):
+    the repository's last path element followed by a tag or digest."""
+    return any(("/%s:" % name) in image or ("/%s@" % name) in image
+               for container in pod["spec"]["containers"] for image in [container.get("image", "")]
+               for name in images)
 
 
 def kwok_exclusion(images):
@@ -470,12 +473,17 @@ class PodRun(threading.Thread):
                                   ref.get("optional", False)) or {}
                 if ref["key"] in data:
                     env[variable["name"]] = data[ref["key"]].decode()
+                elif not ref.get("optional", False):
+                    return None  # CreateContainerConfigError: the kubelet starts it once the key exists
         return env
 
     # ---- containers
     def _start(self, container, volumes):
         argv, image_env = container_argv(container.spec, self.runner.images)
         env = self._env(container.spec, image_env)
+        if env is None:
+            container.next_start = time.monotonic() + 1
+            return
         argv = [expand(arg, env) for arg in argv]
         mounts = []
         for mount in container.spec.get("volumeMounts") or ():
@@ -532,8 +540,25 @@ class PodRun(threading.Thread):
                  self.name, reason, container.restart_count, delay)
 
     def _grace(self):
-        seconds = self.pod["spec"].get("terminationGracePeriodSeconds")
+        """The Pod's grace period: the deletion's own (metadata.deletionGracePeriodSeconds) once it is being
+        deleted, else spec.terminationGracePeriodSeconds."""
+        seconds = self.pod["metadata"].get("deletionGracePeriodSeconds")
+        if seconds is None:
+            seconds = self.pod["spec"].get("terminationGracePeriodSeconds")
         return float(30 if seconds is None else seconds)
+
+    def _kill_all(self, grace):
+        """SIGTERM to every container at once, `grace` seconds for all of them, then SIGKILL, as the kubelet does."""
+        live = [container for container in self.containers if container.alive()]
+        for container in live:
+            _signal_group(container.popen, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for container in live:
+            try:
+                container.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(container.popen, signal.SIGKILL)
+                container.popen.wait()
 
     def _tick(self, volumes):
         """Start what is due, run the probes that are due, restart what died or failed liveness."""
@@ -544,7 +569,8 @@ class PodRun(threading.Thread):
             if container.popen is None:
                 if now >= container.next_start:
                     self._start(container, volumes)
-                continue
+                if container.popen is None:
+                    continue
             for kind in ("startup", "liveness", "readiness"):
                 probe = container.probes.get(kind)
                 if probe is None or now < probe.due or (kind != "startup" and not container.started):
@@ -611,9 +637,13 @@ class PodRun(threading.Thread):
             self._run()
         except Exception:  # pylint: disable=broad-except
             LOG.exception("pod %s/%s failed in the test bed", self.namespace, self.name)
+            self._kill_all(2)
+            try:  # what is left of it is not Ready: out of its Services, as a kubelet would report it
+                self._send_status()
+            except Exception:  # pylint: disable=broad-except
+                LOG.exception("the last status of pod %s/%s was not sent", self.namespace, self.name)
         finally:
-            for container in self.containers:
-                self._kill(container, 2)
+            self._kill_all(2)
             self._network_down()
             self.gone.set()
 
@@ -633,14 +663,16 @@ class PodRun(threading.Thread):
         while not self.runner.stopping.is_set():
             if self.deleting.is_set():
                 return self._finish_deletion()
-            self._tick(volumes)
-            self._send_status()
+            try:
+                self._tick(volumes)
+                self._send_status()
+            except (RuntimeError, OSError) as error:  # an API answer lost: the next tick tries again
+                LOG.warning("pod %s/%s: %s", self.namespace, self.name, error)
             time.sleep(TICK)
         return None
 
     def _finish_deletion(self):
-        for container in self.containers:
-            self._kill(container, self._grace())
+        self._kill_all(self._grace())
         self.runner.api.request(
             "DELETE", "/api/v1/namespaces/%s/pods/%s" % (self.namespace, self.name),
             body={"gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}}, expect=(200, 404, 409))
@@ -739,21 +771,29 @@ class Runner:
         if kind == "DELETED":
             if run is not None:
                 run.deleting.set()
+                self.pods.pop(uid, None)
             return
-        if run is None or run.gone.is_set():
-            if pod["metadata"].get("deletionTimestamp") and run is None:
-                # never started here: nothing to stop, let the API server finish the deletion
-                self.api.request("DELETE", "/api/v1/namespaces/%s/pods/%s" % (
-                    pod["metadata"]["namespace"], pod["metadata"]["name"]),
-                    body={"gracePeriodSeconds": 0, "preconditions": {"uid": uid}}, expect=(200, 404, 409))
+        if run is not None and run.gone.is_set():
+            if pod["metadata"].get("deletionTimestamp"):  # its thread ended: finish the deletion for it
+                self._delete_now(pod)
+                self.pods.pop(uid, None)
+            return
+        if run is None:
+            if pod["metadata"].get("deletionTimestamp"):  # never started here: nothing to stop
+                self._delete_now(pod)
                 return
-            if run is None:
-                run = self.pods[uid] = PodRun(self, pod)
-                run.start()
+            run = self.pods[uid] = PodRun(self, pod)
+            run.start()
             return
         run.pod = pod
         if pod["metadata"].get("deletionTimestamp"):
             run.deleting.set()
+
+    def _delete_now(self, pod):
+        self.api.request("DELETE", "/api/v1/namespaces/%s/pods/%s" % (pod["metadata"]["namespace"],
+                                                                       pod["metadata"]["name"]),
+                         body={"gracePeriodSeconds": 0, "preconditions": {"uid": pod["metadata"]["uid"]}},
+                         expect=(200, 404, 409))
 
     def _watch_pods(self):
         selector = "spec.nodeName=" + self.node
@@ -788,7 +828,7 @@ class Runner:
 
         class Health(BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802
-                body = json.dumps({"pods": len([run for run in runner.pods.values() if not run.gone.is_set()])})
+                body = json.dumps({"pods": len([run for run in list(runner.pods.values()) if not run.gone.is_set()])})
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()

@@ -26,6 +26,10 @@ def conversion_problem(client, group, version, plural, namespace):
     except ApiError as error:
         if error.status == 404:  # the CRD does not serve that version: nothing converts
             return None
+        if error.status is not None and error.status < 500:  # refused (RBAC, a policy): not the webhook's answer
+            return ("reading %s.%s at %s in namespace %s was refused (HTTP %s: %s): give the identity list on it "
+                    "(docs/operator-guide.md, RBAC)" % (plural, group, other, namespace, error.status,
+                                                        (error.api_message or "")[:200]))
         return ("reading %s.%s at %s in namespace %s failed (HTTP %s: %s): the CRD's conversion webhook does not "
                 "answer; for the private groups check the conversion shim (role conversion_shim: its Deployment, "
                 "Service and Endpoints)" % (plural, group, other, namespace, error.status,

@@ -261,11 +261,17 @@ class SteadyService(object):
                                 "dry-run create %s.%s/%s (a conversion)" % (plural, group, version), body=probe,
                                 query={"dry_run": "All"})
         except ApiError as exc:
-            if exc.status != 409:  # AlreadyExists: a Cluster of that name is there, and was converted to say so
-                return ("the conversion webhook of CustomResourceDefinition %s.%s (the collection's conversion shim, "
-                        "role conversion_shim) does not answer (a dry-run create at %s: HTTP %s %s): waiting for it; "
-                        "check its Deployment and Service (docs/operator-guide.md, What the collection deploys)"
-                        % (plural, group, version, exc.status, (exc.api_message or "")[:200]))
+            if exc.status == 409:  # AlreadyExists: a Cluster of that name is there, and was converted to say so
+                return None
+            if exc.status is not None and exc.status < 500:  # refused before or apart from any conversion
+                return ("a dry-run create of a private Cluster at %s in namespace %s was refused (HTTP %s %s): the "
+                        "migration's own creates of private objects would be too; check the identity's RBAC (create on "
+                        "%s.%s) and the admission policies of the private groups"
+                        % (version, self.namespace, exc.status, (exc.api_message or "")[:200], plural, group))
+            return ("the conversion webhook of CustomResourceDefinition %s.%s (the collection's conversion shim, "
+                    "role conversion_shim) does not answer (a dry-run create at %s: HTTP %s %s): waiting for it; "
+                    "check its Deployment and Service (docs/operator-guide.md, What the collection deploys)"
+                    % (plural, group, version, exc.status, (exc.api_message or "")[:200]))
         return None
 
     def read(self):
