@@ -504,9 +504,9 @@ def crds_unchanged_by_the_crd_migrator(server):
     assert "machines.cluster.hypershift.openshift.io" in annotated, annotated
     with open(os.path.join(REPO_ROOT, "roles", "private_crds", "defaults", "main.yml")) as handle:
         defaults = yaml.safe_load(handle)
+    role_only = ("source", "src", "verify", "wait_timeout", "conversion_shim")
     args = {key[len("private_capi_crds_"):]: value for key, value in defaults.items()
-            if value != "" and key[len("private_capi_crds_"):] not in ("source", "src", "verify", "wait_timeout",
-                                                                          "conversion_shim")}
+            if value != "" and key[len("private_capi_crds_"):] not in role_only}
     # the role gives the render the CA of the conversion shim it deployed (role conversion_shim)
     machines = [crd for crd in crds if crd["metadata"]["name"] == "machines.cluster.hypershift.openshift.io"][0]
     args["conversion_webhook_ca_bundle"] = machines["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"]
