@@ -77,7 +77,7 @@ def proxy_entrypoint():
 # and environment
 IMAGES = {"capi-proxy": proxy_entrypoint()}
 BACKOFF_START, BACKOFF_MAX = 10.0, 300.0
-TICK = 0.1
+TICK = 0.2  # seconds between two looks at a Pod's containers and probes
 
 
 def now_rfc3339():

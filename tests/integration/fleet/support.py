@@ -1,4 +1,5 @@
 """Shared helpers of the fleet tests: a real control plane loaded with a fleet, and ansible-playbook runs against it."""
+import base64
 import json
 import os
 import signal
@@ -19,14 +20,16 @@ ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbo
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 
 
-def start_fleet(tmp_path, spec, faults=False):
+def start_fleet(tmp_path, spec, faults=False, pods="kwok"):
     """A real control plane with the fleet of spec loaded; returns (server, crds). With faults, the server's
-    kubeconfig goes through the fault-injecting proxy (server.add_fault)."""
+    kubeconfig goes through the fault-injecting proxy (server.add_fault). pods: testenv.cluster.testing.start_cluster's
+    (the default runs the sidecars and the conversion shim for real; "kwok-only" fakes them all: such a fleet's runs
+    need test_bed_webhook_vars)."""
     seed = os.path.join(str(tmp_path), "seed")
     fleet.seed_fleet_dir(seed, spec)
     with open(os.path.join(seed, "crds.yaml")) as handle:
         crds = yamlio.load_all(handle)
-    server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=crds)
+    server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=crds, pods=pods)
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
         wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120)
@@ -36,6 +39,15 @@ def start_fleet(tmp_path, spec, faults=False):
         server.stop()
         raise
     return server, crds
+
+
+def test_bed_webhook_vars(server):
+    """Extra vars that point the private CRDs at the test bed's own /convert (testenv.cluster.convert, on loopback)
+    instead of the conversion shim the collection deploys: for a kwok-only fleet, whose shim Pods KWOK fakes."""
+    with open(server.webhook.ca_file, "rb") as handle:
+        ca_bundle = base64.b64encode(handle.read()).decode()
+    return {"private_capi_crds_conversion_webhook_url": server.webhook.url,
+            "private_capi_crds_conversion_webhook_ca_bundle": ca_bundle}
 
 
 # written by kube-controller-manager's deployment controller: a rollback that restores a Deployment's pod template
