@@ -24,7 +24,7 @@ def start_fleet(tmp_path, spec, faults=False, pods="kwok"):
     """A real control plane with the fleet of spec loaded; returns (server, crds). With faults, the server's
     kubeconfig goes through the fault-injecting proxy (server.add_fault). pods: testenv.cluster.testing.start_cluster's
     (the default runs the sidecars and the conversion shim for real; "kwok-only" fakes them all: such a fleet's runs
-    need test_bed_webhook_vars)."""
+    need bed_webhook_vars)."""
     seed = os.path.join(str(tmp_path), "seed")
     fleet.seed_fleet_dir(seed, spec)
     with open(os.path.join(seed, "crds.yaml")) as handle:
@@ -41,7 +41,7 @@ def start_fleet(tmp_path, spec, faults=False, pods="kwok"):
     return server, crds
 
 
-def test_bed_webhook_vars(server):
+def bed_webhook_vars(server):
     """Extra vars that point the private CRDs at the test bed's own /convert (testenv.cluster.convert, on loopback)
     instead of the conversion shim the collection deploys: for a kwok-only fleet, whose shim Pods KWOK fakes."""
     with open(server.webhook.ca_file, "rb") as handle:

@@ -15,7 +15,7 @@ from testenv.cluster.admission import refuse
 from testenv.hcp import build, fleet
 from tests.integration.fleet.support import (
     MIGRATION_PHASES, hostedcluster, hostedcluster_states, migrated_content_problems, read_report, run_playbook, snapshot,
-    start_fleet, test_bed_webhook_vars, window_problems, write_inventory)
+    start_fleet, bed_webhook_vars, window_problems, write_inventory)
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +38,7 @@ def big_fleet(tmp_path_factory):
                namespace="clusters-" + FAULTY, message=REFUSAL, probe=build.private_machine_probe("clusters-" + FAULTY))
     inventory = write_inventory(tmp_path, server.kubeconfig)
     root = os.path.join(str(tmp_path), "reports")
-    extra_vars = dict(test_bed_webhook_vars(server), private_capi_fleet_serial=10, private_capi_fleet_report_root=root)
+    extra_vars = dict(bed_webhook_vars(server), private_capi_fleet_serial=10, private_capi_fleet_report_root=root)
     result = run_playbook("migrate_fleet.yml", inventory, extra_vars, timeout=1800)
     yield {"server": server, "crds": crds, "before": before, "result": result, "inventory": inventory, "root": root}
     assert server.stop() == 0
@@ -83,7 +83,7 @@ def test_second_run_changes_nothing(big_fleet):
     server = big_fleet["server"]
     server.reset_requests()
     result = run_playbook("migrate_fleet.yml", big_fleet["inventory"], dict(
-        test_bed_webhook_vars(big_fleet["server"]), private_capi_fleet_report_root=big_fleet["root"]))
+        bed_webhook_vars(big_fleet["server"]), private_capi_fleet_report_root=big_fleet["root"]))
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     writes = {verb: count for verb, count in server.request_counts()["by_verb"].items()
               if verb in ("create", "update", "patch", "delete", "deletecollection")}
