@@ -790,8 +790,8 @@ class Runner:
             run.deleting.set()
 
     def _delete_now(self, pod):
-        self.api.request("DELETE", "/api/v1/namespaces/%s/pods/%s" % (pod["metadata"]["namespace"],
-                                                                       pod["metadata"]["name"]),
+        path = "/api/v1/namespaces/%s/pods/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
+        self.api.request("DELETE", path,
                          body={"gracePeriodSeconds": 0, "preconditions": {"uid": pod["metadata"]["uid"]}},
                          expect=(200, 404, 409))
 
