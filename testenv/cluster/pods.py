@@ -49,6 +49,8 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+from testenv.cluster.cluster import _signal_group as signal_group, die_with_parent
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOG = logging.getLogger("testenv.pods")
 KUBELET_VERSION = "v1.34.4"
@@ -506,7 +508,7 @@ class PodRun(threading.Thread):
                 ["ip", "netns", "exec", self.netns, sys.executable, "-m", "testenv.cluster.podexec", str(spec_path)],
                 cwd=str(REPO_ROOT), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env={"PATH": env["PATH"], "PYTHONPATH": str(REPO_ROOT)}, start_new_session=True,
-                preexec_fn=_die_with_parent)
+                preexec_fn=die_with_parent)
         container.started_at = now_rfc3339()
         started = time.monotonic()
         container.probes = {kind: Probe(kind, container.spec[kind + "Probe"], container.spec, started)
@@ -514,16 +516,6 @@ class PodRun(threading.Thread):
         container.started = "startup" not in container.probes
         LOG.info("started %s/%s container %s (restart %d) pid %s", self.namespace, self.name, container.name,
                  container.restart_count, container.popen.pid)
-
-    def _kill(self, container, grace):
-        if not container.alive():
-            return
-        _signal_group(container.popen, signal.SIGTERM)
-        try:
-            container.popen.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            _signal_group(container.popen, signal.SIGKILL)
-            container.popen.wait()
 
     def _record_exit(self, container, reason):
         code = container.popen.returncode
@@ -547,17 +539,19 @@ class PodRun(threading.Thread):
             seconds = self.pod["spec"].get("terminationGracePeriodSeconds")
         return float(30 if seconds is None else seconds)
 
-    def _kill_all(self, grace):
-        """SIGTERM to every container at once, `grace` seconds for all of them, then SIGKILL, as the kubelet does."""
-        live = [container for container in self.containers if container.alive()]
+    def _kill_all(self, grace, containers=None):
+        """SIGTERM to every container (or those given) at once, `grace` seconds for all of them, then SIGKILL, as the
+        kubelet does."""
+        live = [container for container in (self.containers if containers is None else containers)
+                if container.alive()]
         for container in live:
-            _signal_group(container.popen, signal.SIGTERM)
+            signal_group(container.popen, signal.SIGTERM)
         deadline = time.monotonic() + grace
         for container in live:
             try:
                 container.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                _signal_group(container.popen, signal.SIGKILL)
+                signal_group(container.popen, signal.SIGKILL)
                 container.popen.wait()
 
     def _tick(self, volumes):
@@ -585,7 +579,7 @@ class PodRun(threading.Thread):
                 if kind in ("startup", "liveness") and failed:
                     LOG.info("%s probe of %s/%s container %s failed %d times (%s): killing it", kind,
                              self.namespace, self.name, container.name, probe.failures, probe.last_message)
-                    self._kill(container, self._grace())
+                    self._kill_all(self._grace(), [container])
                     self._record_exit(container, "Error")
                     self.runner.event(self, "Warning", "Unhealthy", "%s probe failed: %s" % (
                         kind.capitalize(), probe.last_message))
@@ -886,18 +880,6 @@ def unwell(statuses):
         pod, status["ready"], status["restartCount"],
         (", last state %s" % json.dumps(status["lastState"])) if status.get("lastState") else "")
         for pod, status in sorted(statuses.items()) if not status["ready"] or status["restartCount"]]
-
-
-def _die_with_parent():
-    import ctypes  # pylint: disable=import-outside-toplevel
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
-
-
-def _signal_group(popen, sig):
-    try:
-        os.killpg(popen.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def main(argv=None):
