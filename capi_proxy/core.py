@@ -24,6 +24,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     SUPPORTED_VERSIONS,
     ConversionError,
     convert_object,
+    converts_group,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch  # noqa: F401
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (  # noqa: F401

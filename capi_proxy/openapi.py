@@ -19,6 +19,17 @@ def upstream_path(raw_path, group_map):
     return raw_path
 
 
+def client_location(location, group_map):
+    """A redirect's Location as the client asks: /openapi/v3/apis/<private group>/... -> the standard group's path
+    (kube-apiserver answers a document request without its hash with a 301 to the hashed URL)."""
+    path, mark, query = location.partition("?")
+    if path.startswith(PREFIX + "/apis/"):
+        return PREFIX + translate_path(path[len(PREFIX):], TO_STANDARD, group_map) + mark + query
+    if path.startswith("/apis/"):
+        return translate_path(path, TO_STANDARD, group_map) + mark + query
+    return location
+
+
 def _path_group(path):
     segments = path.split("/")
     return segments[2] if len(segments) > 2 and segments[1] == "apis" else None

@@ -18,7 +18,7 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from capi_proxy import bodies, metrics as metric_labels, nesting, routing, watch
+from capi_proxy import bodies, metrics as metric_labels, nesting, openapi, routing, watch
 from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES, RETRY_AFTER_SECONDS, ByteBudget
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_STANDARD, translate_text
 from capi_proxy.errors import ProxyError, status_bytes
@@ -280,6 +280,8 @@ class Proxy(object):
                 continue
             if lowered == "warning" and route.mode != "private":
                 value = translate_text(value, TO_STANDARD, self.group_map)
+            elif lowered == "location" and route.mode != "private":  # a redirect to a private path: the client's
+                value = openapi.client_location(value, self.group_map)
             headers.add(name, value)
         return headers
 

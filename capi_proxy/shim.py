@@ -1,12 +1,17 @@
 """The conversion webhook shim for the private CRDs (ConversionReview v1 over TLS); with --standard-groups also for
 the standard CAPI CRDs, standing in for the HyperShift operator's own /convert.
 
-private -> standard group (core translate_object), convert the version (core convert_object, or the
-standard CAPI webhook at --delegate-url, with retries), standard -> private. Failures come back as a
-ConversionReview with result.status "Failure" and a message naming the object and what to do.
+private -> standard group (core translate_object), convert the version, standard -> private:
+* the CAPI core group: core convert_object, or the standard CAPI webhook at --delegate-url (with retries);
+* any other group (infrastructure, bootstrap, control-plane, ipam, addons): as the provider's standard CRD says
+  (read with --kubeconfig): through the webhook its spec.conversion names (with retries), or, when it has none,
+  only the apiVersion changes, as kube-apiserver does for strategy None.
+Failures come back as a ConversionReview with result.status "Failure" and a message naming the object and what to do.
 """
 import argparse
 import asyncio
+import base64
+import binascii
 import ssl
 import time
 
@@ -15,7 +20,8 @@ from aiohttp import web
 
 from capi_proxy import bodies, nesting
 from capi_proxy.cli import address, extra_group, positive
-from capi_proxy.core import TO_PRIVATE, TO_STANDARD, CapiTranslationError, GroupMap, convert_object, translate_object
+from capi_proxy.core import (TO_PRIVATE, TO_STANDARD, CapiTranslationError, GroupMap, convert_object, converts_group,
+                             translate_object)
 from capi_proxy.errors import ProxyError
 from capi_proxy.kubeconfig import KubeconfigError, Upstream
 from capi_proxy.logs import LEVELS, JsonLogger
@@ -50,7 +56,8 @@ def shim_parser():
     parser.add_argument("--listen", type=address, default=("127.0.0.1", 9443), help="HOST:PORT (default 127.0.0.1:9443)")
     parser.add_argument("--tls-cert", required=True, help="PEM serving certificate (chain)")
     parser.add_argument("--tls-key", required=True, help="PEM private key")
-    parser.add_argument("--delegate-url", help="standard CAPI conversion webhook URL (https://.../convert) to delegate to")
+    parser.add_argument("--delegate-url", help="the CAPI core group's conversion webhook URL (https://.../convert) to delegate to "
+                        "(default: convert locally; other groups convert as their standard CRDs say)")
     parser.add_argument("--delegate-ca", help="PEM CA that verifies the delegate (default: system trust)")
     parser.add_argument("--delegate-retries", type=int, default=3, help="attempts on transient delegate failures")
     parser.add_argument("--delegate-timeout", type=positive(float), default=10.0, help="seconds per delegate attempt")
@@ -81,6 +88,7 @@ class Shim(object):
         self.delegate_timeout = args.delegate_timeout
         self.delegate_ssl = ssl.create_default_context(cafile=args.delegate_ca) if args.delegate_ca else \
             ssl.create_default_context()
+        self.provider_ssl = {}  # caBundle -> SSLContext, for the providers' own webhooks
         self.session = None
         self.client = UpstreamClient(Upstream(args.kubeconfig), 30.0) if args.kubeconfig else None
         self.crds = TimedCache(lambda: load_contract_crds(self.client, self.group_map), args.crd_ttl) \
@@ -154,12 +162,15 @@ class Shim(object):
     async def _answer(self, uid, desired, standard):
         """(response body, result): the converted objects, or a Failure naming the object and what to do."""
         try:
-            if self.delegate_url:
-                converted = await self._delegate(standard)
+            group = desired.split("/")[0]
+            if self.group_map.is_private(group) and not converts_group(group, self.group_map):
+                converted = await self._convert_as_provider(standard)  # not for standard groups: this shim may be their webhook
+            elif self.delegate_url:
+                converted = await self._delegate(standard, self.delegate_url, self.delegate_ssl)
             else:
                 crds = await self.crds.get() if self.crds else None
                 converted = nesting.run(self._convert_locally, standard["request"], desired, crds, kind=nesting.TREE)
-            private = self.group_map.is_private(desired.split("/")[0])
+            private = self.group_map.is_private(group)
             return nesting.run(self._success, converted, uid, private, kind=nesting.TREE), "Success"
         except ShimError as exc:
             return self._failure(uid, str(exc)), "Failure"
@@ -213,7 +224,61 @@ class Shim(object):
                 raise ShimError("objects[%d]: %s" % (position, exc))
         return converted
 
-    async def _delegate(self, standard_review):
+    async def _convert_as_provider(self, standard_review):
+        """A provider group's objects, converted as its standard CRD says: its own webhook, or a new apiVersion."""
+        request = standard_review["request"]
+        desired = request["desiredAPIVersion"]
+        group = desired.split("/")[0]
+        kinds = sorted({obj.get("kind") for obj in request["objects"] if isinstance(obj, dict)}, key=str)
+        if not kinds:
+            return []
+        for position, obj in enumerate(request["objects"]):
+            api_version = obj.get("apiVersion") if isinstance(obj, dict) else None
+            if not isinstance(api_version, str) or api_version.split("/")[0] != group:
+                raise ShimError("objects[%d] has apiVersion %r, expected group %s (the CRD's own group)"
+                                % (position, api_version, self.group_map.to_private(group)))
+        if self.crds is None:
+            raise ShimError("%s %s: the shim converts a provider's objects as the provider's standard CRD says, and "
+                            "reads it with --kubeconfig; start the shim with --kubeconfig (roles/conversion_shim does)"
+                            % (self.group_map.to_private(group), "/".join(map(str, kinds))))
+        crds = await self.crds.get()
+        found = [crd for crd in crds if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == kinds[0]]
+        if not found:
+            crds = await self.crds.get(refresh=True)
+            found = [crd for crd in crds if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == kinds[0]]
+        if not found:
+            raise ShimError("%s, kind %s: the standard CRD of this kind in %s is not on the cluster, and the shim "
+                            "converts a provider's objects as that CRD says; install the provider's CRDs"
+                            % (self.group_map.to_private(group), kinds[0], group))
+        conversion = found[0]["spec"].get("conversion")
+        if conversion is None:  # strategy None, as kube-apiserver converts the standard CRD: the apiVersion only
+            return [dict(obj, apiVersion=desired) for obj in request["objects"]]
+        url, context = self._provider_webhook(found[0]["metadata"]["name"], conversion["webhook"]["clientConfig"])
+        return await self._delegate(standard_review, url, context)
+
+    def _provider_webhook(self, crd_name, config):
+        """(URL, SSLContext) of the webhook a standard CRD's clientConfig names (a Service by its cluster DNS name)."""
+        service = config.get("service")
+        if service:
+            url = "https://%s.%s.svc:%d%s" % (service.get("name"), service.get("namespace"),
+                                              int(service.get("port") or 443), service.get("path") or "")
+        elif config.get("url"):
+            url = config["url"]
+        else:
+            raise ShimError("the standard CRD %s converts through a webhook without a service or url; fix its "
+                            "spec.conversion.webhook.clientConfig" % crd_name)
+        bundle = config.get("caBundle") or ""
+        if bundle not in self.provider_ssl:
+            try:
+                pem = base64.b64decode(bundle, validate=True).decode("ascii") if bundle else None
+                self.provider_ssl[bundle] = ssl.create_default_context(cadata=pem) if pem else \
+                    ssl.create_default_context()
+            except (binascii.Error, UnicodeDecodeError, ssl.SSLError, ValueError) as exc:
+                raise ShimError("the standard CRD %s has a conversion caBundle that is not a base64 PEM CA (%s); "
+                                "fix its spec.conversion.webhook.clientConfig.caBundle" % (crd_name, exc))
+        return url, self.provider_ssl[bundle]
+
+    async def _delegate(self, standard_review, url, context):
         timeout = aiohttp.ClientTimeout(total=self.delegate_timeout)
         payload = nesting.run(bodies.dumps, standard_review, kind=nesting.TREE)
         last_problem = None
@@ -221,9 +286,9 @@ class Shim(object):
             if attempt:
                 await asyncio.sleep(min(2.0, 0.2 * 2 ** attempt))
             try:
-                async with self.session.post(self.delegate_url, data=payload, timeout=timeout,
+                async with self.session.post(url, data=payload, timeout=timeout,
                                              headers={"Content-Type": "application/json"},
-                                             ssl=self.delegate_ssl if self.delegate_url.startswith("https") else None
+                                             ssl=context if url.startswith("https") else None
                                              ) as response:
                     raw = await response.read()
                     text = raw[:300].decode("utf-8", "replace")
@@ -233,7 +298,7 @@ class Shim(object):
                         continue
                     if response.status != 200:
                         raise ShimError("the delegate webhook %s answered HTTP %d: %s"
-                                        % (self.delegate_url, response.status, text[:300]))
+                                        % (url, response.status, text[:300]))
                     answer = nesting.run(bodies.loads, raw)
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
                 last_problem = "%s: %s" % (type(exc).__name__, exc)
@@ -241,18 +306,18 @@ class Shim(object):
                 continue
             except ValueError as exc:  # nesting.DocumentTooDeep included
                 raise ShimError("the delegate webhook %s answered with a body that is not usable JSON (%s)"
-                                % (self.delegate_url, str(exc)[:200]))
+                                % (url, str(exc)[:200]))
             response_body = answer.get("response") if isinstance(answer, dict) else None
             if not isinstance(response_body, dict) or response_body.get("uid") != standard_review["request"]["uid"]:
                 raise ShimError("the delegate webhook %s answered without the review's uid; it is not a "
-                                "ConversionReview v1 webhook" % self.delegate_url)
+                                "ConversionReview v1 webhook" % url)
             result = response_body.get("result") or {}
             if result.get("status") != "Success":
                 raise ShimError("the delegate webhook %s refused the conversion: %s"
-                                % (self.delegate_url, result.get("message", "no message")))
+                                % (url, result.get("message", "no message")))
             return response_body.get("convertedObjects") or []
         raise ShimError("the delegate webhook %s failed %d times (last: %s); check that it runs and is reachable"
-                        % (self.delegate_url, self.delegate_retries, last_problem))
+                        % (url, self.delegate_retries, last_problem))
 
 
 def run_shim(argv):

@@ -77,11 +77,11 @@ class Translator(object):
         return bodies.encode(document)
 
     def response_body(self, route, content_type, raw):
-        if not raw or "json" not in content_type:
-            return raw
-        if route.mode == "openapi":
+        if raw and route.mode == "openapi":  # whatever its type: kube-apiserver serves the v3 index as text/plain
             return self.depth_safe_response(openapi.translate_response, raw, route.target.path, self.group_map,
                                             self.show_private)
+        if not raw or "json" not in content_type:
+            return raw
         if not route.adapted and route.mode != "crd" and not bodies.contains_any(raw, self.to_standard_markers):
             return raw
         started = time.perf_counter()

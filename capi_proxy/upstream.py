@@ -143,7 +143,8 @@ def _aggregated_from_legacy(resource_list, group, version):
 
 
 async def load_contract_crds(client, group_map, index_cache=None):
-    """Slim CRDs of the mapped groups (name, group, kind, labels): what convert_object reads for refs.
+    """Slim CRDs of the mapped groups (name, group, kind, labels; a webhook's clientConfig): what convert_object
+    reads for refs, and where the shim delegates a provider's conversions.
 
     With an index cache only metadata is fetched (kinds come from discovery): full CRDs carry every
     schema and would cost the proxy megabytes for a few labels.
@@ -171,7 +172,12 @@ async def load_contract_crds(client, group_map, index_cache=None):
                     kind = (entry.get("responseKind") or {}).get("kind")
                     break
         if kind:
+            spec = {"group": group, "names": {"kind": kind, "plural": plural}}
+            conversion = (item.get("spec") or {}).get("conversion") or {}
+            if conversion.get("strategy") == "Webhook":  # how a provider converts (the shim delegates to it)
+                spec["conversion"] = {"strategy": "Webhook", "webhook": {"clientConfig": dict(
+                    (conversion.get("webhook") or {}).get("clientConfig") or {})}}
             slim.append({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
                          "metadata": {"name": metadata.get("name"), "labels": dict(metadata.get("labels") or {})},
-                         "spec": {"group": group, "names": {"kind": kind, "plural": plural}}})
+                         "spec": spec})
     return slim

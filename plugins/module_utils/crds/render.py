@@ -9,8 +9,11 @@ its source byte for byte; it changes only what must differ for it to live beside
 * ``spec.names.shortNames``: each prefixed (``ma`` -> ``hcpma``) and ``spec.names.categories``:
   ``cluster-api`` -> ``hypershift-capi``, any other category prefixed ``hypershift-capi-``, so that
   ``kubectl get ma`` / ``kubectl get cluster-api`` keep meaning the standard objects;
-* ``spec.conversion``: Webhook at the conversion shim when more than one version is served, else None
-  (never the standard CAPI webhook service);
+* ``spec.conversion`` (``twin_conversion``): Webhook at the conversion shim when more than one version is
+  served and either the group is the CAPI core group (the shim converts it) or the source CRD itself converts
+  through a webhook (the shim delegates to that webhook); else None, as the source: a provider whose standard CRD
+  serves two versions without a webhook (Agent's v1alpha1/v1beta1) keeps that on its twin. Never the standard
+  CAPI webhook service itself (it cannot decode the private groups);
 * metadata: labels/annotations that point at CAPI's own tooling are dropped (cert-manager CA
   injection of CAPI's certificate, clusterctl provider labels that would let ``clusterctl delete``
   remove the twin); provenance annotations are added (source group, source CRD, source hash).
@@ -29,6 +32,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     DEFAULT_SHORT_NAME_PREFIX,
     STANDARD_CATEGORY,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import converts_group
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     PRIVATE_SUFFIX,
     STANDARD_SUFFIX,
@@ -197,6 +201,15 @@ def served_versions(crd):
     return [version["name"] for version in crd["spec"].get("versions") or () if version.get("served")]
 
 
+def twin_conversion(source_crd, options):
+    """spec.conversion of a source CRD's private twin (see the module docstring for the rule)."""
+    source_spec = source_crd["spec"]
+    through_webhook = (source_spec.get("conversion") or {}).get("strategy") == "Webhook"
+    if len(served_versions(source_crd)) > 1 and (converts_group(source_spec["group"], options.group_map) or through_webhook):
+        return {"strategy": "Webhook", "webhook": options.conversion_webhook()}
+    return {"strategy": "None"}
+
+
 def describe_source(origin, index):
     """'<origin> document <index>' for error messages (origin: a file path or 'definitions')."""
     return "%s document %d" % (origin, index)
@@ -305,10 +318,7 @@ def render_private_crd(source_crd, options):
         names["shortNames"] = private_short_names(names["shortNames"], options)
     if "categories" in names:
         names["categories"] = private_categories(names["categories"], options)
-    if len(served_versions(source_crd)) > 1:
-        spec["conversion"] = {"strategy": "Webhook", "webhook": options.conversion_webhook()}
-    else:
-        spec["conversion"] = {"strategy": "None"}
+    spec["conversion"] = twin_conversion(source_crd, options)
     source_metadata = source_crd.get("metadata") or {}
     labels = _kept_labels(source_metadata.get("labels"))
     labels[MANAGED_LABEL] = MANAGED_LABEL_VALUE

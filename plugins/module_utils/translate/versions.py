@@ -75,6 +75,7 @@ __all__ = [
     "V1BETA1",
     "V1BETA2",
     "convert_object",
+    "converts_group",
     "duration_to_seconds",
     "kube_version_key",
     "parse_go_duration",
@@ -127,8 +128,18 @@ def _split_api_version(obj, label):
     return api_version.split("/")
 
 
+def converts_group(group, group_map=None):
+    """True for the groups whose versions convert_object converts: the CAPI core group and its private twin.
+
+    Every other CAPI group (infrastructure, bootstrap, control-plane, ipam, addons providers) converts as its own
+    standard CRD says: through its own webhook, or not at all (strategy None). The private CRD render and the
+    conversion shim both decide by this."""
+    group_map = DEFAULT_GROUP_MAP if group_map is None else group_map
+    return group == CORE_GROUP or (group_map.is_private(group) and group_map.to_standard(group) == CORE_GROUP)
+
+
 def _check_core_group(group, group_map, label):
-    if group == CORE_GROUP or (group_map.is_private(group) and group_map.to_standard(group) == CORE_GROUP):
+    if converts_group(group, group_map):
         return
     raise ConversionError(
         "%s: group %r is not the CAPI core group; only %s and %s objects are converted here (infrastructure, "

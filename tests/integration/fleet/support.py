@@ -61,11 +61,12 @@ def user_annotations(metadata):
             if key not in CONTROLLER_ANNOTATIONS}
 
 
-def write_inventory(tmp_path, kubeconfig, name="mc-1"):
+def write_inventory(tmp_path, kubeconfig, name="mc-1", host_vars=None):
+    """An inventory of one management cluster; host_vars (bed_webhook_vars for a kwok-only fleet) go on its host."""
     path = os.path.join(str(tmp_path), "inventory.yml")
     with open(path, "w") as handle:
         yaml.safe_dump({"all": {"children": {"management_clusters": {"hosts": {
-            name: {"private_capi_kubeconfig": kubeconfig}}}}}}, handle)
+            name: dict(host_vars or {}, private_capi_kubeconfig=kubeconfig)}}}}}, handle)
     return path
 
 

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from testenv.hcp import fleet
-from tests.integration.fleet.support import differences, read_report, run_playbook, snapshot, start_fleet, write_inventory
+from tests.integration.fleet.support import bed_webhook_vars, differences, read_report, run_playbook, snapshot, start_fleet, write_inventory
 
 NAMES = ("hc-01", "hc-02", "hc-03")
 MUTATING = ("create", "update", "patch", "delete", "deletecollection")
@@ -32,9 +32,9 @@ def _cluster_view(server, crds):
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("check-mode")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1))
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), pods="kwok-only")
     before = _cluster_view(server, crds)
-    inventory = write_inventory(tmp_path, server.kubeconfig)
+    inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     root = os.path.join(str(tmp_path), "reports")
     server.reset_requests()
     extra_vars = {"private_capi_fleet_serial": len(NAMES), "private_capi_fleet_report_root": root}

@@ -10,7 +10,7 @@ import pytest
 
 from testenv.hcp import fleet
 from tests.integration.fleet.support import (
-    hostedcluster_states, kill_playbook, migrated_content_problems, read_report, snapshot, start_fleet, start_playbook,
+    bed_webhook_vars, hostedcluster_states, kill_playbook, migrated_content_problems, read_report, snapshot, start_fleet, start_playbook,
     write_inventory)
 
 PRIVATE = "cluster.hypershift.openshift.io"
@@ -23,9 +23,9 @@ RUN_TIMEOUT = 600
 @pytest.fixture(scope="module")
 def raced_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("concurrency")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=MACHINES))
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=MACHINES), pods="kwok-only")
     before = {name: snapshot(server, crds, "clusters-" + name) for name in NAMES}
-    inventory = write_inventory(tmp_path, server.kubeconfig)
+    inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     server.reset_requests()
     processes, outputs, roots = {}, {}, {}
     for run in RUNS:

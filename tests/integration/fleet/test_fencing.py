@@ -14,7 +14,7 @@ from testenv.client import wait_for
 from testenv.hcp import fleet
 from testenv.hcp.legacy_operator import LegacyOperator
 from tests.integration.fleet.support import (
-    hostedcluster, hostedcluster_states, private_keys, run_playbook, snapshot, standard_keys, start_fleet,
+    bed_webhook_vars, hostedcluster, hostedcluster_states, private_keys, run_playbook, snapshot, standard_keys, start_fleet,
     write_inventory)
 
 FENCED, UNFENCED = "hc-01", "hc-02"
@@ -23,12 +23,12 @@ FENCED, UNFENCED = "hc-01", "hc-02"
 @pytest.fixture(scope="module")
 def fenced_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("fencing")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(2, machines=1))
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(2, machines=1), pods="kwok-only")
     before = {name: snapshot(server, crds, "clusters-" + name) for name in (FENCED, UNFENCED)}
     operator = LegacyOperator(server.kubeconfig).start()
     # the operator is live: it has reconciled both HostedClusters (nothing to un-pause yet)
     wait_for(lambda: operator.reconciles >= 2, "the legacy operator's first reconciles")
-    inventory = write_inventory(tmp_path, server.kubeconfig)
+    inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     root = os.path.join(str(tmp_path), "reports")
     fenced = run_playbook("migrate_fleet.yml", inventory, {
         "private_capi_fleet_names": [FENCED], "private_capi_fleet_report_root": root,

@@ -15,7 +15,7 @@ import pytest
 
 from testenv.hcp import fleet
 from tests.integration.fleet.support import (
-    hcp_ns, hostedcluster, hostedcluster_states, kill_playbook, migrated_content_problems, private_keys, read_report,
+    bed_webhook_vars, hcp_ns, hostedcluster, hostedcluster_states, kill_playbook, migrated_content_problems, private_keys, read_report,
     run_playbook, snapshot, start_fleet, start_playbook, window_problems, write_inventory)
 
 PRIVATE = "cluster.hypershift.openshift.io"
@@ -73,9 +73,9 @@ def _last_seq(server):
 @pytest.fixture(scope="module")
 def resumed_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("resume")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), faults=True)
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), faults=True, pods="kwok-only")
     before = {name: snapshot(server, crds, hcp_ns(name)) for name in NAMES}
-    inventory = write_inventory(tmp_path, server.kubeconfig)
+    inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     root = os.path.join(str(tmp_path), "reports")
     for name in NAMES:
         # hold the first private Machine create of each cluster, then refuse it: the killed run's request never lands

@@ -24,7 +24,7 @@ from testenv.client import wait_for
 from testenv.module_runner import run_module
 from testenv.hcp import fleet
 from tests.integration.fleet.support import (
-    differences, hcp_ns, hostedcluster, hostedcluster_states, list_items, read_report, run_playbook, snapshot,
+    bed_webhook_vars, differences, hcp_ns, hostedcluster, hostedcluster_states, list_items, read_report, run_playbook, snapshot,
     start_fleet, write_inventory)
 
 pytestmark = pytest.mark.slow
@@ -84,8 +84,8 @@ def _start_a_rollout(server):
 @pytest.fixture(scope="module")
 def fleet_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("steady")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1))
-    inventory = write_inventory(tmp_path, server.kubeconfig)
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), pods="kwok-only")
+    inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     deleted = _delete_a_machine(server)
     rollout = _start_a_rollout(server)
     _set_condition(server, "hc-03", "Available", "False", "EtcdUnavailable", "etcd quorum lost")
@@ -243,7 +243,7 @@ def test_a_rollback_carries_a_deletion_in_flight_back(fleet_run, tmp_path):
     assert server.request("DELETE", private).status in (200, 202)
     assert server.request("PATCH", private + "/status", {"status": {"phase": "Deleting"}},
                           content_type="application/merge-patch+json").status == 200
-    inventory = write_inventory(tmp_path, server.kubeconfig)
+    inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     result = run_playbook("rollback.yml", inventory, {"private_capi_rollback_names": ["hc-03"],
                                                       "private_capi_fleet_report_root": str(tmp_path / "reports")})
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]

@@ -19,7 +19,7 @@ from testenv.cluster.admission import refuse
 from testenv.hcp import build, fleet
 from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from tests.integration.fleet.support import (
-    differences, hcp_ns, hostedcluster, hostedcluster_states, list_items, private_keys, read_report, run_playbook,
+    bed_webhook_vars, differences, hcp_ns, hostedcluster, hostedcluster_states, list_items, private_keys, read_report, run_playbook,
     snapshot, standard_keys, start_fleet, user_annotations, write_inventory)
 
 PRIVATE = "cluster.hypershift.openshift.io"
@@ -81,7 +81,7 @@ def _fail_health(server, namespace):
 @pytest.fixture(scope="module")
 def failed_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("step-failures")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(9, machines=1), faults=True)
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(9, machines=1), faults=True, pods="kwok-only")
     _fail_health(server, hcp_ns(HEALTH))
     names = FIRST_RUN + [CRDS]
     before = {name: snapshot(server, crds, hcp_ns(name)) for name in names}
@@ -91,7 +91,7 @@ def failed_fleet(tmp_path_factory):
     with server.api_client() as api:
         refusal = refuse(api, "refuse-private-machines", group=PRIVATE, resource="machines", namespace=hcp_ns(REFUSED),
                          message=REFUSAL, probe=build.private_machine_probe(hcp_ns(REFUSED)))
-    inventory = write_inventory(tmp_path, server.kubeconfig)
+    inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     roots = {run: os.path.join(str(tmp_path), "reports-" + run) for run in ("steps", "crds")}
     first = run_playbook("migrate_fleet.yml", inventory, {
         "private_capi_fleet_serial": len(FIRST_RUN), "private_capi_fleet_names": FIRST_RUN,

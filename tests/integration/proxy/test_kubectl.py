@@ -158,3 +158,20 @@ def test_delete(applied):
 def _uid(stack, plural, name):
     return stack.server.request("GET", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/hcp/%s/%s"
                                 % (plural, name)).json()["metadata"]["uid"]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["machine"], ["GROUP:      cluster.x-k8s.io", "KIND:       Machine", "VERSION:    v1beta2"]),
+    (["machine.spec.infrastructureRef"], ["FIELD: infrastructureRef", "apiGroup"]),
+    (["clusters.spec.infrastructureRef", "--api-version", "cluster.x-k8s.io/v1beta1"],
+     ["VERSION:    v1beta1", "FIELD: infrastructureRef", "apiVersion"]),
+    (["awsmachines.spec", "--api-version", "infrastructure.cluster.x-k8s.io/v1beta2"],
+     ["GROUP:      infrastructure.cluster.x-k8s.io", "FIELD: spec"]),
+])
+def test_explain_through_the_proxy_as_against_the_server(stack, args, expected):
+    """kubectl explain reads the OpenAPI v3 index (text/plain from kube-apiserver) and follows its 301 to the hashed
+    group document: both name the standard groups through the proxy, as on a server that stores them."""
+    result = stack.kubectl("explain", *args)
+    for line in expected:
+        assert line in result.stdout, result.stdout[:2000]
+    assert "hypershift" not in result.stdout

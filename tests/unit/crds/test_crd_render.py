@@ -142,7 +142,9 @@ def test_every_shared_crd_renders_to_a_valid_twin_or_is_skipped(path):
     assert not set(twin_names.get("categories", [])) & STANDARD_CATEGORIES
     served = [v["name"] for v in source["spec"]["versions"] if v["served"]]
     conversion = twin["spec"]["conversion"]
-    if len(served) > 1:
+    # the shim converts the core group; a provider converts as its own CRD says (these files carry no webhook)
+    assert (source["spec"].get("conversion") or {}).get("strategy") in (None, "None")
+    if len(served) > 1 and group == "cluster.x-k8s.io":
         assert conversion == {
             "strategy": "Webhook",
             "webhook": {
@@ -192,8 +194,26 @@ def test_aws_crd_with_one_served_version_gets_strategy_none_and_keeps_the_unserv
         ("v1beta1", False, False), ("v1beta2", True, True)]
 
 
+def test_a_provider_twin_converts_as_its_source_and_the_core_group_always_through_the_shim():
+    agent = next(crd for crd in SOURCES.values()
+                 if crd["metadata"]["name"] == "agentmachines.capi-provider.agent-install.openshift.io")
+    assert [v["name"] for v in agent["spec"]["versions"] if v["served"]] == ["v1alpha1", "v1beta1"]
+    # HyperShift installs Agent's two versions without a webhook: the twin must not name the shim (it converts the
+    # core group only and would fail every Agent conversion)
+    assert _render_one(agent)["spec"]["conversion"] == {"strategy": "None"}
+    webhook = copy.deepcopy(agent)
+    webhook["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
+        "clientConfig": {"service": {"name": "capi-provider", "namespace": "agent"}}, "conversionReviewVersions": ["v1"]}}
+    twin = _render_one(webhook)  # the shim delegates to the provider's own webhook
+    assert twin["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["name"] == "capi-conversion-webhook-shim"
+    machines = SOURCES[next(path for path in CAPI_CRDS if path.endswith("cluster.x-k8s.io_machines.yaml"))]
+    assert "conversion" not in machines["spec"]  # as the files ship: the operator adds its webhook at install
+    assert _render_one(machines)["spec"]["conversion"]["strategy"] == "Webhook"
+    assert api_server_errors(twin) == []
+
+
 def test_webhook_url_and_ca_bundle_options():
-    source = SOURCES[CAPI_CRDS[0]]
+    source = SOURCES[next(path for path in CAPI_CRDS if path.endswith("/cluster.x-k8s.io_clusters.yaml"))]
     twin = _render_one(source, RenderOptions(webhook_url="https://127.0.0.1:9443/convert", webhook_ca_bundle=CA_PEM))
     config = twin["spec"]["conversion"]["webhook"]["clientConfig"]
     assert config["url"] == "https://127.0.0.1:9443/convert" and "service" not in config

@@ -221,3 +221,17 @@ def test_contract_crds_include_providers_outside_the_capi_groups_that_declare_a_
     assert [(crd["spec"]["group"], crd["spec"]["names"]["kind"], crd["metadata"]["labels"]) for crd in slim] == [
         ("hypershift.openshift.io", "HostedControlPlane", {"cluster.x-k8s.io/v1beta1": "v1beta1"}),
         ("infrastructure.cluster.x-k8s.io", "AWSMachine", {"cluster.x-k8s.io/v1beta1": "v1beta2"})]
+
+
+@pytest.mark.parametrize("location, expected", [
+    ("/openapi/v3/apis/cluster.hypershift.openshift.io/v1beta2?hash=ABC",
+     "/openapi/v3/apis/cluster.x-k8s.io/v1beta2?hash=ABC"),
+    ("/openapi/v3/apis/infrastructure.cluster.hypershift.openshift.io/v1beta2",
+     "/openapi/v3/apis/infrastructure.cluster.x-k8s.io/v1beta2"),
+    ("/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/n/machines/m",
+     "/apis/cluster.x-k8s.io/v1beta2/namespaces/n/machines/m"),
+    ("/openapi/v3/apis/apps/v1?hash=X", "/openapi/v3/apis/apps/v1?hash=X"),
+    ("https://elsewhere.example/x", "https://elsewhere.example/x"),
+])
+def test_a_redirect_location_names_the_standard_group(location, expected):
+    assert openapi.client_location(location, DEFAULT_GROUP_MAP) == expected
