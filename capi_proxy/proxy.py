@@ -322,6 +322,11 @@ class Proxy(object):
     async def _discovery(self, route, request, headers, own, query):
         index = await self.index.get()
         target = route.target
+        if route.mode != "discovery-root" and (route.private_group not in index.versions or (
+                route.mode == "discovery-version" and (route.private_group, target.version) not in index.resources)):
+            index = await self.index.get(refresh=True)  # a miss: a CRD may have appeared since the last load
+        elif route.mode == "discovery-root" and "apidiscovery" not in (request.headers.get("Accept") or ""):
+            index = await self.index.get(refresh=True)  # a group list is not the index's source: at most 1/s
         upstream_path = route.upstream_path
         if route.mode == "discovery-version":
             served_resources = index.resources.get((route.private_group, target.version))
@@ -332,7 +337,8 @@ class Proxy(object):
         status, response_headers, raw = await self._send("GET", url_path, headers, own, b"", "get")
         if status != 200 or "json" not in response_headers.get("Content-Type", ""):
             return self._respond(route, status, response_headers, raw)
-        translated = self.translator.depth_safe_response(self.translator.discovery_bytes, raw, route, index, upstream_path)
+        translated = self.translator.depth_safe_response(self.translator.discovery_bytes, raw, route, index, upstream_path,
+                                                         self.index.put)
         return self._respond(route, status, response_headers, raw, translated=translated)
 
     # ---- watches --------------------------------------------------------------------------------

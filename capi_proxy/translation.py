@@ -155,7 +155,9 @@ class Translator(object):
         metadata["resourceVersion"] = explicit_version or (current.get("metadata") or {}).get("resourceVersion")
         return bodies.encode(served), explicit_version
 
-    def discovery_bytes(self, raw, route, index, upstream_path):
+    def discovery_bytes(self, raw, route, index, upstream_path, fresh_index=None):
+        """The discovery answer in the client's view. An aggregated /apis answer is the newest index there is: it is
+        built from the answer itself and handed to fresh_index (so a CRD shows as soon as the server serves it)."""
         group_map = self.group_map
         try:
             document = bodies.loads(raw)
@@ -167,6 +169,9 @@ class Translator(object):
         try:
             if route.mode == "discovery-root":
                 if document.get("kind") == discovery.AGGREGATED_KIND:
+                    if fresh_index is not None and upstream_path.rstrip("/") == "/apis":
+                        index = discovery.ServedIndex(document, group_map)
+                        fresh_index(index)
                     document = discovery.aggregated_to_standard(document, index, group_map, self.show_private)
                 else:
                     document = discovery.group_list_to_standard(document, index, group_map, self.show_private)

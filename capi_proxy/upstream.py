@@ -88,6 +88,11 @@ class TimedCache(object):
         self.loaded_at = None
         self.lock = asyncio.Lock()
 
+    def put(self, value):
+        """A value loaded by someone else just now (the proxy's index from an aggregated discovery answer)."""
+        self.value = value
+        self.loaded_at = time.monotonic()
+
     async def get(self, refresh=False):
         now = time.monotonic()
         stale = self.loaded_at is None or now - self.loaded_at > self.ttl

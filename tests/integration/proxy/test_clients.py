@@ -357,3 +357,66 @@ def test_an_adapted_patch_without_a_resource_version_is_never_answered_with_a_co
                                   headers={"Content-Type": "application/merge-patch+json"})
     assert status == 409 and json.loads(body)["reason"] == "Conflict", body
     assert stack.server.request("GET", private).json()["metadata"]["labels"]["patched"] == "59"
+
+
+IPAM_TWINS = ("ipaddresses.ipam.cluster.hypershift.openshift.io", "ipaddressclaims.ipam.cluster.hypershift.openshift.io")
+
+
+def _ipam_versions(source, accept):
+    """The versions of the ipam group in the /apis discovery answer of source, the server or a proxy's URL (None: the
+    group is absent)."""
+    if isinstance(source, str):
+        status, _headers, body = http("GET", source + "/apis", None, None, headers={"Accept": accept})
+    else:
+        answer = source.request("GET", "/apis", headers={"Accept": accept})
+        status, body = answer.status, answer.body
+    assert status == 200, body
+    document = json.loads(body)
+    if document["kind"] == "APIGroupDiscoveryList":
+        found = [item for item in document["items"] if item["metadata"]["name"].startswith("ipam.cluster.")]
+        return [entry["version"] for entry in found[0]["versions"]] if found else None
+    found = [group for group in document["groups"] if group["name"].startswith("ipam.cluster.")]
+    return [entry["version"] for entry in found[0]["versions"]] if found else None
+
+
+def _within(seconds, check):
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("accept", [AGGREGATED, "application/json"])
+def test_discovery_follows_a_crd_group_that_goes_and_comes_back_within_a_second(stack, accept):
+    """Removed, then created again after the proxy has loaded its index: the proxy shows each change within 1 s of
+    the server (the index TTL, 30 s, is only a backstop)."""
+    server, crds_path = stack.server, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+    twins = []
+    for name in IPAM_TWINS:
+        live = server.request("GET", crds_path + name).json()
+        twins.append({"apiVersion": live["apiVersion"], "kind": live["kind"], "spec": live["spec"],
+                      "metadata": {key: live["metadata"][key] for key in ("name", "labels", "annotations")
+                                   if key in live["metadata"]}})
+    assert _ipam_versions(stack.proxy.url, accept)  # the proxy's index holds the group now
+    try:
+        for twin in twins:
+            assert server.request("DELETE", crds_path + twin["metadata"]["name"]).status == 200
+        assert _within(30, lambda: _ipam_versions(server, accept) is None), "the server still serves ipam"
+        assert _within(1, lambda: _ipam_versions(stack.proxy.url, accept) is None), \
+            "the proxy still shows ipam.cluster.x-k8s.io 1 s after the server dropped it"
+        # past the index's minimum refresh interval, a client asking for a kind it does not hold makes it reload: from
+        # here on the proxy's index holds no ipam group
+        time.sleep(1.1)
+        assert http("GET", stack.proxy.url + "/apis/ipam.cluster.x-k8s.io/v1beta2/nosuchkinds", None, None)[0] == 404
+    finally:
+        for twin in twins:
+            server.request("POST", crds_path.rstrip("/"), twin)
+    served = _within(30, lambda: _ipam_versions(server, accept))
+    assert served, "the server does not serve the ipam twins again"
+    print("DEBUG", served, _ipam_versions(stack.proxy.url, accept))
+    shown = _within(1, lambda: _ipam_versions(stack.proxy.url, accept) == served)
+    assert shown, "the proxy does not show ipam.cluster.x-k8s.io %s within 1 s of the server" % served
+    status, _headers, body = http("GET", stack.proxy.url + "/apis/ipam.cluster.x-k8s.io/" + served[0], None, None)
+    assert status == 200 and b'"ipaddresses"' in body, body[:300]
