@@ -30,7 +30,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patc
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (  # noqa: F401
     DEFAULT_CATEGORY,
     DEFAULT_SHORT_NAME_PREFIX,
+    DROPPED_LABEL_PREFIXES,
     STANDARD_CATEGORY,
+    standard_view_labels,
 )
 
 CORE_STANDARD_GROUP = STANDARD_SUFFIX

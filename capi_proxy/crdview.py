@@ -1,14 +1,96 @@
 """CustomResourceDefinitions as the client sees them: private CRDs shown as the standard ones, the standard
 CRDs they shadow hidden. Pure."""
+import re
+from urllib.parse import parse_qsl, quote
+
 from capi_proxy import bodies, discovery
-from capi_proxy.core import TO_STANDARD, translate_crd_name, translate_object
+from capi_proxy.core import DROPPED_LABEL_PREFIXES, TO_STANDARD, standard_view_labels, translate_crd_name, translate_object
+
+_REQUIREMENT = re.compile(r"^\s*(?:(?P<not>!)\s*(?P<nkey>[^\s=!,()]+)|(?P<key>[^\s=!,()]+)\s*(?:(?P<op>==|=|!=)\s*"
+                          r"(?P<value>[^\s,()]*)|\s+(?P<setop>in|notin)\s*\((?P<values>[^()]*)\))?)\s*$")
 
 
-def crd_view(document, group_map, show_private):
+def _requirements(selector):
+    """The requirements of a label selector (key, operator, values); commas inside parentheses stay in their set."""
+    parts, depth, current = [], 0, ""
+    for char in selector:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    requirements = []
+    for part in parts:
+        if not part.strip():
+            continue
+        found = _REQUIREMENT.match(part)
+        if found is None:
+            return None  # not understood here: the server judges it
+        if found.group("not"):
+            requirements.append((found.group("nkey"), "!", ()))
+        elif found.group("setop"):
+            requirements.append((found.group("key"), found.group("setop"),
+                                 tuple(value.strip() for value in found.group("values").split(","))))
+        elif found.group("op"):
+            requirements.append((found.group("key"), "!=" if found.group("op") == "!=" else "=", (found.group("value"),)))
+        else:
+            requirements.append((found.group("key"), "exists", ()))
+    return requirements
+
+
+def _text(requirement):
+    key, operator, values = requirement
+    if operator in ("in", "notin"):
+        return "%s %s (%s)" % (key, operator, ",".join(values))
+    return {"!": "!" + key, "exists": key}.get(operator) or "%s%s%s" % (key, operator, values[0])
+
+
+def split_selector(query):
+    """(query for the server, requirements the proxy judges itself or None) of a CRD request: the requirements on
+    the labels a twin keeps aside (clusterctl's) cannot be judged by the server, whose twins lack them."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    selector = next((value for key, value in pairs if key == "labelSelector"), None)
+    requirements = _requirements(selector) if selector else None
+    if not requirements:
+        return query, None
+    local = [req for req in requirements if req[0].startswith(DROPPED_LABEL_PREFIXES)]
+    if not local:
+        return query, None
+    upstream = ",".join(_text(req) for req in requirements if req not in local)
+    rebuilt = [(key, upstream if key == "labelSelector" else value) for key, value in pairs
+               if key != "labelSelector" or upstream]
+    return "&".join("%s=%s" % (quote(key, safe=""), quote(value, safe="")) for key, value in rebuilt), local
+
+
+def matches(labels, requirements):
+    labels = labels or {}
+    for key, operator, values in requirements:
+        present = key in labels
+        if (operator == "exists" and not present) or (operator == "!" and present) \
+                or (operator == "=" and labels.get(key) != values[0]) \
+                or (operator == "!=" and present and labels[key] == values[0]) \
+                or (operator == "in" and labels.get(key) not in values) \
+                or (operator == "notin" and present and labels[key] in values):
+            return False
+    return True
+
+
+def crd_view(document, group_map, show_private, selector=None):
     """CRDs as the client sees them: private CRDs as the standard ones, shadowed standard CRDs hidden.
 
-    document is the caller's own parsed tree: anything that is not a CRD is translated in place.
+    document is the caller's own parsed tree: anything that is not a CRD is translated in place. selector: the
+    requirements of split_selector, judged on the lists' items as the client sees them.
     """
+    viewed = _view(document, group_map, show_private)
+    if selector and isinstance(viewed, dict) and isinstance(viewed.get("items"), list):
+        viewed["items"] = [item for item in viewed["items"]
+                           if matches((item.get("metadata") or {}).get("labels"), selector)]
+    return viewed
+
+
+def _view(document, group_map, show_private):
     if document is None:
         return document
     if "type" in document and isinstance(document.get("object"), dict) and "apiVersion" not in document:
@@ -50,8 +132,14 @@ def _metadata_view(item, group_map, show_private):
         return []
     if not group_map.is_private(group):
         return [item]
-    standard = dict(item, metadata=dict(metadata, name=translate_crd_name(name, TO_STANDARD, group_map)))
+    standard = dict(item, metadata=_standard_metadata(dict(metadata, name=translate_crd_name(name, TO_STANDARD, group_map))))
     return [item, standard] if show_private else [standard]
+
+
+def _standard_metadata(metadata):
+    """A twin's metadata as the standard CRD's: with the labels it keeps aside (clusterctl's) shown again."""
+    labels = standard_view_labels(metadata)
+    return metadata if labels is None else dict(metadata, labels=labels)
 
 
 def _standard_crd(crd, group_map):
@@ -65,6 +153,8 @@ def _standard_crd(crd, group_map):
     translated = translate_object(shell, TO_STANDARD, group_map)
     for field in missing:
         del translated[field]
+    if isinstance(translated.get("metadata"), dict):
+        translated["metadata"] = _standard_metadata(translated["metadata"])
     names = (translated.get("spec") or {}).get("names")
     if isinstance(names, dict):
         translated["spec"]["names"] = discovery.restore_names(names)

@@ -18,7 +18,7 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
-from capi_proxy import bodies, metrics as metric_labels, nesting, openapi, routing, watch
+from capi_proxy import bodies, crdview, metrics as metric_labels, nesting, openapi, routing, watch
 from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES, RETRY_AFTER_SECONDS, ByteBudget
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_STANDARD, translate_text
 from capi_proxy.errors import ProxyError, status_bytes
@@ -190,6 +190,8 @@ class Proxy(object):
         if route.adapted:
             await self._load_crds(request_id)
         query = request.raw_path.partition("?")[2]
+        if route.mode == "crd" and query:
+            query, route.local_selector = crdview.split_selector(query)
         headers, own = routing.upstream_headers(request, self.options.use_own_credentials,
                                                 self.client.upstream.own_headers)
         if route.mode.startswith("discovery"):

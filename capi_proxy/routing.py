@@ -17,7 +17,7 @@ _HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-authenticate", "prox
 class Route(object):
     """Where one request goes upstream and how its answer is translated."""
 
-    __slots__ = ("mode", "target", "upstream_path", "client_version", "served_version", "private_group")
+    __slots__ = ("mode", "target", "upstream_path", "client_version", "served_version", "private_group", "local_selector")
 
     def __init__(self, mode, target, upstream_path):
         self.mode = mode  # capi, crd, private, passthrough, discovery-root, discovery-group, discovery-version, openapi
@@ -26,6 +26,7 @@ class Route(object):
         self.client_version = None
         self.served_version = None
         self.private_group = None
+        self.local_selector = None  # crd: label requirements the proxy judges (crdview.split_selector)
 
     @property
     def adapted(self):

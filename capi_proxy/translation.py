@@ -132,7 +132,7 @@ class Translator(object):
             raise ProxyError(502, "the API server's response is not valid JSON (%s)" % str(exc)[:200])
         try:
             if route.mode == "crd":
-                document = crd_view(document, self.group_map, self.show_private)
+                document = crd_view(document, self.group_map, self.show_private, route.local_selector)
             else:  # the parsed tree is the proxy's own: translated where it lies, no copy
                 document = bodies.translate_response(document, TO_STANDARD, self.group_map, in_place=True)
             if route.adapted:

@@ -30,7 +30,10 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (  # noqa: F401
     DEFAULT_CATEGORY,
     DEFAULT_SHORT_NAME_PREFIX,
+    DROPPED_LABEL_PREFIXES,
+    SOURCE_LABELS_ANNOTATION,
     STANDARD_CATEGORY,
+    dropped_labels,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import converts_group
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
@@ -64,12 +67,12 @@ PROVENANCE_ANNOTATIONS = (
     SOURCE_CRD_ANNOTATION,
     SOURCE_VERSIONS_ANNOTATION,
     SOURCE_HASH_ANNOTATION,
+    SOURCE_LABELS_ANNOTATION,
     RENDER_HASH_ANNOTATION,
 )
 
 # Source metadata that must not follow the twin: it points at CAPI's certificate or CAPI's installer.
 _DROPPED_ANNOTATION_PREFIXES = ("cert-manager.io/", "kubectl.kubernetes.io/last-applied-configuration")
-_DROPPED_LABEL_PREFIXES = ("clusterctl.cluster.x-k8s.io", "cluster.x-k8s.io/provider")
 
 _DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS1035_MAX = 63
@@ -293,7 +296,7 @@ def _kept_labels(labels):
     return {
         key: value
         for key, value in (labels or {}).items()
-        if not any(key.startswith(prefix) for prefix in _DROPPED_LABEL_PREFIXES) and key != MANAGED_LABEL
+        if not any(key.startswith(prefix) for prefix in DROPPED_LABEL_PREFIXES) and key != MANAGED_LABEL
     }
 
 
@@ -326,6 +329,9 @@ def render_private_crd(source_crd, options):
     annotations[SOURCE_GROUP_ANNOTATION] = source_spec["group"]
     annotations[SOURCE_CRD_ANNOTATION] = source_name
     annotations[SOURCE_VERSIONS_ANNOTATION] = ",".join(served_versions(source_crd))
+    kept_aside = dropped_labels(source_metadata.get("labels"))
+    if kept_aside:  # the proxy shows them again (clusterctl through it); the server's twin does not carry them
+        annotations[SOURCE_LABELS_ANNOTATION] = json.dumps(kept_aside, sort_keys=True, separators=(",", ":"))
     annotations[SOURCE_HASH_ANNOTATION] = source_spec_hash(source_crd)
     annotations[RENDER_HASH_ANNOTATION] = canonical_hash({"spec": spec, "labels": labels, "annotations": annotations})
     return {

@@ -175,3 +175,25 @@ def test_explain_through_the_proxy_as_against_the_server(stack, args, expected):
     for line in expected:
         assert line in result.stdout, result.stdout[:2000]
     assert "hypershift" not in result.stdout
+
+
+def test_clusterctl_labels_kept_aside_select_crds_through_the_proxy_and_never_at_the_server(stack):
+    """A twin rendered from a CRD that clusterctl labelled keeps the labels aside (annotation): clusterctl through
+    the proxy selects it by them (the proxy judges those requirements), the platform's own at the server never."""
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (
+        SOURCE_LABELS_ANNOTATION)
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machinedrainrules.cluster.hypershift.openshift.io"
+    patch = {"metadata": {"annotations": {SOURCE_LABELS_ANNOTATION: json.dumps({"clusterctl.cluster.x-k8s.io": ""})}}}
+    assert stack.server.request("PATCH", path, patch, content_type="application/merge-patch+json").status == 200
+    try:
+        through = stack.kubectl("get", "crd", "-l", "clusterctl.cluster.x-k8s.io,!app", "-o", "name").stdout.split()
+        assert through == ["customresourcedefinition.apiextensions.k8s.io/machinedrainrules.cluster.x-k8s.io"], through
+        labels = json.loads(stack.kubectl("get", "crd", "machinedrainrules.cluster.x-k8s.io", "-o", "json").stdout)[
+            "metadata"]["labels"]
+        assert labels["clusterctl.cluster.x-k8s.io"] == ""
+        direct = stack.server.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+                                             "?labelSelector=clusterctl.cluster.x-k8s.io").json()["items"]
+        assert direct == []
+    finally:
+        patch["metadata"]["annotations"][SOURCE_LABELS_ANNOTATION] = None
+        stack.server.request("PATCH", path, patch, content_type="application/merge-patch+json")
