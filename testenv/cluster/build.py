@@ -83,6 +83,8 @@ BINARIES: dict[str, Binary] = {
         Binary("capi-manager", "cluster-api", "capi", "sigs.k8s.io/cluster-api/core", envtest=False),
         Binary("capd-manager", "cluster-api", "capi", "sigs.k8s.io/cluster-api/test/infrastructure/docker",
                envtest=False),
+        # clusterctl of the same release: describe and move --dry-run through the proxy (tests/integration/e2e).
+        Binary("clusterctl", "cluster-api", "capi", "sigs.k8s.io/cluster-api/cmd/clusterctl", envtest=False),
         # The same pair from the last release whose controllers are cluster.x-k8s.io/v1beta1 clients (v1.10): the
         # end-to-end test of the proxy's version adaptation.
         Binary("capi-manager-v1beta1", "cluster-api", "capi-v1beta1", "sigs.k8s.io/cluster-api", envtest=False),
@@ -91,7 +93,7 @@ BINARIES: dict[str, Binary] = {
     )
 }
 DEFAULT_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok")
-CAPI_BINARIES = ("capi-manager", "capd-manager")
+CAPI_BINARIES = ("capi-manager", "capd-manager", "clusterctl")
 CAPI_V1BETA1_BINARIES = ("capi-manager-v1beta1", "capd-manager-v1beta1")
 
 

@@ -37,6 +37,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.crds impor
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import CONVERTIBLE_KINDS
 from testenv import REPO_ROOT, capi, proxy_stack
 from testenv.client import wait_for
+from testenv.cluster.build import ensure_binaries as build_binaries
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
 from testenv.cluster.pods import containers_named, unwell
 from testenv.cluster.testing import start_cluster
@@ -564,6 +565,26 @@ def drop_a_template_label_through_the_proxy(world):
              interval=1)
 
 
+def clusterctl_describes_through_the_proxy(world):
+    """Part 2, end: `clusterctl describe cluster` of the same release, through the proxy, shows the migrated cluster
+    as it showed the standard one: its MachineDeployment and every Machine, no private group."""
+    server = world["server"]
+    clusterctl = build_binaries(["clusterctl"])["clusterctl"]
+    proxy = proxy_stack.start_proxy(world["tmp"], server.kubeconfig, name="clusterctl-proxy")
+    try:
+        kubeconfig = proxy_stack.proxy_kubeconfig(world["tmp"], proxy.url, server.admin_token, name="clusterctl")
+        result = subprocess.run([clusterctl, "describe", "cluster", CLUSTER, "-n", HCP, "--kubeconfig", kubeconfig,
+                                 "--show-conditions", "all", "--grouping=false"], capture_output=True, text=True,
+                                timeout=120, check=False)
+    finally:
+        proxy.stop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    machines = capi_state(server, PRIVATE_GROUP)["machines"]
+    for name in ["Cluster/" + CLUSTER, "MachineDeployment/%s-md-0" % CLUSTER] + ["Machine/" + m for m in machines]:
+        assert name in result.stdout, (name, result.stdout)
+    assert "hypershift" not in result.stdout, result.stdout
+
+
 def sidecars_well(server):
     """Every proxy sidecar runs for real (testenv.cluster.pods), probed at its pod IP: Ready, never restarted."""
     sidecars = containers_named(server, capi.SIDECAR)
@@ -593,4 +614,5 @@ def test_migrated_scaled_and_rolled_back_under_the_real_controllers(world):
     migrated = migrate_without_a_replacement(world)
     scale_through_the_proxy(world, migrated)
     drop_a_template_label_through_the_proxy(world)
+    clusterctl_describes_through_the_proxy(world)
     roll_back_without_a_replacement(world)
