@@ -241,11 +241,12 @@ class Shim(object):
             raise ShimError("%s %s: the shim converts a provider's objects as the provider's standard CRD says, and "
                             "reads it with --kubeconfig; start the shim with --kubeconfig (roles/conversion_shim does)"
                             % (self.group_map.to_private(group), "/".join(map(str, kinds))))
-        crds = await self.crds.get()
-        found = [crd for crd in crds if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == kinds[0]]
-        if not found:
-            crds = await self.crds.get(refresh=True)
-            found = [crd for crd in crds if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == kinds[0]]
+        found = None
+        for refresh in (False, True):  # a provider installed since the last load: read the CRDs again, once
+            found = [crd for crd in await self.crds.get(refresh=refresh)
+                     if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == kinds[0]]
+            if found:
+                break
         if not found:
             raise ShimError("%s, kind %s: the standard CRD of this kind in %s is not on the cluster, and the shim "
                             "converts a provider's objects as that CRD says; install the provider's CRDs"

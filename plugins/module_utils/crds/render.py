@@ -30,7 +30,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (  # noqa: F401
     DEFAULT_CATEGORY,
     DEFAULT_SHORT_NAME_PREFIX,
-    DROPPED_LABEL_PREFIXES,
     SOURCE_LABELS_ANNOTATION,
     STANDARD_CATEGORY,
     dropped_labels,
@@ -293,11 +292,8 @@ def private_categories(categories, options):
 
 
 def _kept_labels(labels):
-    return {
-        key: value
-        for key, value in (labels or {}).items()
-        if not any(key.startswith(prefix) for prefix in DROPPED_LABEL_PREFIXES) and key != MANAGED_LABEL
-    }
+    aside = dropped_labels(labels)
+    return {key: value for key, value in (labels or {}).items() if key not in aside and key != MANAGED_LABEL}
 
 
 def _kept_annotations(annotations):
