@@ -53,6 +53,7 @@ binaries: venv
 # CAPD (in-memory backend) v1.14.2, built the same way into the same cache (about 6 min more on a cold machine).
 capi-binaries: venv
 	$(BIN)/python -m testenv.cluster build capi-manager capd-manager clusterctl capi-manager-v1beta1 capd-manager-v1beta1
+	$(BIN)/python -m testenv.cluster.convdiff
 
 # The fleet demo: a real local control plane (make binaries), 6 HostedClusters (one rolls back), migrate_fleet.yml, verify_fleet.yml.
 # The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml

@@ -173,8 +173,16 @@ def _convert_single(obj, target_version, ref_versions, crds, group_map):
     converted["apiVersion"] = "%s/%s" % (group, target_version)
     if target_version == V1BETA2:
         found, restored = read_conversion_data(ctx, converted) if rules.uses_annotation else (False, {})
+        # upstream decodes an absent spec or status as the zero struct and converts it like any other: the
+        # annotation's intent and the always-written counters apply to it too
+        absent = [key for key in ("spec", "status") if key not in converted]
+        for key in absent:
+            converted[key] = {}
         rules.up(ctx, converted, found, restored)
         drop_zero_values(converted, rules.zero_paths)
+        for key in absent:
+            if converted.get(key) == {}:
+                del converted[key]
     else:
         annotation = rules.down(ctx, converted)
         if annotation is not MISSING:  # MISSING: the kind leaves the annotation alone (MachineSet, MachineDrainRule)

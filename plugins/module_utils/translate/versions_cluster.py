@@ -4,6 +4,7 @@
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import (
     MISSING,
+    drop_go_zero,
     get_in,
     move,
     pop_in,
@@ -48,7 +49,7 @@ CLUSTER_ZERO_PATHS = split_paths(
     + [_MP + path for path in _TOPOLOGY_COMMON_ZERO + ("failureDomains",)]
     + ["status", "status.controlPlane.upgradePlan", "status.controlPlane.versions", "status.controlPlane.versions[].replicas",
        "status.deprecated.v1beta1.conditions[].message", "status.deprecated.v1beta1.conditions[].reason",
-       "status.deprecated.v1beta1.failureMessage", "status.failureDomains", "status.initialization",
+       "status.failureDomains", "status.initialization",
        "status.observedGeneration", "status.workers.upgradePlan", "status.workers.versions",
        "status.workers.versions[].replicas"]
 )
@@ -143,6 +144,7 @@ def topology_down(ctx, topology):
         cp_where = where + ".controlPlane"
         deletion_timeouts_down(ctx, control_plane, cp_where)
         _health_down(ctx, control_plane, cp_where)
+        drop_go_zero(control_plane, ("variables",))
     md_path = ("workers", "machineDeployments")
     for position, deployment in _items(ctx, topology, md_path, where + ".workers.machineDeployments"):
         md_where = "%s.workers.machineDeployments[%d]" % (where, position)
@@ -154,8 +156,11 @@ def topology_down(ctx, topology):
         _health_down(ctx, deployment, md_where)
         if deployment.get("failureDomain") == "":  # upstream dropEmptyStringsCluster
             del deployment["failureDomain"]
+        drop_go_zero(deployment, ("variables",))
     for position, pool in _items(ctx, topology, ("workers", "machinePools"), where + ".workers.machinePools"):
         deletion_timeouts_down(ctx, pool, "%s.workers.machinePools[%d]" % (where, position))
+        drop_go_zero(pool, ("variables",))
+    drop_go_zero(topology, ("workers",))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,6 +183,7 @@ def _failure_domains_up(ctx, status):
                             "fix the field in the v1beta1 object")
         entry = {"name": name}
         entry.update(value or {})
+        entry["controlPlane"] = entry.get("controlPlane") or False  # v1beta1 bool -> *bool, always set upstream
         converted.append(entry)
     status["failureDomains"] = converted
 
@@ -191,13 +197,14 @@ def _failure_domains_down(ctx, status):
                         % (domains,), "fix the field in the v1beta2 object")
     converted = {}
     for position, entry in enumerate(domains):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        name = entry.get("name", "") if isinstance(entry, dict) else None  # Go reads an absent name as ""
+        if not isinstance(name, str):
             raise ctx.error("status.failureDomains[%d]" % position, "expected {name, ...}, got %r" % (entry,),
                             "fix the field in the v1beta2 object")
-        if entry["name"] in converted:
-            raise ctx.error("status.failureDomains[%d]" % position, "duplicate name %r" % entry["name"],
+        if name in converted:
+            raise ctx.error("status.failureDomains[%d]" % position, "duplicate name %r" % name,
                             "failure domain names must be unique (v1beta1 stores them as map keys)")
-        converted[entry["name"]] = {key: value for key, value in entry.items() if key != "name"}
+        converted[name] = {key: value for key, value in entry.items() if key != "name"}
     status["failureDomains"] = converted
 
 
@@ -232,9 +239,11 @@ def cluster_down(ctx, obj):
         convert_ref_at(ctx, spec, ("controlPlaneRef",), "spec.controlPlaneRef", contract_ref_down)
         if get_in(spec, ("clusterNetwork", "apiServerPort")) == 0:
             pop_in(spec, ("clusterNetwork", "apiServerPort"))
+        drop_go_zero(spec, ("clusterNetwork", "services"), ("clusterNetwork", "pods"), ("clusterNetwork",))
         topology = spec.get("topology")
         if isinstance(topology, dict):
             topology_down(ctx, topology)
+        drop_go_zero(spec, ("topology",))
     status = obj.get("status")
     if isinstance(status, dict):
         needs_annotation = initialization_down(status, _INITIALIZATION, annotation) or needs_annotation

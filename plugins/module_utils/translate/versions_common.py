@@ -104,6 +104,23 @@ def prune_empty(node, *paths):
             pop_in(node, path)
 
 
+def is_go_zero(value):
+    """True for what a Go client decodes as the zero value of a struct field: absent, null, "", 0, false, or an
+    object all of whose fields are such (a nested struct; a JSON list, even empty, is a non-nil slice)."""
+    if value is None or value is False or value == "" or (is_integer(value) and value == 0):
+        return True
+    return isinstance(value, dict) and all(is_go_zero(child) for child in value.values())
+
+
+def drop_go_zero(node, *paths):
+    """Down-conversion of a v1beta2 struct to a v1beta1 pointer: upstream leaves the pointer nil when the struct is
+    zero (reflect.DeepEqual with its zero value). Paths are checked in the order given (children first)."""
+    for path in paths:
+        value = get_in(node, path)
+        if value is not MISSING and is_go_zero(value):
+            pop_in(node, path)
+
+
 def _drop_zero_at(node, keys, index):
     key = keys[index]
     if key == "[]":

@@ -25,8 +25,11 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 
 # ---------------------------------------------------------------------------------------------
 # v1beta2 fields whose schema rejects the zero value: Go's omitempty drops a v1beta1 zero there.
-# Derived from the v1beta2 openAPIV3Schema (tests/unit/translate/test_capi_versions.py re-derives and compares).
+# Derived from the v1beta2 openAPIV3Schema (tests/unit/translate/test_capi_versions.py re-derives and compares), less
+# POINTER_ZERO_KEPT: fields that are pointers in Go, whose zero upstream keeps although the schema rejects it.
 # ---------------------------------------------------------------------------------------------
+
+POINTER_ZERO_KEPT = ("status.deprecated.v1beta1.failureMessage",)
 
 _MACHINE_SPEC_ZERO = ("deletion", "failureDomain", "providerID", "readinessGates", "taints", "taints[].value", "version")
 _DEPRECATED_ZERO = ("status.deprecated.v1beta1.conditions[].message", "status.deprecated.v1beta1.conditions[].reason")
@@ -34,14 +37,14 @@ _DEPRECATED_ZERO = ("status.deprecated.v1beta1.conditions[].message", "status.de
 V1BETA2_ZERO_PATHS = {
     "Machine": split_paths(
         ["spec." + path for path in _MACHINE_SPEC_ZERO]
-        + ["status", "status.deprecated.v1beta1.failureMessage", "status.failureDomain", "status.initialization",
-           "status.observedGeneration"] + list(_DEPRECATED_ZERO)
+        + ["status", "status.failureDomain", "status.initialization", "status.observedGeneration"]
+        + list(_DEPRECATED_ZERO)
     ),
     "MachineSet": split_paths(
         ["spec.template.spec." + path for path in _MACHINE_SPEC_ZERO]
         + ["spec.deletion", "spec.machineNaming", "spec.machineNaming.template", "spec.template.metadata", "status",
-           "status.deprecated.v1beta1.failureMessage", "status.observedGeneration", "status.selector", "status.versions",
-           "status.versions[].replicas"] + list(_DEPRECATED_ZERO)
+           "status.observedGeneration", "status.selector", "status.versions", "status.versions[].replicas"]
+        + list(_DEPRECATED_ZERO)
     ),
     "MachineDeployment": split_paths(
         ["spec.template.spec." + path for path in _MACHINE_SPEC_ZERO]
@@ -52,8 +55,8 @@ V1BETA2_ZERO_PATHS = {
     ),
     "MachinePool": split_paths(
         ["spec.template.spec." + path for path in _MACHINE_SPEC_ZERO]
-        + ["spec.template.metadata", "status", "status.deprecated.v1beta1.failureMessage", "status.initialization",
-           "status.observedGeneration", "status.versions", "status.versions[].replicas"] + list(_DEPRECATED_ZERO)
+        + ["spec.template.metadata", "status", "status.initialization", "status.observedGeneration", "status.versions",
+           "status.versions[].replicas"] + list(_DEPRECATED_ZERO)
     ),
     "MachineHealthCheck": split_paths(
         ["spec.checks", "spec.checks.unhealthyMachineConditions", "spec.checks.unhealthyNodeConditions",
@@ -215,9 +218,17 @@ def machine_spec_down(ctx, spec, where):
 # ---------------------------------------------------------------------------------------------
 
 
-def status_up(status, old_keys, new_keys):
-    """v1beta1 top-level old fields -> deprecated.v1beta1; v1beta1 status.v1beta2.* -> top level."""
+def status_up(status, old_keys, new_keys, counters=None):
+    """v1beta1 top-level old fields -> deprecated.v1beta1; v1beta1 status.v1beta2.* -> top level.
+
+    counters: for MachineSet, MachineDeployment and MachinePool, whose upstream up-conversion always writes
+    status.replicas and status.deprecated.v1beta1 (even for an object without status): the v1beta1 int32 counters
+    that land there, absent read as 0 as a Go client reads them (CounterRules)."""
     deprecated = {}
+    if counters is not None:
+        status["replicas"] = status.get("replicas") or 0
+        for key in counters.deprecated:
+            deprecated[key] = status.pop(key, None) or 0
     for key in old_keys:
         if key in status:
             deprecated[key] = status.pop(key)
@@ -226,8 +237,20 @@ def status_up(status, old_keys, new_keys):
         for key in new_keys:
             if key in newer:
                 status[key] = newer[key]
-    if deprecated:
+    if deprecated or counters is not None:
         status["deprecated"] = {"v1beta1": deprecated}
+
+
+class CounterRules(object):  # pylint: disable=too-few-public-methods
+    """The v1beta1 counters a kind's up-conversion always writes to status.deprecated.v1beta1 (non-omitempty there)."""
+
+    def __init__(self, *deprecated):
+        self.deprecated = deprecated
+
+
+_MACHINESET_COUNTERS = CounterRules("readyReplicas", "availableReplicas", "fullyLabeledReplicas")
+_MACHINEDEPLOYMENT_COUNTERS = CounterRules("updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
+_MACHINEPOOL_COUNTERS = CounterRules()  # omitempty in v1beta2: moved only when present
 
 
 def status_down(status, old_keys, new_keys):
@@ -373,7 +396,7 @@ def machineset_up(ctx, obj, found, restored):
         machine_spec_up(ctx, get_in(spec, ("template", "spec")), "spec.template.spec")
     status = _status_of(obj)
     if status is not None:
-        status_up(status, _MACHINESET_OLD, _NEW_COUNTERS)
+        status_up(status, _MACHINESET_OLD, _NEW_COUNTERS, _MACHINESET_COUNTERS)
         _finish_status(obj)
 
 
@@ -422,7 +445,7 @@ def machinedeployment_up(ctx, obj, found, restored):
         machine_spec_up(ctx, get_in(spec, ("template", "spec")), "spec.template.spec")
     status = _status_of(obj)
     if status is not None:
-        status_up(status, _MACHINEDEPLOYMENT_OLD, _NEW_COUNTERS)
+        status_up(status, _MACHINEDEPLOYMENT_OLD, _NEW_COUNTERS, _MACHINEDEPLOYMENT_COUNTERS)
         _finish_status(obj)
 
 
@@ -460,7 +483,7 @@ def machinepool_up(ctx, obj, found, restored):
     status = _status_of(obj)
     if status is not None:
         initialization_up(ctx, status, _INITIALIZATION, found, restored)
-        status_up(status, _MACHINEPOOL_OLD, _NEW_COUNTERS)
+        status_up(status, _MACHINEPOOL_OLD, _NEW_COUNTERS, _MACHINEPOOL_COUNTERS)
         _finish_status(obj)
 
 

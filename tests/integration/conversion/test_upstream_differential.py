@@ -1,0 +1,181 @@
+"""The conversion core against upstream's own conversion code, case by case (issue 32).
+
+The upstream side is cluster-api's conversion package at the pinned release, built as a test binary with one file
+added (testenv/cluster/convdiff.py): its Convert*V1Beta1ToHub / Convert*HubToV1Beta1 functions, and its own fuzzer
+functions for the inputs. For each core kind, inputs come from upstream's fuzzers ("upstream") and from an
+unconstrained, sparse fill ("sparse": most pointers nil, few list items, any string), in both versions, and every
+input is checked both ways:
+
+* v1beta1 input S: up(S) equal; then down(upstream's up(S)) equal;
+* v1beta2 input H: down(H) equal (the conversion-data annotation compared as the data it holds); up of upstream's
+  down(H) by the core equal to upstream's (the core reads upstream's annotation); up of the core's down(H) by
+  upstream equal (upstream reads the core's annotation); and up of a v1beta1 object that holds only the metadata
+  (labels, annotations) of upstream's down(H), as kube-apiserver sends it for managedFields.
+
+Both sides failing on an input counts as equal (neither stores anything); one side failing is a difference.
+"""
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import (
+    CONVERSION_DATA_ANNOTATION,
+    ConversionError,
+    convert_object,
+)
+from testenv.cluster.convdiff import Upstream, ensure_convdiff
+
+KINDS = ("Cluster", "Machine", "MachineSet", "MachineDeployment", "MachineHealthCheck", "MachinePool",
+         "MachineDrainRule")
+FILLS = ("upstream", "sparse")
+CASES = int(os.environ.get("CONVDIFF_CASES", "400"))  # per kind, fill and version
+SEED = int(os.environ.get("CONVDIFF_SEED", "20261127"))
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    return Upstream(ensure_convdiff())
+
+
+# kube-apiserver keeps a webhook's answer only in these metadata fields; every other one comes from the stored object
+# (apiextensions-apiserver's webhook converter, restoreObjectMeta)
+_CONVERTED_METADATA = ("labels", "annotations")
+
+
+def _comparable(result):
+    """A result as compared: an error is just 'error'; of metadata, what kube-apiserver takes from a conversion; the
+    conversion-data annotation left out (its text differs by design: upstream stores the whole v1beta2 object, the
+    core only what v1beta1 cannot hold; what it means is compared instead, by each side's up-conversion of the other
+    side's down-conversion)."""
+    if "error" in result:
+        return "error"
+    obj = json.loads(json.dumps(result["object"]))
+    metadata = {key: value for key, value in (obj.get("metadata") or {}).items() if key in _CONVERTED_METADATA}
+    metadata.get("annotations", {}).pop(CONVERSION_DATA_ANNOTATION, None)
+    obj["metadata"] = {key: value for key, value in metadata.items() if value}
+    return obj
+
+
+def _diff(left, right, path=""):
+    """The paths where two JSON values differ (first few), for a readable failure."""
+    if isinstance(left, dict) and isinstance(right, dict):
+        out = []
+        for key in sorted(set(left) | set(right), key=str):
+            if key not in left:
+                out.append("%s.%s: only upstream has %s" % (path, key, json.dumps(right[key])[:200]))
+            elif key not in right:
+                out.append("%s.%s: only the core has %s" % (path, key, json.dumps(left[key])[:200]))
+            else:
+                out.extend(_diff(left[key], right[key], "%s.%s" % (path, key)))
+        return out
+    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        out = []
+        for index, (a, b) in enumerate(zip(left, right)):
+            out.extend(_diff(a, b, "%s[%d]" % (path, index)))
+        return out
+    if left != right:
+        return ["%s: core %s, upstream %s" % (path or ".", json.dumps(left)[:200], json.dumps(right)[:200])]
+    return []
+
+
+def differences(upstream, kind, fill, count=CASES, seed=SEED, convert=convert_object):
+    """Every check of the module docstring for count inputs of each version: (number of checks, a list of
+    (check, input, paths) for those that differ)."""
+    ref_versions = upstream.run([{"op": "ref_versions"}])[0]["ref_versions"]
+    generated = upstream.run([
+        {"op": "generate", "kind": kind, "version": version, "fill": fill, "seed": seed + offset, "count": count}
+        for offset, version in enumerate(("v1beta1", "v1beta2"))])
+    spokes, hubs = generated[0]["objects"], generated[1]["objects"]
+
+    def theirs(objs_to):
+        return upstream.run([{"op": "convert", "to": to, "object": obj} for obj, to in objs_to])
+
+    def core(obj, to):
+        try:
+            return {"object": convert(obj, to, ref_versions=ref_versions)}
+        except ConversionError as exc:
+            return {"error": str(exc)}
+
+    checks = []  # (name, input, the core's result, upstream's result)
+    up = theirs([(s, "v1beta2") for s in spokes])
+    down = theirs([(h, "v1beta1") for h in hubs])
+    core_down = [core(h, "v1beta1") for h in hubs]
+    checks += [("up", s, core(s, "v1beta2"), r) for s, r in zip(spokes, up)]
+    checks += [("down", h, c, r) for h, c, r in zip(hubs, core_down, down)]
+    ups = [r["object"] for r in up if "object" in r]
+    checks += [("down of upstream's up", u, core(u, "v1beta1"), r) for u, r in zip(ups, theirs([(u, "v1beta1") for u in ups]))]
+    downs = [(r["object"], c) for r, c in zip(down, core_down) if "object" in r and "object" in c]
+    back = theirs([(d, "v1beta2") for d, _ in downs])
+    checks += [("the core's up of upstream's down (reads upstream's annotation)", d, core(d, "v1beta2"), r)
+               for (d, _), r in zip(downs, back)]
+    checks += [("upstream's up of the core's down (reads the core's annotation)", c["object"], mine, r)
+               for (_, c), mine, r in zip(downs, theirs([(c["object"], "v1beta2") for _, c in downs]), back)]
+    metadata_only = [{"apiVersion": d["apiVersion"], "kind": kind,
+                      "metadata": {key: value for key, value in d["metadata"].items() if key in _CONVERTED_METADATA}}
+                     for d, _ in downs]
+    checks += [("up of metadata only", m, core(m, "v1beta2"), r)
+               for m, r in zip(metadata_only, theirs([(m, "v1beta2") for m in metadata_only]))]
+
+    # the core's answers as a Go client of their version decodes them ("" and an absent string are one value
+    # there, a pointer to false and an absent one are not)
+    canonical = iter(upstream.run([{"op": "canonical", "object": c["object"]} for _, _, c, _ in checks if "object" in c]))
+    found = []
+    for name, source, mine, their in checks:
+        if "object" in mine:
+            mine = next(canonical)
+        paths = _diff(_comparable(mine), _comparable(their))
+        if paths:
+            found.append((name, source, paths))
+    return len(checks), found
+
+
+@pytest.mark.parametrize("fill", FILLS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_core_converts_as_upstream_does(upstream, kind, fill):
+    checked, found = differences(upstream, kind, fill)
+    summary = {}
+    for name, _source, paths in found:
+        for path in paths:
+            summary.setdefault("%s: %s" % (name, path.split(":")[0]), []).append(path)
+    assert checked >= 2 * CASES  # up and down of every input at least (more where both sides convert)
+    assert not found, "%d of %d checks of %s %s inputs differ from upstream:\n%s\nfirst input: %s" % (
+        len(found), checked, fill, kind,
+        "\n".join("%4d x %s (e.g. %s)" % (len(v), k, v[0]) for k, v in sorted(summary.items())),
+        json.dumps(found[0][1])[:1500])
+
+
+def test_the_comparison_sees_a_status_counter_upstream_writes(upstream):
+    """The check can fail: a core that leaves out status.replicas 0 (as it did before this test) is caught."""
+
+    def without_zero_replicas(obj, to, **kwargs):
+        converted = convert_object(obj, to, **kwargs)
+        if converted.get("status", {}).get("replicas") == 0:
+            del converted["status"]["replicas"]
+        return converted
+
+    _checked, found = differences(upstream, "MachineSet", "upstream", count=20, convert=without_zero_replicas)
+    assert any(path.startswith(".status.replicas: only upstream has 0") for _name, _source, paths in found
+               for path in paths), found[:3]
+
+
+if __name__ == "__main__":  # exploration: python -m tests.integration.conversion.test_upstream_differential [KIND...]
+    import collections
+    import re
+    import sys
+
+    runner = Upstream(ensure_convdiff())
+    for k in sys.argv[1:] or KINDS:
+        for f in FILLS:
+            counts = collections.Counter()
+            examples = {}
+            total, differing = differences(runner, k, f, count=int(os.environ.get("N", "200")))
+            for check_name, _src, diff_paths in differing:
+                for p in diff_paths:
+                    key = "%s | %s" % (check_name, re.sub(r"\[\d+\]", "[]", p.split(":")[0]))
+                    counts[key] += 1
+                    examples.setdefault(key, p)
+            print("==", k, f, "checks", total, "differing", len(differing))
+            for key, n in counts.most_common(40):
+                print("  %5d %s\n          %s" % (n, key, examples[key][:300]))
