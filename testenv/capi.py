@@ -161,8 +161,9 @@ def workload_cluster(namespace, name, workers=2, api="v1beta2"):
          "spec": {"template": {"spec": {"backend": {"inMemory": copy.deepcopy(IN_MEMORY_PROVISIONING)}}}}},
         {"apiVersion": "cluster.x-k8s.io/" + api, "kind": "MachineDeployment",
          "metadata": {"name": name + "-md-0", "namespace": namespace},
-         "spec": dict(strategy, clusterName=name, replicas=workers, selector={"matchLabels": md_labels},
-                      template={"metadata": {"labels": md_labels},
+         # two dicts: a label added to the template alone must not land in the selector too
+         "spec": dict(strategy, clusterName=name, replicas=workers, selector={"matchLabels": dict(md_labels)},
+                      template={"metadata": {"labels": dict(md_labels)},
                                 "spec": machine_spec(ref("DevMachineTemplate", name + "-worker"))})},
     ]
     return objects

@@ -13,12 +13,19 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
     DIFFERS,
     IN_SYNC,
+    SOURCE_UID_ANNOTATION,
     canonical,
     decide,
     desired_target,
     remap_owner_references,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.managed import (
+    carried_entries,
+    needs_carry,
+    with_carried,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
+    FIELD_MANAGER,
     ApiError,
     api_path,
     call_with_retries,
@@ -110,6 +117,14 @@ class CopyEngine(object):
                 target = self._create_copy(kind, source, body, status, entries)
             else:
                 target = self._settle_existing(kind, source, existing, body, status, entries)
+            carried = carried_entries(source, self.direction, self.group_map,
+                                      {uid: owner[1] for uid, owner in owner_targets.items()})
+            ours = ((target or {}).get("metadata") or {}).get("annotations", {}).get(SOURCE_UID_ANNOTATION) == \
+                (source.get("metadata") or {}).get("uid")  # never on someone else's object of that name
+            if ours and not self.dry_run and needs_carry(target, carried, FIELD_MANAGER):
+                entries.append({"action": "carry_managed_fields", "obj_kind": kind.kind, "name": object_name(source)})
+                target = self._guarded_update(kind, object_name(source), target, lambda current: dict(
+                    current, metadata=dict(current["metadata"], managedFields=with_carried(current, carried, FIELD_MANAGER))))
             return target, entries
 
         outcomes = parallel_map(copy_one, members, self.parallelism)

@@ -469,3 +469,43 @@ def test_ansible_playbook_migrates_with_module_defaults(hcp, tmp_path):
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     after = settled_state(hcp, namespace)
     assert [key for key in after if key.startswith(PRIVATE + "/Machine/")], after.keys()
+
+
+def _apply_labels(server, group, namespace, name, labels, manager="capi-machineset"):
+    """Server-side apply of a Machine's labels by manager, as CAPI's MachineSet controller applies its Machines."""
+    body = {"apiVersion": "%s/v1beta2" % group, "kind": "Machine",
+            "metadata": {"name": name, "namespace": namespace, "labels": labels}}
+    path = "/apis/%s/v1beta2/namespaces/%s/machines/%s?fieldManager=%s&force=true" % (group, namespace, name, manager)
+    answer = server.request("PATCH", path, body, content_type="application/apply-patch+yaml")
+    assert answer.status == 200, answer.body[:500]
+    return json.loads(answer.body)
+
+
+def _owned_labels(machine, manager="capi-machineset"):
+    entries = [entry for entry in machine["metadata"].get("managedFields") or () if entry["manager"] == manager]
+    assert len(entries) == 1, machine["metadata"].get("managedFields")
+    return entries[0]["apiVersion"], sorted(key[2:] for key in entries[0]["fieldsV1"]["f:metadata"]["f:labels"])
+
+
+def test_a_server_side_applied_field_stays_its_managers_across_migrate_and_rollback(hcp):
+    """CAPI's controllers remove a label they no longer apply only where they own it: the copy carries the source's
+    managedFields (apiVersions in its group), so dropping a label from an apply removes it after the move too."""
+    server, session, _crds = hcp
+    namespace = load(hcp, "AWS", "owned", "aws", machines=1, deleting=0)
+    machine = session.request("GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machines" % namespace)[1]["items"][0]
+    name = machine["metadata"]["name"]
+    _apply_labels(server, "cluster.x-k8s.io", namespace, name, {"pool": "a", "rollout": "r1"})
+    there = migrate(server, namespace, delete_source=True)
+    assert not there.failed, there.get("msg")
+    private = session.request("GET", "/apis/%s/v1beta2/namespaces/%s/machines/%s" % (PRIVATE, namespace, name))[1]
+    assert _owned_labels(private) == ("%s/v1beta2" % PRIVATE, ["pool", "rollout"])
+    mine = [entry for entry in private["metadata"]["managedFields"] if entry["manager"] == "hypershift.private_capi"]
+    assert mine and "f:hypershift.openshift.io/capi-migration-source-uid" in json.dumps(mine)  # what only it set
+    applied = _apply_labels(server, PRIVATE, namespace, name, {"pool": "a"})
+    assert "rollout" not in applied["metadata"]["labels"], applied["metadata"]["labels"]  # owned: removed
+    back = migrate(server, namespace, direction="to_standard", delete_source=True)
+    assert not back.failed, back.get("msg")
+    standard = session.request("GET", "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machines/%s" % (namespace, name))[1]
+    assert _owned_labels(standard) == ("cluster.x-k8s.io/v1beta2", ["pool"])
+    applied = _apply_labels(server, "cluster.x-k8s.io", namespace, name, {})
+    assert "pool" not in (applied["metadata"].get("labels") or {}), applied["metadata"]["labels"]

@@ -197,3 +197,41 @@ def test_clusterctl_labels_kept_aside_select_crds_through_the_proxy_and_never_at
     finally:
         patch["metadata"]["annotations"][SOURCE_LABELS_ANNOTATION] = None
         stack.server.request("PATCH", path, patch, content_type="application/merge-patch+json")
+
+
+def test_clusterctl_move_dry_run_through_the_proxy_finds_every_object_and_leaves_the_platform_inventory(applied):
+    """clusterctl move --dry-run of the pinned release through the proxy: it discovers the CAPI objects by the labels
+    the twins keep aside and installs its inventory CRD, which lands as the private twin
+    (providers.clusterctl.cluster.hypershift.openshift.io): the platform's own inventory is never created or read."""
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (
+        SOURCE_LABELS_ANNOTATION)
+    from testenv.cluster.build import ensure_binaries
+
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+    twins = {"clusters.cluster": "cluster-api", "machines.cluster": "cluster-api",
+             "machinedeployments.cluster": "cluster-api", "awsclusters.infrastructure.cluster": "infrastructure-aws",
+             "awsmachinetemplates.infrastructure.cluster": "infrastructure-aws"}
+    for twin, provider in twins.items():  # as private_crd_render keeps the labels of CRDs clusterctl installed
+        labels = {"clusterctl.cluster.x-k8s.io": "", "cluster.x-k8s.io/provider": provider}
+        patch = {"metadata": {"annotations": {SOURCE_LABELS_ANNOTATION: json.dumps(labels)}}}
+        assert applied.server.request("PATCH", crds + twin + "." + PRIVATE, patch,
+                                      content_type="application/merge-patch+json").status == 200
+    clusterctl = ensure_binaries(["clusterctl"])["clusterctl"]
+    try:
+        result = subprocess.run([clusterctl, "move", "--dry-run", "-n", "hcp", "--kubeconfig", applied.kubeconfig,
+                                 "-v", "5"], capture_output=True, text=True, timeout=120, check=False)
+        assert result.returncode == 0, result.stdout + result.stderr
+        for line in ("Cluster count=1", "MachineDeployment count=1", "Machine count=1", "AWSCluster count=1",
+                     "Creating Cluster=\"kc\" Namespace=\"hcp\""):
+            assert line in result.stdout + result.stderr, (line, result.stdout + result.stderr)
+        assert "hypershift" not in result.stdout + result.stderr
+        assert applied.server.request("GET", crds + "providers.clusterctl.cluster.x-k8s.io").status == 404
+        assert applied.server.request("GET", crds + "providers.clusterctl.cluster." + PRIVATE).status == 200
+        cluster = applied.server.request("GET", "/apis/cluster.%s/v1beta2/namespaces/hcp/clusters/kc" % PRIVATE).json()
+        assert not cluster["spec"].get("paused"), "a dry run pauses nothing"
+    finally:
+        applied.server.request("DELETE", crds + "providers.clusterctl.cluster." + PRIVATE)
+        for twin in twins:
+            applied.server.request("PATCH", crds + twin + "." + PRIVATE,
+                                   {"metadata": {"annotations": {SOURCE_LABELS_ANNOTATION: None}}},
+                                   content_type="application/merge-patch+json")
