@@ -223,11 +223,11 @@ def status_up(status, old_keys, new_keys, counters=None):
 
     counters: for MachineSet, MachineDeployment and MachinePool, whose upstream up-conversion always writes
     status.replicas and status.deprecated.v1beta1 (even for an object without status): the v1beta1 int32 counters
-    that land there, absent read as 0 as a Go client reads them (CounterRules)."""
+    it always writes there (non-omitempty in v1beta2), an absent one read as 0 as a Go client reads it."""
     deprecated = {}
     if counters is not None:
         status["replicas"] = status.get("replicas") or 0
-        for key in counters.deprecated:
+        for key in counters:
             deprecated[key] = status.pop(key, None) or 0
     for key in old_keys:
         if key in status:
@@ -241,16 +241,9 @@ def status_up(status, old_keys, new_keys, counters=None):
         status["deprecated"] = {"v1beta1": deprecated}
 
 
-class CounterRules(object):  # pylint: disable=too-few-public-methods
-    """The v1beta1 counters a kind's up-conversion always writes to status.deprecated.v1beta1 (non-omitempty there)."""
-
-    def __init__(self, *deprecated):
-        self.deprecated = deprecated
-
-
-_MACHINESET_COUNTERS = CounterRules("readyReplicas", "availableReplicas", "fullyLabeledReplicas")
-_MACHINEDEPLOYMENT_COUNTERS = CounterRules("updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
-_MACHINEPOOL_COUNTERS = CounterRules()  # omitempty in v1beta2: moved only when present
+_MACHINESET_COUNTERS = ("readyReplicas", "availableReplicas", "fullyLabeledReplicas")
+_MACHINEDEPLOYMENT_COUNTERS = ("updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
+_MACHINEPOOL_COUNTERS = ()  # omitempty in v1beta2: moved only when present
 
 
 def status_down(status, old_keys, new_keys):
