@@ -107,20 +107,21 @@ def differences(upstream, kind, fill, count=CASES, seed=SEED, convert=convert_ob
     ups = [r["object"] for r in up if "object" in r]
     checks += [("down of upstream's up", u, core(u, "v1beta1"), r) for u, r in zip(ups, theirs([(u, "v1beta1") for u in ups]))]
     downs = [(r["object"], c) for r, c in zip(down, core_down) if "object" in r and "object" in c]
-    back = theirs([(d, "v1beta2") for d, _ in downs])
+    back = theirs([(d, "v1beta2") for d, _mine in downs])
     checks += [("the core's up of upstream's down (reads upstream's annotation)", d, core(d, "v1beta2"), r)
-               for (d, _), r in zip(downs, back)]
+               for (d, _mine), r in zip(downs, back)]
     checks += [("upstream's up of the core's down (reads the core's annotation)", c["object"], mine, r)
-               for (_, c), mine, r in zip(downs, theirs([(c["object"], "v1beta2") for _, c in downs]), back)]
+               for (_d, c), mine, r in zip(downs, theirs([(c["object"], "v1beta2") for _d, c in downs]), back)]
     metadata_only = [{"apiVersion": d["apiVersion"], "kind": kind,
                       "metadata": {key: value for key, value in d["metadata"].items() if key in _CONVERTED_METADATA}}
-                     for d, _ in downs]
+                     for d, _mine in downs]
     checks += [("up of metadata only", m, core(m, "v1beta2"), r)
                for m, r in zip(metadata_only, theirs([(m, "v1beta2") for m in metadata_only]))]
 
     # the core's answers as a Go client of their version decodes them ("" and an absent string are one value
     # there, a pointer to false and an absent one are not)
-    canonical = iter(upstream.run([{"op": "canonical", "object": c["object"]} for _, _, c, _ in checks if "object" in c]))
+    canonical = iter(upstream.run([{"op": "canonical", "object": c["object"]} for _name, _source, c, _their in checks
+                                   if "object" in c]))
     found = []
     for name, source, mine, their in checks:
         if "object" in mine:
