@@ -90,10 +90,15 @@ def carried_entries(source, direction, group_map, uid_map):
 
 def needs_carry(target, carried, own_manager):
     """True while the copy holds none of the carried entries of other managers (a create, or an interrupted run
-    that created but did not carry); never once they are there (later writers' ownership is never rolled back)."""
-    wanted = {_entry_key(entry) for entry in carried if entry.get("manager") != own_manager}
-    if not wanted:
+    that created but did not carry); never once they are there (later writers' ownership is never rolled back).
+
+    Only a source some manager server-side applied needs it: field removal by omission and apply conflicts follow
+    Apply ownership, and an object only Update managers wrote behaves the same owned by the collection (it saves a
+    write per object: CAPI applies Machines, MachineSets and infrastructure machines, not what HyperShift writes)."""
+    others = [entry for entry in carried if entry.get("manager") != own_manager]
+    if not any(entry.get("operation") == "Apply" for entry in others):
         return False
+    wanted = {_entry_key(entry) for entry in others}
     present = {_entry_key(entry) for entry in (target.get("metadata") or {}).get("managedFields") or ()}
     return not wanted & present
 

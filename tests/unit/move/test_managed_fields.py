@@ -49,3 +49,6 @@ def test_the_collection_keeps_only_what_it_alone_set_and_carries_once():
     assert result[2]["fieldsV1"] == {"f:metadata": {"f:annotations": {"f:source-uid": {}}}}
     assert not needs_carry({"metadata": {"managedFields": result}}, carried, "hypershift.private_capi")
     assert not needs_carry(created, [], "hypershift.private_capi")  # nothing of anyone else to carry
+    # Update managers only: no Apply ownership to keep, no write spent on it
+    assert not needs_carry(created, [entry for entry in carried if entry["operation"] == "Update"],
+                           "hypershift.private_capi")
