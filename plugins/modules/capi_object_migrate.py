@@ -32,8 +32,12 @@ description:
     template references, v1beta2 C(apiGroup) references). C(spec.controlPlaneRef) to the HostedControlPlane, label
     and annotation keys and values, finalizers, MachineDeployment and MachineSet templates and their
     C(machine-template-hash) labels stay exactly as they were, so no controller sees a template change and rolls
-    nodes. Server-set metadata (uid, resourceVersion, creationTimestamp, generation, managedFields) is not copied;
-    the status is written through the status subresource after the create, unchanged, including failure fields.
+    nodes. Server-set metadata (uid, resourceVersion, creationTimestamp, generation) is not copied; the status is
+    written through the status subresource after the create, unchanged, including failure fields.
+  - B(managedFields.) When some manager server-side applied the source, the copy gets the source's managedFields
+    (one more write that changes no field), their apiVersions in the copy's group and their owner keys re-pointed,
+    so CAPI's controllers still own what they applied (and can remove it); the rollback carries them back. A source
+    only Update managers wrote stays owned by the collection's field manager.
   - B(Provenance and resuming.) Every copy carries the annotations C(hypershift.openshift.io/capi-migration-source-uid)
     and C(...-source-resource-version). A run matches existing copies by name and that uid, so a re-run after an
     interruption at any point creates only what is missing and completes what is incomplete (a missing status,
