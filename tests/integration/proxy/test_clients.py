@@ -403,7 +403,8 @@ def test_discovery_follows_a_crd_group_that_goes_and_comes_back_within_a_second(
     try:
         for twin in twins:
             assert server.request("DELETE", crds_path + twin["metadata"]["name"]).status == 200
-        assert _within(30, lambda: _ipam_versions(server, accept) is None), "the server still serves ipam"
+        # kube-apiserver first removes the CRD's objects (its cleanup finalizer): on a loaded 2-core machine >30 s
+        assert _within(120, lambda: _ipam_versions(server, accept) is None), "the server still serves ipam"
         assert _within(1, lambda: _ipam_versions(stack.proxy.url, accept) is None), \
             "the proxy still shows ipam.cluster.x-k8s.io 1 s after the server dropped it"
         # past the index's minimum refresh interval, a client asking for a kind it does not hold makes it reload: from
@@ -413,9 +414,8 @@ def test_discovery_follows_a_crd_group_that_goes_and_comes_back_within_a_second(
     finally:
         for twin in twins:
             server.request("POST", crds_path.rstrip("/"), twin)
-    served = _within(30, lambda: _ipam_versions(server, accept))
+    served = _within(120, lambda: _ipam_versions(server, accept))
     assert served, "the server does not serve the ipam twins again"
-    print("DEBUG", served, _ipam_versions(stack.proxy.url, accept))
     shown = _within(1, lambda: _ipam_versions(stack.proxy.url, accept) == served)
     assert shown, "the proxy does not show ipam.cluster.x-k8s.io %s within 1 s of the server" % served
     status, _headers, body = http("GET", stack.proxy.url + "/apis/ipam.cluster.x-k8s.io/" + served[0], None, None)
