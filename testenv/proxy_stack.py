@@ -17,7 +17,7 @@ from testenv import REPO_ROOT
 
 CAPI_CRDS = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml")))
 AWS_CRDS = sorted(glob.glob(os.path.join(upstream.AWS_CRDS, "*.yaml")))
-# HyperShift labels its provider CRDs with the CAPI contract (hypershift/NOTES.md 2.2); CAPI reads them.
+# HyperShift labels its provider CRDs with the CAPI contract (openshift/hypershift cmd/install/assets/crds); CAPI reads them.
 CONTRACT_LABELS = {"cluster.x-k8s.io/v1beta2": "v1beta2"}
 ONLY_V1BETA2 = ("machines",)  # served only as v1beta2 (v1beta1 clients need the proxy's adaptation)
 ONLY_V1BETA1 = ("machinesets",)  # served and stored only as v1beta1 (like hypershift release-4.22)

@@ -1,7 +1,7 @@
 """The CAPI conversion webhook of a HyperShift management cluster, for the real control plane of the tests and demo.
 
 HyperShift's operator installs the core CAPI CRDs with `spec.conversion.strategy: Webhook` pointing at its own
-`/convert` (hypershift NOTES.md 2.2). Here the collection's shim (`python -m capi_proxy shim --standard-groups`)
+`/convert` (openshift/hypershift cmd/install/assets/crds). Here the collection's shim (`python -m capi_proxy shim --standard-groups`)
 serves that endpoint, for the standard CRDs and for the private twins alike, with a serving certificate signed by the
 cluster CA.
 

@@ -429,7 +429,7 @@ def standard_crds(platforms=PLATFORMS):
 
 
 def as_the_operator_installs(crd):
-    """A CRD as `hypershift install` leaves it (NOTES.md 2.2): the core CAPI CRDs with more than one version convert
+    """A CRD as `hypershift install` leaves it (openshift/hypershift cmd/install/assets/crds): the core CAPI CRDs with more than one version convert
     through the operator's /convert webhook (testenv.cluster.convert serves it), storage v1beta2; provider CRDs and the
     HostedControlPlane (CAPI's control-plane provider) carry the contract label `cluster.x-k8s.io/v1beta1`."""
     from testenv.cluster.convert import WEBHOOK_PLACEHOLDER

@@ -97,7 +97,7 @@ def hcp_workloads(hcp_namespace):
 
 
 def operator_deployment():
-    """Deployment `operator` as `hypershift install` makes it (NOTES.md 3.3): container `operator`, its args and env."""
+    """Deployment `operator` as `hypershift install` makes it (openshift/hypershift cmd/install): container `operator`, its args and env."""
     operator = deployment(OPERATOR_NAMESPACE, "operator", replicas=1,
                           labels={"hypershift.openshift.io/operator-component": "operator"})
     pod = operator["spec"]["template"]

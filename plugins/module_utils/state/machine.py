@@ -2,7 +2,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The HostedCluster private-CAPI migration state machine (pure Python: no I/O, no clock, no Ansible).
 
-Annotations on the HostedCluster are the source of truth (hypershift/NOTES.md section 4); the label
+Annotations on the HostedCluster are the source of truth (docs/operator-guide.md); the label
 ``hypershift.openshift.io/capi-migration-state`` mirrors them so a fleet can be selected in one LIST.
 Callers pass the current object and the time; ``plan_move``/``plan_repair`` return a MovePlan (the new
 annotations and labels, the history entry and the Event to emit) or raise MoveRefused. Nothing here
@@ -29,7 +29,7 @@ STATES = (NEW, LEGACY, IN_PROGRESS, MIGRATED, FAILED, INVALID)
 REQUESTABLE_STATES = (LEGACY, IN_PROGRESS, MIGRATED, FAILED)
 LABELLED_STATES = REQUESTABLE_STATES  # "new" and "invalid" carry no mirror label value
 
-# The only moves there are; everything else is refused (DESIGN.md, "The state machine").
+# The only moves there are; everything else is refused (table-tested in tests/unit/state/test_migration_states.py).
 LEGAL_MOVES = {
     NEW: (LEGACY,),
     LEGACY: (IN_PROGRESS,),

@@ -14,7 +14,8 @@ and the conversion-webhook shim. Only *group positions* are rewritten, never fre
   managedFields, object references anywhere under spec/status, plus the wire shapes listed there.
 
 Label/annotation keys and values, finalizers, names, messages and every other string stay
-byte-identical: CAPI binaries compare those keys literally (capi/NOTES.md section 5.4).
+byte-identical: CAPI binaries compare those keys literally (e.g. cluster-api's util/contract and
+util/conversion read `cluster.x-k8s.io/...` keys as written).
 """
 
 import copy

@@ -3,8 +3,8 @@
 """The one CAPI API-version conversion core: v1beta1 <-> v1beta2 for core cluster.x-k8s.io kinds.
 
 Pure Python (no Ansible, no I/O), Python 3.9+, deterministic, never mutates its input. Follows
-upstream CAPI v1.14 (core/webhooks/conversion, api/core/v1beta1/conversion.go) as summarised in
-capi/NOTES.md section 4, on plain JSON dicts:
+upstream CAPI v1.14 (core/webhooks/conversion, api/core/v1beta1/conversion.go), on plain JSON dicts, and held
+equal to it by tests/integration/conversion (docs/architecture.md, "Conversion, measured against upstream"):
 
 * Group-agnostic: a ``cluster.x-k8s.io`` object stays in that group and a
   ``cluster.hypershift.openshift.io`` object stays private; only the version changes.

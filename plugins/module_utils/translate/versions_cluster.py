@@ -1,6 +1,7 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Cluster v1beta1 <-> v1beta2 field rules, including spec.topology (capi/NOTES.md 4.4, CAPI v1.14)."""
+"""Cluster v1beta1 <-> v1beta2 field rules, including spec.topology (cluster-api v1.14.2:
+core/webhooks/conversion/cluster.go, api/core/v1beta1/conversion.go)."""
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import (
     MISSING,

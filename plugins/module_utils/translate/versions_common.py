@@ -20,9 +20,9 @@ V1BETA1 = "v1beta1"
 V1BETA2 = "v1beta2"
 SUPPORTED_VERSIONS = (V1BETA1, V1BETA2)
 CORE_GROUP = "cluster.x-k8s.io"
-# Annotation keys are never group-translated (capi/NOTES.md 5.2): CAPI reads this literal key.
+# Annotation keys are never group-translated: CAPI reads this literal key (cluster-api util/conversion DataAnnotation).
 CONVERSION_DATA_ANNOTATION = "cluster.x-k8s.io/conversion-data"
-# Contract labels on provider CRDs, read with the literal core-group prefix (NOTES.md 4.2 / 5.4).
+# Contract labels on provider CRDs, read with the literal core-group prefix (cluster-api internal/contract/version.go).
 CONTRACT_LABELS = ("cluster.x-k8s.io/v1beta2", "cluster.x-k8s.io/v1beta1")
 
 INT32_MAX = 2147483647

@@ -2,7 +2,8 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Per-kind v1beta1 <-> v1beta2 field rules for Machine, MachineSet, MachineDeployment, MachinePool,
 MachineHealthCheck and MachineDrainRule, plus the shared reference / duration / status helpers
-(Cluster lives in capi_versions_cluster.py). Rules: capi/NOTES.md section 4 (CAPI v1.14).
+(Cluster lives in versions_cluster.py). Rules: cluster-api v1.14.2 core/webhooks/conversion and
+api/core/v1beta1/conversion.go.
 
 Every function restructures the caller's private copy in place. Absent fields stay absent; a
 v1beta1 zero value for a field v1beta2 makes a pointer follows upstream's intent rule.
@@ -278,9 +279,9 @@ def initialization_down(status, pairs, annotation):
 
     Every v1beta1 bool of pairs is written, false when v1beta2 leaves it unset: upstream's v1beta1 fields are plain
     `bool` without omitempty (Cluster infrastructureReady/controlPlaneReady, Machine and MachinePool
-    bootstrapReady/infrastructureReady), so a v1beta1 reader always sees them (capi/NOTES.md 4.3: nil -> false).
-    Called only for an object that has a status: a manifest without one (not yet reconciled) keeps having none, so
-    v1beta1 -> v1beta2 -> v1beta1 of such a manifest gives it back unchanged.
+    bootstrapReady/infrastructureReady), so a v1beta1 reader always sees them (api/core/v1beta1 machine_types.go,
+    cluster_types.go: nil -> false). Called only for an object that has a status: a v1beta2 manifest without one
+    (not yet reconciled) gets none on the way down.
     """
     initialization = status.pop("initialization", MISSING)
     needs_annotation = False

@@ -11,7 +11,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.state impo
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import AGENT_EXTRA_GROUPS, GroupMap
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import ServedResource
 
-# The annotations of each state, as the state machine writes them (DESIGN.md "The state machine").
+# The annotations of each state, as the state machine writes them (plugins/module_utils/state/machine.py).
 STATE_ANNOTATIONS = {
     ms.NEW: {},
     ms.LEGACY: {ms.SCOPE_ANNOTATION: "legacy"},

@@ -232,7 +232,7 @@ def test_without_annotation_false_and_zero_become_unset_as_upstream_does():
     assert convert_object(mhc, "v1beta2")["status"] == {"currentHealthy": 2}
 
 
-# Upstream v1beta1 serializes these status bools without omitempty (capi/NOTES.md 4.3 "Initialization flags"): a
+# Upstream v1beta1 serializes these status bools without omitempty (api/core/v1beta1 machine_types.go, cluster_types.go): a
 # v1beta1 reader always sees them, false when v1beta2 leaves them unset.
 ALWAYS_SERIALIZED_BOOLS = {
     "Cluster": (("infrastructureReady", "infrastructureProvisioned"), ("controlPlaneReady", "controlPlaneInitialized")),
@@ -417,7 +417,7 @@ def test_invalid_durations_raise_named_errors(bad):
 def aws_machine_crd(labels):
     with open(os.path.join(AWS_CRDS, "infrastructure.cluster.x-k8s.io_awsmachines.yaml")) as handle:
         crd = yaml.safe_load(handle)
-    crd["metadata"]["labels"] = labels  # what `hypershift install` adds (hypershift/NOTES.md 2.2)
+    crd["metadata"]["labels"] = labels  # what `hypershift install` adds (openshift/hypershift cmd/install/assets/crds)
     return crd
 
 

@@ -2,7 +2,7 @@
 
 Objects come from the real CRDs (CAPI v1.14 in capi/crds, HyperShift's copy in
 hypershift/crds/cluster-api). Normalised before comparing -- and only these, the cases upstream's own
-fuzz tests exclude (core/webhooks/conversion/conversion_test.go, capi/NOTES.md 4.10):
+fuzz tests exclude (core/webhooks/conversion/conversion_test.go):
 * references: namespace = the object's namespace, no uid/resourceVersion/fieldPath
   (spokeObjectReference, fillMachineSpec); nodeRef carries only name + v1/Node (spokeMachineStatus);
   referenced group/kind from a fixed table with known versions (testGVKs);
