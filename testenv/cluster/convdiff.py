@@ -80,7 +80,7 @@ def _build(dest: Path) -> float:
     return time.monotonic() - start
 
 
-def _stamp(dest: Path) -> str:
+def _stamp() -> str:
     """What the binary was built from: a changed overlay file rebuilds it."""
     return json.dumps({"version": pinned_version(), "overlay": OVERLAY.read_text()}, sort_keys=True)
 
@@ -91,9 +91,10 @@ def ensure_convdiff() -> str:
     dest.parent.mkdir(parents=True, exist_ok=True)
     with open(dest.parent / ".lock-convdiff", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (_is_exe(dest) and stamp_path.is_file() and stamp_path.read_text() == _stamp(dest)):
+        stamp = _stamp()
+        if not (_is_exe(dest) and stamp_path.is_file() and stamp_path.read_text() == stamp):
             elapsed = _build(dest)
-            stamp_path.write_text(_stamp(dest))
+            stamp_path.write_text(stamp)
             LOG.info("built %s in %.0fs", dest, elapsed)
     return str(dest)
 

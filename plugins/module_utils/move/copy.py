@@ -102,6 +102,8 @@ class CopyEngine(object):
     # --- one object ------------------------------------------------------------------------------
     def copy_level(self, members, sources, kinds, owner_targets, targets, moved_set, skipped_orphaning):
         """Copy one level in parallel; returns {source uid: target object} for the copies that exist now."""
+        owner_uids = {uid: owner[1] for uid, owner in owner_targets.items()}  # source uid -> its copy's uid
+
         def copy_one(uid):
             source = sources[uid]
             kind = kinds[uid]
@@ -117,14 +119,14 @@ class CopyEngine(object):
                 target = self._create_copy(kind, source, body, status, entries)
             else:
                 target = self._settle_existing(kind, source, existing, body, status, entries)
-            carried = carried_entries(source, self.direction, self.group_map,
-                                      {uid: owner[1] for uid, owner in owner_targets.items()})
             ours = ((target or {}).get("metadata") or {}).get("annotations", {}).get(SOURCE_UID_ANNOTATION) == \
                 (source.get("metadata") or {}).get("uid")  # never on someone else's object of that name
-            if ours and not self.dry_run and needs_carry(target, carried, FIELD_MANAGER):
-                entries.append({"action": "carry_managed_fields", "obj_kind": kind.kind, "name": object_name(source)})
-                target = self._guarded_update(kind, object_name(source), target, lambda current: dict(
-                    current, metadata=dict(current["metadata"], managedFields=with_carried(current, carried, FIELD_MANAGER))))
+            if ours and not self.dry_run:
+                carried = carried_entries(source, self.direction, self.group_map, owner_uids)
+                if needs_carry(target, carried, FIELD_MANAGER):
+                    entries.append({"action": "carry_managed_fields", "obj_kind": kind.kind, "name": object_name(source)})
+                    target = self._guarded_update(kind, object_name(source), target, lambda current: dict(current, metadata=dict(
+                        current["metadata"], managedFields=with_carried(current, carried, FIELD_MANAGER))))
             return target, entries
 
         outcomes = parallel_map(copy_one, members, self.parallelism)

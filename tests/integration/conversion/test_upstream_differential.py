@@ -20,6 +20,7 @@ import os
 
 import pytest
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions import (
     CONVERSION_DATA_ANNOTATION,
     ConversionError,
@@ -58,26 +59,18 @@ def _comparable(result):
     return obj
 
 
-def _diff(left, right, path=""):
-    """The paths where two JSON values differ (first few), for a readable failure."""
-    if isinstance(left, dict) and isinstance(right, dict):
-        out = []
-        for key in sorted(set(left) | set(right), key=str):
-            if key not in left:
-                out.append("%s.%s: only upstream has %s" % (path, key, json.dumps(right[key])[:200]))
-            elif key not in right:
-                out.append("%s.%s: only the core has %s" % (path, key, json.dumps(left[key])[:200]))
-            else:
-                out.extend(_diff(left[key], right[key], "%s.%s" % (path, key)))
-        return out
-    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
-        out = []
-        for index, (a, b) in enumerate(zip(left, right)):
-            out.extend(_diff(a, b, "%s[%d]" % (path, index)))
-        return out
-    if left != right:
-        return ["%s: core %s, upstream %s" % (path or ".", json.dumps(left)[:200], json.dumps(right)[:200])]
-    return []
+def _diff(core, upstream):
+    """Where the core's result differs from upstream's (the collection's own diff_objects), for a readable failure."""
+    out = []
+    for change in diff_objects(core, upstream):
+        if change["change"] == "added":
+            out.append("%s: only upstream has %s" % (change["path"], json.dumps(change["after"])[:200]))
+        elif change["change"] == "removed":
+            out.append("%s: only the core has %s" % (change["path"], json.dumps(change["before"])[:200]))
+        else:
+            out.append("%s: core %s, upstream %s" % (change["path"], json.dumps(change["before"])[:200],
+                                                     json.dumps(change["after"])[:200]))
+    return out
 
 
 def differences(upstream, kind, fill, count=CASES, seed=SEED, convert=convert_object):
@@ -157,7 +150,7 @@ def test_the_comparison_sees_a_status_counter_upstream_writes(upstream):
         return converted
 
     _checked, found = differences(upstream, "MachineSet", "upstream", count=20, convert=without_zero_replicas)
-    assert any(path.startswith(".status.replicas: only upstream has 0") for _name, _source, paths in found
+    assert any(path.startswith("status.replicas: only upstream has 0") for _name, _source, paths in found
                for path in paths), found[:3]
 
 
