@@ -22,7 +22,7 @@ sys.path[:0] = [REPO_ROOT, os.path.join(REPO_ROOT, ".collections")]
 import yaml  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (  # noqa: E402  pylint: disable=wrong-import-position
-    timing_headline)
+    timing_headline, window_headline)
 from testenv import yamlio  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.hcp import build, fleet  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
@@ -126,7 +126,10 @@ def demo(args, server, seed):
           if report else "== no report was written")
     if report and os.path.exists(os.path.join(report, "report.json")):
         with open(os.path.join(report, "report.json")) as handle:  # each figure named: wall, batch, one cluster alone
-            print("   %s" % timing_headline(json.load(handle)))
+            document = json.load(handle)
+        print("   %s" % timing_headline(document))
+        # the way back beside the way forward: the rolled-back cluster's window against the migrated clusters' p50
+        print("   %s" % window_headline(document))
     print("== the CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml")
     # verify_fleet.yml must fail exactly the faulty cluster (rolled back, so not migrated)
     unverified = None

@@ -32,13 +32,13 @@ import threading
 import time
 import urllib.request
 
-import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from testenv import REPO_ROOT, certs, proxy_stack, yamlio
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from testenv import certs, proxy_stack, yamlio
 from testenv.cluster import build
 from testenv.cluster.cluster import die_with_parent, free_port, terminate
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
@@ -266,8 +266,7 @@ class Controllers(object):
             return ""
 
 
-with open(os.path.join(REPO_ROOT, "roles", "api_proxy", "vars", "main.yml")) as _vars:
-    SIDECAR = yaml.safe_load(_vars)["api_proxy_container_name"]  # the container the api_proxy role puts in
+SIDECAR = sidecar.CONTAINER_NAME  # the container the api_proxy role puts in
 # the sidecar's arguments that name pod paths and ports; the stand-in gives the local process its own
 POD_ONLY_ARGS = ("--kubeconfig", "--listen", "--metrics-listen")
 HCP_DEPLOYMENTS = {"cluster-api": "capi-manager", "capi-provider": "capd-manager"}

@@ -1,6 +1,6 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters capi_owners_outside, capi_leaving, capi_verify_judge, capi_verify_table (docs: the .yml files beside this file)."""
+"""Filters capi_owners_outside, capi_leaving, capi_verify_judge, capi_rollback_judge, capi_verify_table (docs: the .yml files beside this file)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -59,6 +59,15 @@ def capi_verify_judge(inputs):
         raise AnsibleFilterError(str(error))
 
 
+@checked_arguments("capi_rollback_judge", "{{ read | hypershift.private_capi.capi_rollback_judge }}", AnsibleFilterError)
+def capi_rollback_judge(inputs):
+    """The problems left after a rollback's copy back and scale-up, from what was read (pure; see capi_rollback_judge.yml)."""
+    try:
+        return judge.rollback_problems(inputs)
+    except (judge.VerifyInputError, graph.OwnershipCycleError, ValueError) as error:
+        raise AnsibleFilterError("capi_rollback_judge: %s" % error)
+
+
 @checked_arguments("capi_verify_table", TABLE_USAGE, AnsibleFilterError)
 def capi_verify_table(results):
     """Console lines: one row per HostedCluster and a total (see capi_verify_table.yml)."""
@@ -79,4 +88,5 @@ def capi_verify_table(results):
 class FilterModule(object):
     def filters(self):
         return {"capi_owners_outside": capi_owners_outside, "capi_leaving": capi_leaving,
-                "capi_verify_judge": capi_verify_judge, "capi_verify_table": capi_verify_table}
+                "capi_verify_judge": capi_verify_judge, "capi_rollback_judge": capi_rollback_judge,
+                "capi_verify_table": capi_verify_table}

@@ -288,6 +288,25 @@ took_over:
   description: Whether the run took the lease over from another holder.
   returned: when O(state) is not V(query)
   type: bool
+refused:
+  description:
+    - Why the state machine refused the move, as data (the module fails with the full message in C(msg)).
+    - A playbook follows RV(refused.status) and never reads the message to tell a live lock from another refusal.
+  returned: when the module failed because the move is not allowed (not on an API or option error)
+  type: dict
+  contains:
+    reason:
+      description: V(lock-held) when another run holds a live lock (lease not expired, no O(takeover)); V(not-allowed) for any other refused move.
+      type: str
+      sample: lock-held
+    holder:
+      description: The run holding the lock (V(lock-held)); null otherwise.
+      type: str
+      sample: fleet-20261127T101500Z-1a2b
+    status:
+      description: The status a run records for this HostedCluster - V(skipped) (the holder keeps it) or V(refused).
+      type: str
+      sample: skipped
 conflicts:
   description: How many times the guarded write met a newer resourceVersion and was judged again.
   returned: when O(state) is not V(query)
@@ -372,6 +391,14 @@ hostedclusters:
       type: str
       returned: when O(direction) is given
       sample: already migrated
+    status:
+      description:
+        - The status a run records for this HostedCluster before it acts on RV(hostedclusters[].action) - for
+          O(direction=migrate) V(migrating), V(skipped) or V(invalid); for O(direction=rollback) V(rolling-back),
+          V(skipped) or V(refused). The C(migrate) role records it as it is.
+      type: str
+      returned: when O(direction) is given
+      sample: migrating
 counts:
   description: Number of HostedClusters per state.
   returned: O(state=query)

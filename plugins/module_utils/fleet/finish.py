@@ -32,8 +32,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
-    MigrationStateService,
     hostedcluster_path,
+    move_held_lock,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 
@@ -126,12 +126,9 @@ class FinishService(object):
         self.release.resume()
         if not self.check_mode:  # in check mode the lock was not written: the state is still the one found
             self._begin(STATE)
-            mover = MigrationStateService(self.client, dict(
-                namespace=params["hostedcluster_namespace"], name=params["hostedcluster_name"], state=states.MIGRATED,
-                holder=params["holder"], lease_seconds=states.DEFAULT_LEASE_SECONDS, takeover=False, force=False,
-                reason=None, rollback=False))
-            self.moved = mover.move()
-            self.warnings += mover.warnings
+            self.moved, warnings = move_held_lock(self.client, params["hostedcluster_namespace"],
+                                                  params["hostedcluster_name"], states.MIGRATED, params["holder"])
+            self.warnings += warnings
         return report
 
     @property

@@ -10,7 +10,9 @@ same names (plugins/filter/fleet_verify.py).
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move import graph
 
 
 class VerifyInputError(PrivateCapiError, ValueError):
@@ -18,7 +20,7 @@ class VerifyInputError(PrivateCapiError, ValueError):
 
 
 STANDARD_GROUP_SUFFIX = "cluster.x-k8s.io"
-SIDECAR = "kube-apiserver-proxy"
+SIDECAR = sidecar.CONTAINER_NAME
 
 
 def _uids(objects):
@@ -124,3 +126,60 @@ def capi_verify_judge(inputs):
     return {"management_cluster": inputs.get("management_cluster"), "namespace": inputs.get("namespace"),
             "name": inputs.get("name"), "state": inputs.get("state"), "objects": sum(private.values()),
             "standard_left": sum(int(v) for v in standard.values()), "ok": not problems, "problems": problems}
+
+
+def _standard_by_kind(standard):
+    """{kind: [objects]} from the rollback's reads: a {kind: objects} mapping, or k8s_info loop results
+    ([{item: {kind}, resources: [...]}])."""
+    if isinstance(standard, dict):
+        return dict((kind, list(objects or [])) for kind, objects in standard.items())
+    by_kind = {}
+    for result in standard or []:
+        if not isinstance(result, dict) or not isinstance(result.get("item"), dict):
+            raise VerifyInputError("capi_rollback_judge: standard must be {kind: objects} or the k8s_info loop results "
+                                   "(each with item.kind and resources), got %r" % (result,))
+        by_kind.setdefault(result["item"].get("kind"), []).extend(result.get("resources") or [])
+    return by_kind
+
+
+def rollback_problems(inputs):
+    """What is wrong after a rollback's copy back and scale-up, from what was read (pure): [] when all is well.
+
+    inputs: counts (capi_object_migrate's RV(counts) of the copy back: {kind: {found, remaining, ...}}), standard (the
+    standard objects of the kinds copied, see _standard_by_kind), deployments (the HCP namespace's Deployments) and
+    deployment_names (the CAPI-dependent ones). Checked: one standard object per private one that stays, for every kind
+    the copy found (objects on their way out - a deletion carried back or begun since - are not counted on either
+    side); no standard Cluster paused; no proxy sidecar left; every CAPI-dependent Deployment available at its replicas.
+    """
+    if not isinstance(inputs, dict):
+        raise VerifyInputError("capi_rollback_judge: expected a dict of what was read, got %s" % type(inputs).__name__)
+    counts = dict((kind, count) for kind, count in (inputs.get("counts") or {}).items() if (count or {}).get("found"))
+    by_kind = _standard_by_kind(inputs.get("standard"))
+    everything = [obj for objects in by_kind.values() for obj in objects]
+    leaving = graph.leaving(everything)
+    want = set("%s=%s" % (kind, int(count.get("remaining", 0))) for kind, count in counts.items())
+    got = set("%s=%d" % (kind, len([obj for obj in by_kind.get(kind, []) if _uid(obj) not in leaving]))
+              for kind in by_kind if kind in counts)
+    problems = []
+    if want != got:
+        problems.append("counts per kind differ: private %s but standard %s"
+                        % (", ".join(sorted(want - got)) or "none", ", ".join(sorted(got - want)) or "none"))
+    for cluster in by_kind.get("Cluster", []):
+        if (cluster.get("spec") or {}).get("paused"):
+            problems.append("still paused: Cluster %s" % cluster["metadata"]["name"])
+    names = inputs.get("deployment_names") or []
+    capi = [d for d in inputs.get("deployments") or [] if (d.get("metadata") or {}).get("name") in names]
+    for deployment in capi:
+        if sidecar.has_sidecar(deployment):
+            problems.append("proxy sidecar still in Deployment %s" % deployment["metadata"]["name"])
+    available = [int((d.get("status") or {}).get("availableReplicas") or 0) for d in capi]
+    replicas = [int((d.get("spec") or {}).get("replicas") or 0) for d in capi]
+    if available != replicas:
+        problems.append("Deployments not available (name=available/replicas): " + ", ".join(
+            "%s=%d/%d" % (d["metadata"]["name"], have, want_replicas)
+            for d, have, want_replicas in zip(capi, available, replicas)))
+    return problems
+
+
+def _uid(obj):
+    return (obj.get("metadata") or {}).get("uid")

@@ -546,3 +546,17 @@ def quiesce_result(service, diff):
         if diff and service.changed:
             result["diff"] = {"before": dict(service.before), "after": dict(service.after)}
     return result
+
+
+def quiesce_steps(result, steps, namespace, diff):
+    """Put each (key, service) of steps that ran into result (quiesce_result, no diff inside); return their diffs
+    (one per changed step with diff) - how the modules that run several quiesce steps report them."""
+    diffs = []
+    for key, service in steps:
+        if service is None:
+            continue
+        result[key] = quiesce_result(service, diff=False)
+        if diff and service.changed:
+            diffs.append({"before_header": "%s: %s" % (key, namespace), "after_header": key,
+                          "before": dict(service.before), "after": dict(service.after)})
+    return diffs

@@ -86,19 +86,34 @@ def window_summary(clusters):
     down = [c["controllers_down_seconds"] for c in windows]
     own = [c["controllers_own_seconds"] for c in windows]
     waiting = [c["controllers_waiting_seconds"] for c in windows]
+    migrated = [c["controllers_down_seconds"] for c in windows if c.get("status") == "migrated"]
+    migrated_p50 = round(statistics.median(migrated), 3) if migrated else None
+    # a failed migration's window runs from the stop to the rescue's start: the way back beside the way forward
+    rolled_back = [{"namespace": c.get("namespace"), "name": c.get("name"), "seconds": c["controllers_down_seconds"],
+                    "ratio_to_migrated_p50": round(c["controllers_down_seconds"] / migrated_p50, 2) if migrated_p50 else None}
+                   for c in windows if c.get("status") in ("failed", "rollback-failed")]
     return {"clusters": len(windows), "max_seconds": round(max(down), 3),
             "p50_seconds": round(statistics.median(down), 3), "sum_seconds": round(sum(down), 3),
-            "own_p50_seconds": round(statistics.median(own), 3), "waiting_p50_seconds": round(statistics.median(waiting), 3)}
+            "own_p50_seconds": round(statistics.median(own), 3), "waiting_p50_seconds": round(statistics.median(waiting), 3),
+            "migrated_p50_seconds": migrated_p50, "rolled_back": rolled_back}
 
 
 def window_headline(report):
     summary = report.get("controllers_down")
     if not summary:
         return "CAPI controllers down: no cluster's controllers were stopped"
-    return ("CAPI controllers down per cluster (first scale to 0 to all available again): max %.1f s, p50 %.1f s, "
+    line = ("CAPI controllers down per cluster (first scale to 0 to all available again): max %.1f s, p50 %.1f s, "
             "sum %.1f s over %d cluster%s; of it our own work p50 %.1f s, waiting on Kubernetes p50 %.1f s"
             % (summary["max_seconds"], summary["p50_seconds"], summary["sum_seconds"], summary["clusters"],
                "" if summary["clusters"] == 1 else "s", summary["own_p50_seconds"], summary["waiting_p50_seconds"]))
+    rolled_back = summary.get("rolled_back") or []
+    if rolled_back:
+        line += "; migrated p50 %s, rolled back after a failure: %s" % (
+            "n/a" if summary.get("migrated_p50_seconds") is None else "%.1f s" % summary["migrated_p50_seconds"],
+            ", ".join("%s/%s %.1f s%s" % (c["namespace"], c["name"], c["seconds"], "" if c["ratio_to_migrated_p50"] is None
+                                          else " (%.2fx the migrated p50)" % c["ratio_to_migrated_p50"])
+                      for c in rolled_back))
+    return line
 
 
 def build_report(records, run_id, started=None, finished=None, check_mode=False):

@@ -21,7 +21,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quie
     deployment_patches_by_name,
     phase_mark,
     quiesce_params,
-    quiesce_result,
+    quiesce_steps,
     recorded_replicas,
     seconds_between,
     start_patch,
@@ -179,13 +179,7 @@ class WindowService(object):
     def result(self):
         """The module's result: each step's own result under its phase name, the window at the top."""
         result = {"changed": self.changed, "phase": self.phase, "marks": list(self.marks), "stopped": self.stopped}
-        diffs = []
-        for key, service in ((STOP, self.stop), (START, self.start)):
-            if service is not None:
-                result[key] = quiesce_result(service, diff=False)
-                if self.diff and service.changed:
-                    diffs.append({"before_header": "%s: %s" % (key, self.namespace), "after_header": key,
-                                  "before": dict(service.before), "after": dict(service.after)})
+        diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start)), self.namespace, self.diff)
         if self.copy is not None:
             # not "copy": in Jinja2 that is the dict's own method (window.copy), not this key
             result["copied"] = migrate_result(self.copy)

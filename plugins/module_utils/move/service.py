@@ -31,6 +31,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph
     OwnershipGraph,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
+    CARRIED_ANNOTATION,
+    CARRIED_DELETION_ANNOTATION,
     GC_FINALIZERS,
     carried_copy_uid,
     carried_mark,
@@ -91,10 +93,11 @@ class MigrateService(object):
             item.setdefault("kind", kind_name)
         return items
 
-    def read_all(self, moved, unserved):
+    def read_all(self, moved, unserved, every_target=False):
         """(sources per kind key, targets per kind key, unserved resources that hold objects).
 
-        Targets are read only for kinds that have sources: a namespace uses a handful of the many kinds served.
+        Targets are read only for kinds that have sources (a namespace uses a handful of the many kinds served), or for
+        every moved kind with every_target.
         """
         def read_source(job):
             role, item = job
@@ -110,7 +113,7 @@ class MigrateService(object):
                 sources[item.key] = items
             elif items:
                 blocked.append("%d %s object(s): %s" % (len(items), item[0].kind, item[1]))
-        with_sources = [kind for kind in moved if sources[kind.key]]
+        with_sources = [kind for kind in moved if sources[kind.key] or every_target]
         listed = parallel_map(lambda kind: self._list(kind.target_group, kind.kind, kind.version, kind.plural),
                               with_sources, self.parallelism)
         for kind, items in zip(with_sources, listed):
@@ -142,7 +145,8 @@ class MigrateService(object):
         served = read_served_resources(self.client, self.parallelism)
         moved, unserved = moved_kinds(served, self.group_map, self.direction, self.params.get("kinds"))
         self.kinds = moved
-        source_lists, target_lists, blocked = self.read_all(moved, unserved)
+        discard = bool(self.params.get("discard"))
+        source_lists, target_lists, blocked = self.read_all(moved, unserved, every_target=discard)
         if blocked:
             raise MigrationError("namespace %s holds objects that cannot be moved: %s"
                                  % (self.namespace, "; ".join(blocked)))
@@ -162,6 +166,9 @@ class MigrateService(object):
                                 ", ".join(kind.kind for kind in moved) or "none"))
         self.check_paused(sources, kind_of)
         graph = OwnershipGraph(list(sources.values()))
+        if discard:
+            self.discard(sources, kind_of, targets, kind_by_key, graph)
+            return self.report
         carry = bool(self.params.get("carry_deletions"))
         # this module's own deletions (an interrupted delete phase): their copies stay, nothing to carry (a carried
         # source stays carried: its copy goes too)
@@ -224,6 +231,25 @@ class MigrateService(object):
                 uid in copyable or is_carried(sources[uid]) and not _only_the_gc_holds(sources[uid]))])
             self.delete(served, moved, levels, sources, kind_of, owner_targets, graph, carry)
         return self.report
+
+    def discard(self, sources, kind_of, targets, kind_by_key, graph):
+        """Delete the sources without copying them (discard: the copies a failed attempt made, while the objects they
+        were copied from are intact in the target group): first the marks that attempt left on the target objects whose
+        deletion it carried (their controllers finish those deletions; a later attempt carries them afresh), then the
+        sources, children first, with the delete phase's own rule (DeleteEngine: finalizers removed in the write that
+        labels them, propagation Orphan, so nothing cascades into the target group)."""
+        def unmark(item):
+            (key, name), target = item
+            kind = kind_by_key[key]
+            call_with_retries(lambda: self.client.patch(
+                object_path(kind, self.namespace, name),
+                {"metadata": {"annotations": {CARRIED_ANNOTATION: None, CARRIED_DELETION_ANNOTATION: None}}},
+                what("unmark (the failed attempt carried its deletion)", kind, self.namespace, name)))
+            self.report.step("unmark_carried", kind.kind, name, api_version=kind.target_api_version)
+        marked = sorted((item for item in targets.items() if is_carried(item[1])), key=lambda item: item[0])
+        parallel_map(unmark, marked, self.parallelism)
+        DeleteEngine(self.client, self.report, self.namespace, self.parallelism).delete_sources(
+            graph.levels(list(sources)), sources, kind_of)
 
     def carry_deletions(self, deleting, carried, sources, kind_of, copies):
         """Delete the copy of each source that is being deleted, with the source's propagation, so that its deletion
@@ -363,7 +389,7 @@ def migrate_params(namespace, **overrides):
     service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
     params = dict(namespace=namespace, direction=TO_PRIVATE, delete_source=False, require_paused=True, force=False,
                   carry_deletions=False, verify=False, kinds=None, dependent_resources=None, parallelism=8,
-                  extra_groups={})
+                  extra_groups={}, discard=False)
     params.update(overrides)
     return params
 

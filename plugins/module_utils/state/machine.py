@@ -88,8 +88,32 @@ EVENT_REASONS = {
 }
 
 
+# What a refused move returns beside its message (RV(refused) of migration_state): why, in a word a playbook can test,
+# and the status a run records for the HostedCluster. Another run's live lock leaves the HostedCluster to that run
+# (skipped, no failure); any other refusal is the run's to report (refused).
+REFUSED_LOCK_HELD, REFUSED_NOT_ALLOWED = "lock-held", "not-allowed"
+REFUSAL_STATUS = {REFUSED_LOCK_HELD: "skipped", REFUSED_NOT_ALLOWED: "refused"}
+
+
 class MoveRefused(Exception):
     """A requested move that the state machine does not allow; the message says why and what to do."""
+
+    reason = REFUSED_NOT_ALLOWED
+    holder = None
+
+    def refusal(self):
+        """{reason, holder, status}: the refusal as data (RV(refused)); no caller reads the message to tell."""
+        return {"reason": self.reason, "holder": self.holder, "status": REFUSAL_STATUS[self.reason]}
+
+
+class LockHeld(MoveRefused):
+    """The lock is held by another run whose lease is live: that run keeps the HostedCluster."""
+
+    reason = REFUSED_LOCK_HELD
+
+    def __init__(self, message, holder):
+        super().__init__(message)
+        self.holder = holder
 
 
 def format_time(moment):
@@ -255,7 +279,7 @@ def _drop(annotations, keys):
 
 
 def _check_lease(hostedcluster, annotations, requested, holder, now, lease_seconds, takeover):
-    """None when holder may act on the lock; 'takeover' when it takes it over; else MoveRefused."""
+    """None when holder may act on the lock; 'takeover' when it takes it over; else LockHeld."""
     lease = lease_of(annotations)
     if lease is None or lease["holder"] == holder:
         return None
@@ -263,12 +287,11 @@ def _check_lease(hostedcluster, annotations, requested, holder, now, lease_secon
     if judged["expired"] or takeover:
         return "takeover"
     age = "%.0fs" % judged["age_seconds"] if judged["age_seconds"] is not None else "unknown"
-    raise MoveRefused(
+    raise LockHeld(
         "%s: the migration lock is held by %r (acquired %s, renewed %s ago, expires in %.0fs); requested %s by %r. "
         "Wait for that run, or if it died re-run with takeover: true (or after the lease expires) to resume it"
         % (describe(hostedcluster), lease["holder"], lease["acquire_time"], age, judged["expires_in_seconds"],
-           requested, holder)
-    )
+           requested, holder), lease["holder"])
 
 
 def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE_SECONDS, takeover=False,
@@ -527,6 +550,14 @@ ACTION_REFUSE = "refuse"  # a rollback would be wrong from this state; the reaso
 MIGRATE_ACTIONS = (ACTION_MIGRATE, ACTION_MARK_LEGACY_AND_MIGRATE, ACTION_RESUME, ACTION_SKIP, ACTION_LOCKED,
                    ACTION_INVALID)
 ROLLBACK_ACTIONS = (ACTION_ROLLBACK, ACTION_RESUME_ROLLBACK, ACTION_SKIP, ACTION_LOCKED, ACTION_REFUSE)
+# The status a run records for each action before it acts (RV(hostedclusters[].status)): the one table of it.
+ACTION_STATUS = {
+    (MIGRATE, ACTION_MIGRATE): "migrating", (MIGRATE, ACTION_MARK_LEGACY_AND_MIGRATE): "migrating",
+    (MIGRATE, ACTION_RESUME): "migrating", (MIGRATE, ACTION_SKIP): "skipped", (MIGRATE, ACTION_LOCKED): "skipped",
+    (MIGRATE, ACTION_INVALID): "invalid",
+    (ROLLBACK, ACTION_ROLLBACK): "rolling-back", (ROLLBACK, ACTION_RESUME_ROLLBACK): "rolling-back",
+    (ROLLBACK, ACTION_SKIP): "skipped", (ROLLBACK, ACTION_LOCKED): "skipped", (ROLLBACK, ACTION_REFUSE): "refused",
+}
 
 
 def _decide_migrate(found, holder, retry_failed, takeover):
@@ -591,8 +622,9 @@ def _decide_rollback(found, holder, takeover):
 def decide(found, holder, direction=MIGRATE, retry_failed=False, takeover=False):
     """What a run acting as `holder` should do with the HostedCluster of query report `found` (see report()).
 
-    direction MIGRATE: one of MIGRATE_ACTIONS; ROLLBACK: one of ROLLBACK_ACTIONS. Returns {"action", "reason"};
-    the reason is the one the fleet record and the roles' messages show ("" when there is nothing to say).
+    direction MIGRATE: one of MIGRATE_ACTIONS; ROLLBACK: one of ROLLBACK_ACTIONS. Returns {"action", "reason",
+    "status"}: the reason is the one the fleet record and the roles' messages show ("" when there is nothing to say),
+    the status the one the run records before it acts (ACTION_STATUS).
     """
     if direction == ROLLBACK:
         action, reason = _decide_rollback(found, holder, takeover)
@@ -600,4 +632,4 @@ def decide(found, holder, direction=MIGRATE, retry_failed=False, takeover=False)
         action, reason = _decide_migrate(found, holder, retry_failed, takeover)
     else:
         raise ValueError("direction must be one of %s, got %r" % (", ".join(DIRECTIONS), direction))
-    return {"action": action, "reason": reason}
+    return {"action": action, "reason": reason, "status": ACTION_STATUS[(direction, action)]}

@@ -35,6 +35,17 @@ class MigrationStateError(PrivateCapiError):
     """A refused move or an unusable request; the message names the HostedCluster and what to do."""
 
 
+class RefusedMove(MigrationStateError):
+    """A move the state machine refused; result() adds RV(refused): why in a word, the lock holder, the status to record."""
+
+    def __init__(self, message, refusal):
+        super().__init__(message)
+        self.refusal = refusal
+
+    def result(self):
+        return {"refused": dict(self.refusal)}
+
+
 class RepairFailed(MigrationStateError):
     """Some invalid HostedClusters could not be repaired; result() is everything the query found and did."""
 
@@ -137,8 +148,10 @@ class MigrationStateService(object):
                 plan = make_plan(hostedcluster, utc_now())
             except MigrationStateError as exc:
                 if conflicts:
-                    raise MigrationStateError("%s (judged again after %d conflicting write(s): another writer got in first)"
-                                              % (exc, conflicts))
+                    message = "%s (judged again after %d conflicting write(s): another writer got in first)" % (exc, conflicts)
+                    if isinstance(exc, RefusedMove):
+                        raise RefusedMove(message, exc.refusal)
+                    raise MigrationStateError(message)
                 raise
             if not plan.write:
                 return plan, hostedcluster, conflicts
@@ -168,7 +181,7 @@ class MigrationStateService(object):
                                         takeover=params["takeover"], force=params["force"], reason=params.get("reason"),
                                         rollback=params.get("rollback") or False)
             except states.MoveRefused as exc:
-                raise MigrationStateError(str(exc))
+                raise RefusedMove(str(exc), exc.refusal())
 
         plan, written, conflicts = self.apply_guarded(namespace, name, make_plan)
         now = utc_now()
@@ -275,6 +288,15 @@ class MigrationStateService(object):
                 "re-run with repair: true to fix it from the HCP namespace's CAPI objects" % ", ".join(result["invalid"])
             )
         return result
+
+
+def move_held_lock(client, namespace, name, state, holder, rollback=False, reason=None):
+    """The move a module that holds the lock makes at its end (hcp_migrate_finish, hcp_migrate_rollback), as
+    migration_state makes it: (its result, its warnings)."""
+    mover = MigrationStateService(client, dict(
+        namespace=namespace, name=name, state=state, holder=holder, lease_seconds=states.DEFAULT_LEASE_SECONDS,
+        takeover=False, force=False, reason=reason, rollback=rollback))
+    return mover.move(), mover.warnings
 
 
 def run_module(module):

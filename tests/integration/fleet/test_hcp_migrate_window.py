@@ -49,7 +49,7 @@ def workloads(server, namespace=NS):
 
 
 def patches(server, namespace=NS):
-    """What the api_proxy role's sidecar patches are (deployment_present.json.j2): a JSON merge patch replacing the
+    """What the api_proxy role's sidecar patches are (fleet/sidecar.py present_patch): a JSON merge patch replacing the
     containers list whole - the Deployment's containers as read plus a sidecar without the fields the API server
     defaults - and a pod template annotation here, to see the patch in place."""
     found = {d["metadata"]["name"]: d for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % namespace)}

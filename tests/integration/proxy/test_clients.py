@@ -420,6 +420,7 @@ def test_discovery_follows_a_crd_group_that_goes_and_comes_back_within_a_second(
     assert shown, "the proxy does not show ipam.cluster.x-k8s.io %s within 1 s of the server" % served
     # kube-apiserver installs a group-version's own discovery document apart from the group list (seen 404 there
     # after /apis listed the version): wait for the server's, then the proxy must follow within 1 s
+
     def _lists_ipaddresses(status, body):
         return status == 200 and b'"ipaddresses"' in body
 

@@ -363,8 +363,10 @@ def test_rollback_path_is_explicit_resumable_and_ends_legacy(server):
     for state, options in (("in-progress", {}), ("migrated", {}), ("failed", {"reason": "r"}), ("in-progress", {"takeover": True})):
         crossed = move(server, "rb-01", state, holder="rb-run", **options)
         assert crossed.failed and "a rollback lock ends only in legacy" in crossed["msg"], crossed.get("msg")
+        assert crossed["refused"] == {"reason": "not-allowed", "holder": None, "status": "refused"}
     other = move(server, "rb-01", "legacy", holder="someone-else", rollback=True)
     assert other.failed and "the migration lock is held by 'rb-run'" in other["msg"]
+    assert other["refused"] == {"reason": "lock-held", "holder": "rb-run", "status": "skipped"}
     renewed = move(server, "rb-01", "in-progress", holder="rb-run", rollback=True)  # a resumed run renews its lock
     assert_ok(renewed, False)
     assert renewed["renewed"] is True

@@ -4,10 +4,16 @@ AttributeError or KeyError."""
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hypershift.private_capi.plugins.filter import capi, capi_diff, fleet_report, fleet_verify
+from ansible_collections.hypershift.private_capi.plugins.filter import (
+    capi,
+    capi_diff,
+    fleet_report,
+    fleet_verify,
+    proxy_sidecar,
+)
 
 FILTERS = {}
-for plugin in (capi, capi_diff, fleet_report, fleet_verify):
+for plugin in (capi, capi_diff, fleet_report, fleet_verify, proxy_sidecar):
     FILTERS.update(plugin.FilterModule().filters())
 
 CLUSTER = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "c", "namespace": "n"}}
@@ -53,6 +59,18 @@ BAD_CALLS = [
     ("capi_leaving", ([{"kind": "Machine", "metadata": {"name": "m-0"}}],), {},
      ["capi_leaving: Machine m-0 has no metadata.uid; pass objects as read from the API server"]),
     ("capi_verify_judge", ([],), {}, ["capi_verify_judge: expected a dict of what was read, got list"]),
+    ("capi_rollback_judge", ([],), {}, ["capi_rollback_judge: expected a dict of what was read, got list"]),
+    ("capi_rollback_judge", (), {}, ["capi_rollback_judge: missing a required argument: 'inputs'", "usage: "]),
+    ("proxy_sidecar_patches", ([], ["a"]), {}, ["proxy_sidecar_patches: missing a required argument: 'settings'",
+                                                "usage: {{ deployments | hypershift.private_capi.proxy_sidecar_patches("]),
+    ("proxy_sidecar_patches", ([], "cluster-api", {}), {}, ["proxy_sidecar_patches: names must be a list of Deployment names"]),
+    ("proxy_sidecar_patches", ([], [], []), {}, ["proxy_sidecar_patches: settings must be a mapping, got list"]),
+    ("proxy_sidecar_patches", ([{"metadata": {"name": "a"}}], ["a"], {}), {},
+     ["proxy_sidecar_patches: the sidecar settings lack image, image_pull_policy"]),
+    ("proxy_sidecar_removals", ("text", []), {}, ["proxy_sidecar_removals: the input must be a list of Deployments"]),
+    ("proxy_sidecar_removals", ([{"metadata": {"name": "a", "namespace": "n", "annotations": {
+        "hypershift.openshift.io/capi-proxy-original": "{"}}}], ["a"]), {},
+     ["proxy_sidecar_removals: Deployment n/a: annotation hypershift.openshift.io/capi-proxy-original is not JSON"]),
     ("capi_verify_table", ("text",), {}, ["capi_verify_table: the input (capi_verify results) must be a list of mappings"]),
     ("capi_verify_table", ([1],), {}, ["capi_verify_table: the input (capi_verify results) must be a list of mappings, "
                                        "item 0 is int 1"]),

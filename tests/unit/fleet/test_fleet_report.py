@@ -124,8 +124,13 @@ def test_the_window_without_controllers_per_cluster_and_fleet_wide():
     assert (by_name["hc-01"]["controllers_down_seconds"], by_name["hc-01"]["controllers_waiting_seconds"],
             by_name["hc-01"]["controllers_own_seconds"]) == (4.5, 3.0, 1.5)
     assert by_name["hc-03"]["controllers_down_seconds"] is None  # never stopped: not a zero in the figures
-    assert report["controllers_down"] == {"clusters": 3, "max_seconds": 7.0, "p50_seconds": 4.5, "sum_seconds": 13.5,
-                                          "own_p50_seconds": 1.5, "waiting_p50_seconds": 1.0}
+    assert report["controllers_down"] == {
+        "clusters": 3, "max_seconds": 7.0, "p50_seconds": 4.5, "sum_seconds": 13.5, "own_p50_seconds": 1.5,
+        "waiting_p50_seconds": 1.0, "migrated_p50_seconds": 5.75,
+        "rolled_back": [{"namespace": FAILED["namespace"], "name": FAILED["name"], "seconds": 2.0,
+                         "ratio_to_migrated_p50": 0.35}]}
+    assert "migrated p50 5.8 s, rolled back after a failure: %s/%s 2.0 s (0.35x the migrated p50)" % (
+        FAILED["namespace"], FAILED["name"]) in report_summary(report)[2]
     markdown = report_markdown(report)
     assert "| 4.5 (1.5) |" in markdown and "| - |" in markdown
     assert "controllers down :active, hc_01_down, 2026-11-22T10:00:01.500, 2026-11-22T10:00:06.000" in markdown

@@ -24,6 +24,8 @@ API_MODULES = {
     "hcp_quiesce": {"namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]", "pause_group"},
     "hcp_migrate_window": {"namespace", "deployments[]", "hostedcontrolplane_name", "pause_group"},
     "hcp_migrate_finish": {"namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]"},
+    "hcp_migrate_rollback": {"namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]",
+                             "proxy_config_map"},
     "k8s_lists": {"lists[].namespace"},
     "migration_state": {"name", "namespace"},
     "private_crd_render": {"conversion_webhook_service_name", "conversion_webhook_service_namespace"},

@@ -345,7 +345,8 @@ def test_a_rollback_lock_is_never_renewed_taken_over_or_finished_as_a_migration(
     message = str(raised.value)
     assert "HostedCluster clusters/prod-01: cannot move from in-progress to %s" % requested in message
     assert "held by 'run-a', direction rollback" in message and "ends only in legacy" in message
-    assert "is held by" not in message, "the migrate role would take this refusal for a live lock and skip quietly"
+    assert raised.value.refusal() == {"reason": "not-allowed", "holder": None, "status": "refused"}, \
+        "the migrate role would take this refusal for a live lock and skip quietly"
 
 
 FORWARD_LOCK = "it is locked for a migration to private CAPI types (lock held by 'run-a'), not migrated"
@@ -386,6 +387,7 @@ def test_rollback_lock_is_refused_to_others_until_expired_or_taken_over_and_keep
     with pytest.raises(MoveRefused) as raised:
         ms.plan_move(rollback_locked(), LEGACY, "run-b", NOW, rollback=True)
     assert "the migration lock is held by 'run-a'" in str(raised.value) and "takeover: true" in str(raised.value)
+    assert raised.value.refusal() == {"reason": "lock-held", "holder": "run-a", "status": "skipped"}
     taken = ms.plan_move(rollback_locked(), IN_PROGRESS, "run-b", NOW, rollback=True, takeover=True)
     assert (taken.changed, taken.took_over) == (True, True)
     assert ms.lease_direction(taken.annotations) == ms.ROLLBACK and ms.lease_of(taken.annotations)["holder"] == "run-b"
@@ -484,7 +486,7 @@ def test_decide_migrate_every_branch(state, extra, holder, retry_failed, takeove
     found = ms.report(hostedcluster(state, extra=extra), NOW)
     pristine = copy.deepcopy(found)
     decision = ms.decide(found, holder, direction=ms.MIGRATE, retry_failed=retry_failed, takeover=takeover)
-    assert decision == {"action": action, "reason": reason}
+    assert decision == {"action": action, "reason": reason, "status": EXPECTED_STATUS[ms.MIGRATE][action]}
     assert action in ms.MIGRATE_ACTIONS
     assert found == pristine
 
@@ -521,11 +523,20 @@ ROLLBACK_TABLE = [
 ]
 
 
+# what the migrate role recorded per action when it held these tables itself (decide.yml, revert_decide.yml)
+EXPECTED_STATUS = {
+    ms.MIGRATE: {"migrate": "migrating", "mark-legacy-and-migrate": "migrating", "resume": "migrating",
+                 "skip": "skipped", "locked": "skipped", "invalid": "invalid"},
+    ms.ROLLBACK: {"rollback": "rolling-back", "resume-rollback": "rolling-back", "skip": "skipped",
+                  "locked": "skipped", "refuse": "refused"},
+}
+
+
 @pytest.mark.parametrize("state, extra, holder, takeover, action, reason", ROLLBACK_TABLE)
 def test_decide_rollback_every_branch(state, extra, holder, takeover, action, reason):
     found = ms.report(hostedcluster(state, extra=extra), NOW)
     decision = ms.decide(found, holder, direction=ms.ROLLBACK, takeover=takeover)
-    assert decision == {"action": action, "reason": reason}
+    assert decision == {"action": action, "reason": reason, "status": EXPECTED_STATUS[ms.ROLLBACK][action]}
     assert action in ms.ROLLBACK_ACTIONS
     # retry_failed means nothing to a rollback
     assert ms.decide(found, holder, direction=ms.ROLLBACK, retry_failed=True, takeover=takeover) == decision
@@ -561,3 +572,11 @@ def test_decide_goes_ahead_exactly_when_the_lock_move_would_be_allowed(state, ex
         assert lock_allowed
     if action in ("locked", "invalid"):
         assert not lock_allowed
+
+
+def test_every_action_of_a_direction_has_the_status_a_run_records():
+    """The one action-to-status table covers every action decide() can say, with the statuses the role recorded."""
+    assert ms.ACTION_STATUS == dict(((direction, action), status) for direction, statuses in EXPECTED_STATUS.items()
+                                    for action, status in statuses.items())
+    assert set(EXPECTED_STATUS[ms.MIGRATE]) == set(ms.MIGRATE_ACTIONS)
+    assert set(EXPECTED_STATUS[ms.ROLLBACK]) == set(ms.ROLLBACK_ACTIONS)

@@ -1,0 +1,331 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Runner of hypershift.private_capi.hcp_migrate_rollback: the way back to the standard CAPI types in one module run.
+
+Two paths share the steps:
+
+- rollback (playbooks/rollback.yml, the migrate role's revert entry point): a migrated HostedCluster whose rollback lock
+  this run holds. Fence the operator, pause the private objects and stop the controllers; copy the private objects back
+  (verified field by field); record the phase revert-resume, start the controllers again without the proxy sidecar
+  (its removal in the same write as the scale-up) and unpause the standard objects; judge the result
+  (judge.rollback_problems); record revert-finish, delete the private objects (dependents re-pointed first); lift the
+  fence; in-progress -> legacy.
+- rescue (the migrate role, after a failed migration): stop the controllers, then either copy the private objects
+  back (the sources were partly deleted: phase finish recorded) or discard the partial private copies (the sources
+  are intact); start the controllers without the sidecar, unpause the standard objects, lift the fence;
+  in-progress -> failed with the reason.
+
+The steps are the services the other modules run (QuiesceService, MigrateService, MigrationStateService) on one
+client. What is done is read from the cluster, so a run killed at any request is re-run to the same end: the phase
+annotation on the HostedCluster says where a rollback goes on (revert-resume: the copies were verified and the standard
+controllers may have run; revert-finish: the deletion of the private objects began), and every step is idempotent.
+"""
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge, sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import FINISH_PHASE
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+    PHASE_ANNOTATION,
+    QuiesceService,
+    phase_mark,
+    quiesce_params,
+    quiesce_steps,
+    utc_now,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import HOSTEDCONTROLPLANE_PLURAL
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
+    MigrateService,
+    migrate_params,
+    migrate_result,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
+    hostedcluster_path,
+    move_held_lock,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    STANDARD_SUFFIX,
+    TO_STANDARD,
+    GroupMap,
+    describe,
+)
+
+ROLLBACK, RESCUE = "rollback", "rescue"
+# the phases (RV(phase), RV(marks)), as the migrate role's records name them
+PAUSE, COPY, PROXY, START, VERIFY, FINISH, STATE = "pause", "copy", "proxy", "resume", "verify", "finish", "state"
+STOP = "scale_down"
+# where a rollback goes on (the HostedCluster's phase annotation, written by this service)
+RESUME_PHASE, DELETE_PHASE = "revert-resume", "revert-finish"
+SIGNAL_ANNOTATION = states.PRIVATE_TYPES_ANNOTATION  # on the HostedControlPlane: the control-plane-operator's signal
+
+
+class RollbackFailed(PrivateCapiError):
+    """The rollback's judgement found problems: nothing private was deleted; the message lists them."""
+
+
+def resume_point(hostedcluster):
+    """Where a rollback of this HostedCluster goes on: '' (from the start), RESUME_PHASE or DELETE_PHASE."""
+    phase = ((hostedcluster.get("metadata") or {}).get("annotations") or {}).get(PHASE_ANNOTATION) or ""
+    return phase if phase in (RESUME_PHASE, DELETE_PHASE) else ""
+
+
+def sources_partly_deleted(hostedcluster):
+    """Whether the failed migration had begun deleting the standard objects (hcp_migrate_finish recorded its phase):
+    then the private objects are copied back; otherwise they are discarded."""
+    return ((hostedcluster.get("metadata") or {}).get("annotations") or {}).get(PHASE_ANNOTATION) == FINISH_PHASE
+
+
+class RollbackService(object):
+    """One run of hcp_migrate_rollback (see the module docstring for the steps of each path)."""
+
+    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
+        self.client = client
+        self.params = params
+        self.namespace = params["namespace"]
+        self.check_mode = check_mode
+        self.diff = diff
+        self.now = now
+        self.phase = None
+        self.marks = []
+        self.resumed_from = ""
+        self.stop = self.start = self.release = None
+        self.copy = self.delete = None
+        self.proxy = {"changed": False, "deployments": [], "deleted": []}
+        self.records = {"changed": False, "annotations": {}}
+        self.problems = []
+        self.moved = None
+        self.warnings = []
+        self.hostedcluster = None
+
+    # --- helpers ----------------------------------------------------------------------------------
+    def _begin(self, phase):
+        self.phase = phase
+        self.marks.append(phase_mark(phase, self.now()))
+
+    def _quiesce(self, **overrides):
+        return QuiesceService(self.client, quiesce_params(self.namespace, deployments=self.params["deployments"],
+                                                          **overrides), check_mode=self.check_mode)
+
+    def _migrate(self, **overrides):
+        params = migrate_params(self.namespace, direction=TO_STANDARD, parallelism=self.params["parallelism"],
+                                extra_groups=self.params["extra_groups"], **overrides)
+        service = MigrateService(self.client, params, GroupMap(self.params["extra_groups"] or {}), diff=self.diff)
+        service.run()
+        self.warnings += service.report.warnings
+        return service
+
+    def _deployments(self):
+        return self.client.list(api_path("apps", "v1", "deployments", self.namespace),
+                                "list " + describe("Deployments", namespace=self.namespace))
+
+    def _hostedcluster(self):
+        name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
+        self.hostedcluster = self.client.get(hostedcluster_path(namespace, name),
+                                             "get " + describe("HostedCluster", name, namespace))
+        return self.hostedcluster
+
+    def _annotate_hostedcluster(self, annotations, why):
+        """Merge the annotations (None removes one) into the HostedCluster when they are not there yet."""
+        held = ((self.hostedcluster or self._hostedcluster()).get("metadata") or {}).get("annotations") or {}
+        missing = dict((key, value) for key, value in annotations.items() if held.get(key) != value)
+        if not missing:
+            return
+        name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
+        if not self.check_mode:
+            self.hostedcluster = self.client.patch(hostedcluster_path(namespace, name),
+                                                   {"metadata": {"annotations": missing}},
+                                                   "patch %s (%s)" % (describe("HostedCluster", name, namespace), why))
+        self.records["changed"] = True
+        self.records["annotations"].update(missing)
+
+    # --- the proxy out --------------------------------------------------------------------------------
+    def _proxy_out(self):
+        """The sidecar removal patches (sent with the scale-up), and the sidecar's kubeconfig ConfigMap, RBAC and
+        signal deleted now."""
+        patches = sidecar.absent_patches(self._deployments(), self.params["deployments"])
+        self.proxy["deployments"] = [patch["metadata"]["name"] for patch in patches]
+        selector = sidecar.rbac_label_selector(self.namespace)
+        doomed = [(api_path("", "v1", "configmaps", self.namespace, self.params["proxy_config_map"]),
+                   describe("ConfigMap", self.params["proxy_config_map"], self.namespace))]
+        for group, version, plural, namespaced in sidecar.RBAC_RESOURCES:
+            namespace = self.namespace if namespaced else None
+            for item in self.client.list(api_path(group, version, plural, namespace), "list %s labelled %s"
+                                         % (plural, selector), label_selector=selector):
+                name = item["metadata"]["name"]
+                doomed.append((api_path(group, version, plural, namespace, name), "%s %s" % (plural, name)))
+        for path, what in doomed:
+            try:
+                self.client.delete(path, "delete " + what)
+            except ApiError as exc:
+                if not exc.is_not_found:
+                    raise
+                continue
+            self.proxy["deleted"].append(what)
+        self.proxy["changed"] = bool(self.proxy["deleted"] or patches)
+        self._remove_signal()
+        return patches
+
+    def _remove_signal(self):
+        name = self.params["hostedcluster_name"]
+        path = api_path(hypershift.HOSTEDCLUSTER_GROUP, hypershift.HOSTEDCLUSTER_VERSION, HOSTEDCONTROLPLANE_PLURAL,
+                        self.namespace, name)
+        what = describe("HostedControlPlane", name, self.namespace)
+        try:
+            hostedcontrolplane = self.client.get(path, "get " + what)
+        except ApiError as exc:
+            if exc.is_not_found:
+                return
+            raise
+        if SIGNAL_ANNOTATION not in ((hostedcontrolplane.get("metadata") or {}).get("annotations") or {}):
+            return
+        if not self.check_mode:  # as the other HostedControlPlane and HostedCluster writes: none in check mode
+            self.client.patch(path, {"metadata": {"annotations": {SIGNAL_ANNOTATION: None}}}, "patch %s (signal off)" % what)
+        self.proxy["changed"] = True
+        self.proxy["signal_removed"] = True
+
+    def _start(self, removals, **overrides):
+        self._begin(START)
+        self.start = self._quiesce(state="resumed", wait_timeout=self.params["available_timeout"],
+                                   pause_group=STANDARD_SUFFIX, deployment_patches=removals, **overrides)
+        self.start.resume()
+
+    # --- the two paths --------------------------------------------------------------------------------
+    def run(self):
+        hostedcluster = self._hostedcluster()
+        if self.params["path"] == RESCUE:
+            self._rescue(hostedcluster)
+        else:
+            self._rollback(hostedcluster)
+        return self.result()
+
+    def _rescue(self, hostedcluster):
+        self._begin(STOP)
+        self.stop = self._quiesce(wait_timeout=0)
+        self.stop.quiesce()
+        self._begin(PROXY)
+        removals = self._proxy_out()
+        if COUNTS_ANNOTATION in ((hostedcluster.get("metadata") or {}).get("annotations") or {}):
+            self._annotate_hostedcluster({COUNTS_ANNOTATION: None}, "remove the count record")
+        self._begin(COPY)
+        if sources_partly_deleted(hostedcluster):
+            # a private object being deleted goes on being deleted in the standard group, for its controllers
+            self.copy = self._migrate(force=True, delete_source=True, require_paused=False, carry_deletions=True)
+        else:
+            self.copy = self._migrate(discard=True, require_paused=False)
+        self._start(removals, remove_records=True, hostedcluster_name=self.params["hostedcluster_name"],
+                    hostedcluster_namespace=self.params["hostedcluster_namespace"], fence=True)
+        self._move(states.FAILED, rollback=False, reason=self.params["reason"])
+
+    def _rollback(self, hostedcluster):
+        self.resumed_from = resume_point(hostedcluster)
+        if self.resumed_from == "":
+            self._begin(PAUSE)
+            self.stop = self._quiesce(fence=self.params["fence"], hostedcluster_name=self.params["hostedcluster_name"],
+                                      hostedcluster_namespace=self.params["hostedcluster_namespace"],
+                                      pause_group=GroupMap(self.params["extra_groups"] or {}).to_private(STANDARD_SUFFIX),
+                                      settle_seconds=self.params["settle_seconds"],
+                                      wait_timeout=self.params["scale_down_timeout"])
+            self.stop.quiesce()
+        if self.resumed_from != DELETE_PHASE:
+            self._begin(COPY)
+            # verified field by field before the standard controllers ever run; resumed after the scale-up, the copy
+            # only completes: those controllers may have moved the standard objects on since
+            self.copy = self._migrate(verify=self.resumed_from == "", require_paused=True, carry_deletions=True)
+            self._begin(PROXY)
+            removals = self._proxy_out()
+            self._annotate_hostedcluster({PHASE_ANNOTATION: RESUME_PHASE}, "the copies are verified")
+            self._start(removals)
+            self._begin(VERIFY)
+            self._verify()
+        self._begin(FINISH)
+        self._annotate_hostedcluster({PHASE_ANNOTATION: DELETE_PHASE}, "the deletion of the private objects begins")
+        self.delete = self._migrate(delete_source=True, require_paused=False, carry_deletions=True)
+        self._annotate_hostedcluster({COUNTS_ANNOTATION: None}, "remove the count record")
+        self.release = self._quiesce(state="resumed", wait_timeout=self.params["available_timeout"], remove_records=True,
+                                     hostedcluster_name=self.params["hostedcluster_name"],
+                                     hostedcluster_namespace=self.params["hostedcluster_namespace"], fence=True)
+        self.release.resume()
+        self._move(states.LEGACY, rollback=True)
+
+    def _verify(self):
+        """One standard object per private one, no standard Cluster paused, no sidecar, the Deployments available."""
+        counts = self.copy.report.result().get("counts") or {}
+        kinds = [kind for kind in self.copy.kinds if (counts.get(kind.kind) or {}).get("found")]
+        standard = {}
+        for kind in kinds:
+            path = api_path(kind.target_group, kind.version, kind.plural, self.namespace)
+            standard.setdefault(kind.kind, []).extend(self.client.list(path, "list %s (%s)" % (kind.plural, kind.target_group)))
+        self.problems = judge.rollback_problems({"counts": counts, "standard": standard, "deployments": self._deployments(),
+                                                 "deployment_names": self.params["deployments"]})
+        if self.problems and not self.check_mode:
+            raise RollbackFailed("verify: " + "; ".join(self.problems))
+
+    def _move(self, state, rollback, reason=None):
+        if self.check_mode:  # in check mode no lock was written: the state stays the one found
+            return
+        self._begin(STATE)
+        self.moved, warnings = move_held_lock(self.client, self.params["hostedcluster_namespace"],
+                                              self.params["hostedcluster_name"], state, self.params["holder"],
+                                              rollback=rollback, reason=reason)
+        self.warnings += warnings
+
+    # --- the result -----------------------------------------------------------------------------------
+    @property
+    def changed(self):
+        return bool(any(service is not None and service.changed for service in (self.stop, self.start, self.release))
+                    or any(service is not None and service.report.changed for service in (self.copy, self.delete))
+                    or self.proxy["changed"] or self.records["changed"] or (self.moved and self.moved["changed"]))
+
+    def result(self):
+        result = {"changed": self.changed, "path": self.params["path"], "phase": self.phase, "marks": list(self.marks),
+                  "resumed_from": self.resumed_from, "proxy": dict(self.proxy), "records": dict(self.records),
+                  "problems": list(self.problems)}
+        diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start), ("release", self.release)),
+                              self.namespace, self.diff)
+        for key, service in (("copied", self.copy), ("deleted", self.delete)):
+            if service is not None:
+                result[key] = migrate_result(service)
+                diffs += result[key].pop("diff", [])
+        if self.moved is not None:
+            moved = dict(self.moved)
+            diffs.append(moved.pop("diff"))
+            result["moved"] = moved
+        window = result.get(START) or result.get("release") or {}
+        for key in ("stopped_at", "available_at", "controllers_down_seconds"):
+            result[key] = window.get(key)
+        result["waited_seconds"] = round(sum((result.get(key) or {}).get("waited_seconds") or 0.0
+                                             for key in (STOP, START, "release")), 3)
+        if self.diff and diffs:
+            result["diff"] = diffs
+        return result
+
+
+def run_module(module):
+    """Run the way back and exit with the result; a failure names its phase (RV(phase)) beside what the run got done."""
+    state = {}
+
+    def work(run):
+        params = module.params
+        if params["path"] == RESCUE and not (params["reason"] or "").strip():
+            raise OptionError("path: rescue needs reason (why the migration failed: it is written to the HostedCluster "
+                              "with the move to failed)")
+        client = run.connect(connections=params["parallelism"] + 2,
+                             namespaces=[("namespace", params["namespace"]),
+                                         ("hostedcluster_namespace", params["hostedcluster_namespace"])])
+        state["service"] = service = RollbackService(client, params, check_mode=module.check_mode, diff=module._diff)
+        result = service.run()
+        for warning in service.warnings:
+            module.warn(warning)
+        return result
+
+    def partial():
+        service = state.get("service")
+        return service.result() if service is not None else {}
+
+    minimums = dict(PARALLELISM_MINIMUM, scale_down_timeout=0, available_timeout=0, settle_seconds=0)
+    run_module_with(module, work, partial=partial, minimums=minimums)

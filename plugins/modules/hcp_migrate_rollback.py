@@ -1,0 +1,320 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: hcp_migrate_rollback
+short_description: Take one hosted control plane back to the standard CAPI types, in one module run
+version_added: 0.2.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - The way back from the private CAPI groups to the standard ones for one HostedCluster whose lock this run holds, in
+    one module run, so that the controllers are down for the work alone. RV(marks) says when each phase began. Two
+    paths share the steps.
+  - B(path=rollback) - a migrated HostedCluster under a rollback lock (M(hypershift.private_capi.migration_state) with
+    O(hypershift.private_capi.migration_state#module:rollback=true)), as C(playbooks/rollback.yml) runs it.
+    B(pause) - the HyperShift operator fenced (O(fence)), the private C(Cluster), MachineDeployments and MachineSets
+    paused, the Deployments of O(deployments) recorded and scaled to 0 (waiting up to O(scale_down_timeout)).
+    B(copy) - every private object copied back to the standard groups, owners first, status included, and verified
+    field by field. B(proxy) - the sidecar's kubeconfig ConfigMap (O(proxy_config_map)) and the RBAC the C(api_proxy)
+    role created for the namespace deleted, the signal C(hypershift.openshift.io/private-capi-types) taken off the
+    HostedControlPlane. B(resume) - the HostedCluster records the phase C(revert-resume), and each Deployment goes back
+    to its recorded replicas with the sidecar taken out in the same write (the recorded env, mounts and volumes back),
+    waiting up to O(available_timeout) until it is available. Then the standard C(Cluster) and its MachineDeployments
+    and MachineSets are unpaused. B(verify) - one standard object per private one that stays, no standard C(Cluster)
+    paused, no sidecar, every Deployment available (see the filter C(hypershift.private_capi.capi_rollback_judge));
+    a problem stops the run before anything private is deleted. B(finish) - the phase C(revert-finish) recorded,
+    dependents (the HostedControlPlane) re-pointed at the standard objects and the private objects deleted (Orphan),
+    the count record removed, the replica records removed and the fence lifted. B(state) - in-progress -> legacy.
+  - B(path=rescue) - a failed migration, as the C(migrate) role runs it after any failure with the migration lock held.
+    B(scale_down) - the Deployments stopped (replicas recorded unless an earlier step did). B(proxy) - as above, and the
+    count record removed. B(copy) - when the failed migration had begun deleting the standard objects (the HostedCluster
+    records the phase C(finish)), every private object is copied back and deleted (O(hypershift.private_capi.capi_object_migrate#module:force=true));
+    otherwise the private copies are discarded - the marks the attempt left on standard objects whose deletion it carried
+    are removed, then the private objects are deleted, children first, with the migration's own deletion rule
+    (finalizers removed in the write that labels them, propagation Orphan, so nothing cascades to the standard objects).
+    B(resume) - the Deployments back without sidecar, the standard objects unpaused, the records removed, the fence
+    lifted. B(state) - in-progress -> failed with O(reason).
+  - B(Resumable.) What is done is read from the cluster - a run killed at any request is re-run to the same end. A
+    rollback goes on from the phase the HostedCluster records (RV(resumed_from)). Resumed after C(revert-resume), its
+    copy only completes and is not verified again, because the standard controllers may have moved the objects on since.
+  - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the lock stays held.
+extends_documentation_fragment:
+  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.checks
+  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.options.extra_groups
+  - hypershift.private_capi.options.parallelism
+options:
+  path:
+    description:
+      - V(rollback) - a migrated HostedCluster back to legacy. V(rescue) - a failed migration back to the standard
+        objects, ending failed with O(reason).
+    type: str
+    choices: [rollback, rescue]
+    required: true
+  namespace:
+    description:
+      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)).
+    type: str
+    required: true
+  hostedcluster_name:
+    description:
+      - The HostedCluster (also the name of its HostedControlPlane in O(namespace)).
+    type: str
+    required: true
+  hostedcluster_namespace:
+    description:
+      - Namespace of the HostedCluster.
+    type: str
+    default: clusters
+  holder:
+    description:
+      - The holder of the lock (the run id it was taken with); the final move is refused for another holder.
+    type: str
+    required: true
+  reason:
+    description:
+      - Why the migration failed - written to the HostedCluster with the move to failed. Required with O(path=rescue)
+        (checked before any API call).
+    type: str
+    default: ""
+  deployments:
+    description:
+      - Names of the CAPI-dependent Deployments of the namespace; those that exist are stopped and started, the
+        others ignored.
+    type: list
+    elements: str
+    default: []
+  fence:
+    description:
+      - Fence the HyperShift operator (C(spec.pausedUntil), the original kept) while the rollback runs (O(path=rollback)).
+    type: bool
+    default: true
+  settle_seconds:
+    description:
+      - Seconds the private pause must hold before the Deployments stop (O(path=rollback); see
+        M(hypershift.private_capi.hcp_quiesce)).
+    type: int
+    default: 0
+  scale_down_timeout:
+    description:
+      - Seconds to wait for the pods of the Deployments to go (O(path=rollback); a rescue does not wait - the
+        failed window stopped them); 0 does not wait.
+    type: int
+    default: 300
+  available_timeout:
+    description:
+      - Seconds to wait for the Deployments to be available again; 0 does not wait (and no window is measured).
+    type: int
+    default: 600
+  proxy_config_map:
+    description:
+      - The sidecar's kubeconfig ConfigMap in O(namespace), deleted with the sidecar (the C(api_proxy) role's
+        C(private_capi_proxy_config_map_name)).
+    type: str
+    default: capi-proxy-kubeconfig
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+    details: The Deployments, the HostedCluster and the HostedControlPlane get no write (nothing is waited for); copies
+      and deletions are sent as server-side dry runs (C(dryRun=All)); no state is moved.
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: full
+    details: One entry per quiesce step, per created, changed or deleted object and for the state move.
+notes:
+  - RBAC in the HCP namespace - that of M(hypershift.private_capi.hcp_quiesce) and of
+    M(hypershift.private_capi.capi_object_migrate) with O(hypershift.private_capi.capi_object_migrate#module:delete_source)
+    in the direction to the standard groups; C(get), C(patch) on C(hostedcontrolplanes); C(delete) on the ConfigMap;
+    C(list), C(delete) on the RBAC objects the C(api_proxy) role created (by label); C(get), C(patch) on the
+    HostedCluster and what M(hypershift.private_capi.migration_state) needs for the final move.
+seealso:
+  - module: hypershift.private_capi.hcp_migrate_window
+  - module: hypershift.private_capi.hcp_migrate_finish
+  - module: hypershift.private_capi.migration_state
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+EXAMPLES = r"""
+- name: Take the rollback lock of prod-01
+  hypershift.private_capi.migration_state:
+    name: prod-01
+    namespace: clusters
+    state: in-progress
+    rollback: true
+    holder: rollback-20261127
+    reason: the new operator crashes
+
+- name: Roll prod-01 back to the standard CAPI types (resumable - re-run with the same holder)
+  hypershift.private_capi.hcp_migrate_rollback:
+    path: rollback
+    namespace: clusters-prod-01
+    hostedcluster_name: prod-01
+    holder: rollback-20261127
+    deployments: [cluster-api, capi-provider, control-plane-operator]
+  register: rolled_back
+
+- name: How long the controllers were down
+  ansible.builtin.debug:
+    msg: "{{ rolled_back.controllers_down_seconds }} s, of which {{ rolled_back.waited_seconds }} s waiting"
+
+- name: After a failed migration, back to the standard objects, ending failed with the reason
+  hypershift.private_capi.hcp_migrate_rollback:
+    path: rescue
+    namespace: clusters-prod-01
+    hostedcluster_name: prod-01
+    holder: fleet-20261127
+    reason: "copy - Machine m-0 refused by policy"
+    deployments: [cluster-api, capi-provider, control-plane-operator]
+"""
+
+RETURN = r"""
+path:
+  description: The path run (O(path)).
+  returned: always
+  type: str
+  sample: rollback
+phase:
+  description: The last phase begun - V(pause), V(scale_down), V(copy), V(proxy), V(resume), V(verify), V(finish) or
+    V(state); on a failure, the one that failed.
+  returned: always
+  type: str
+  sample: state
+marks:
+  description: When each phase began, in order - C(name) and C(at) (UTC, C(%Y-%m-%dT%H:%M:%S.%f)).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"name": "pause", "at": "2026-11-27T13:01:02.000100"}, {"name": "copy", "at": "2026-11-27T13:01:03.512004"}]
+resumed_from:
+  description: Where a rollback went on - empty (from the start), V(revert-resume) or V(revert-finish); empty for a rescue.
+  returned: always
+  type: str
+proxy:
+  description: C(changed), C(deployments) (those the sidecar was taken out of, in the scale-up write), C(deleted) (the
+    ConfigMap and RBAC objects deleted) and C(signal_removed).
+  returned: always
+  type: dict
+  sample: {"changed": true, "deployments": ["cluster-api"], "deleted": ["ConfigMap clusters-prod-01/capi-proxy-kubeconfig"]}
+records:
+  description: C(changed) and C(annotations) - what this run wrote on the HostedCluster (the phase, null for a removed
+    annotation).
+  returned: always
+  type: dict
+problems:
+  description: What the rollback's verification found (empty when it held; the run fails when not).
+  returned: always
+  type: list
+  elements: str
+scale_down:
+  description: The stop step's result, as M(hypershift.private_capi.hcp_quiesce) returns it.
+  returned: when the Deployments were stopped by this run
+  type: dict
+resume:
+  description: The start step's result, as M(hypershift.private_capi.hcp_quiesce) returns it with
+    O(hypershift.private_capi.hcp_quiesce#module:state=resumed).
+  returned: once the start has begun
+  type: dict
+release:
+  description: The rollback's last quiesce step (records removed, fence lifted), as M(hypershift.private_capi.hcp_quiesce)
+    returns it.
+  returned: once a rollback's finish has begun
+  type: dict
+copied:
+  description: The copy back (or, for a rescue of intact sources, the discard of the private copies), as
+    M(hypershift.private_capi.capi_object_migrate) returns it (C(counts), C(kinds), C(plan), C(verify), ...).
+  returned: once the copy has begun
+  type: dict
+deleted:
+  description: The deletion of the private objects of a rollback, as M(hypershift.private_capi.capi_object_migrate)
+    returns it.
+  returned: once a rollback's finish has begun
+  type: dict
+moved:
+  description: The final move's result, as M(hypershift.private_capi.migration_state) returns it.
+  returned: when the state was moved (not in check mode)
+  type: dict
+stopped_at:
+  description: When these Deployments were first scaled to 0 (the record kept across runs), or null.
+  returned: always
+  type: str
+available_at:
+  description: When every Deployment was available again, or null (no wait, check mode).
+  returned: always
+  type: str
+controllers_down_seconds:
+  description: Seconds from RV(stopped_at) to RV(available_at) - the window without CAPI controllers - or null.
+  returned: always
+  type: float
+  sample: 6.2
+waited_seconds:
+  description: The seconds spent waiting on Kubernetes (pods to go, Deployments to be available).
+  returned: always
+  type: float
+  sample: 3.1
+api_calls:
+  description: Requests this run sent to the API server - C(total) and C(by_method).
+  returned: always
+  type: dict
+  sample: {"total": 88, "by_method": {"GET": 40, "POST": 12, "PATCH": 20, "DELETE": 16}}
+elapsed_seconds:
+  description: Wall time of the run.
+  returned: always
+  type: float
+  sample: 9.8
+"""
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.rollback import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
+    auth_argspec,
+    extra_groups_option,
+    parallelism_option,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
+              ("deployments[]", OBJECT_NAME), ("proxy_config_map", OBJECT_NAME)]
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(
+        path=dict(type="str", required=True, choices=["rollback", "rescue"]),
+        namespace=dict(type="str", required=True),
+        hostedcluster_name=dict(type="str", required=True),
+        hostedcluster_namespace=dict(type="str", default="clusters"),
+        holder=dict(type="str", required=True),
+        reason=dict(type="str", default=""),
+        deployments=dict(type="list", elements="str", default=[]),
+        fence=dict(type="bool", default=True),
+        settle_seconds=dict(type="int", default=0),
+        scale_down_timeout=dict(type="int", default=300),
+        available_timeout=dict(type="int", default=600),
+        proxy_config_map=dict(type="str", default=sidecar.DEFAULT_CONFIG_MAP),
+        parallelism=parallelism_option(),
+        extra_groups=extra_groups_option(),
+    )
+    return spec
+
+
+def main():
+    module_main(argspec, NAME_RULES, run_module)
+
+
+if __name__ == "__main__":
+    main()
