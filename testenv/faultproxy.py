@@ -230,6 +230,9 @@ class FaultProxy:
     async def _forward(self, request, info):
         headers = [(key, value) for key, value in request.headers.items() if key.lower() not in _SKIPPED_HEADERS]
         body = await request.content.read()
+        # as the audit log tells it (testing.py): dryRun=All in the query, or in a DELETE's DeleteOptions body
+        dry_run = "dryRun=All" in request.query_string or (
+            request.method == "DELETE" and b'"dryRun"' in body and b'"All"' in body)
         if len(body) > 1024 * 1024:
             body = io.BytesIO(body)             # aiohttp warns that large bytes bodies would block the loop
         try:
@@ -247,7 +250,7 @@ class FaultProxy:
                     response.headers.add(key, value)
             if upstream.content_length is not None:     # else chunked, as watches are
                 response.content_length = upstream.content_length
-            self.request_log.record(*info.match_args(), upstream.status, "")
+            self.request_log.record(*info.match_args(), upstream.status, "", dry_run=dry_run)
             await response.prepare(request)
             try:
                 async for chunk in upstream.content.iter_any():

@@ -235,7 +235,9 @@ class RollbackService(object):
             self._begin(COPY)
             # verified field by field before the standard controllers ever run; resumed after the scale-up, the copy
             # only completes: those controllers may have moved the standard objects on since
-            self.copy = self._migrate(verify=self.resumed_from == "", require_paused=True, carry_deletions=True)
+            # check mode paused nothing and wrote no copy: neither the pause nor the copies can be checked
+            self.copy = self._migrate(verify=self.resumed_from == "" and not self.check_mode,
+                                      require_paused=not self.check_mode, carry_deletions=True)
             self._begin(PROXY)
             removals = self._proxy_out()
             self._annotate_hostedcluster({PHASE_ANNOTATION: RESUME_PHASE}, "the copies are verified")

@@ -10,6 +10,7 @@ import pytest
 from testenv.cluster.pods import containers_named, get_in_pod, unwell
 from testenv.hcp import fleet
 from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
+from testenv.module_runner import run_module
 from tests.integration.fleet.support import (
     hostedcluster_states, run_playbook, snapshot, start_fleet, user_annotations, write_inventory)
 
@@ -121,6 +122,29 @@ def test_check_mode_prints_the_plan_and_changes_nothing(world):
     assert "4. copy back to the standard groups: " in text and "Machine x2" in text
     assert "5. remove the proxy sidecar from: " in text and "cluster-api" in text
     assert "planned" in text and "objects to copy back" in text
+    assert hostedcluster(server, TARGET)["metadata"]["resourceVersion"] == version
+    assert snapshot(server, world["crds"], HCP) == state
+
+
+def test_the_rollback_module_in_check_mode_sends_only_dry_runs_and_changes_nothing(world):
+    """hcp_migrate_rollback run directly with check_mode on the migrated cluster: the copies and deletions go as
+    server-side dry runs, nothing else is written, and it says what it would change."""
+    server = world["server"]
+    version = hostedcluster(server, TARGET)["metadata"]["resourceVersion"]
+    state = snapshot(server, world["crds"], HCP)
+    server.reset_requests()
+    result = run_module("hcp_migrate_rollback", {
+        "kubeconfig": server.kubeconfig, "path": "rollback", "namespace": HCP, "hostedcluster_name": TARGET,
+        "holder": RUN_ID, "deployments": ["cluster-api", "capi-provider", "control-plane-operator"]},
+        check_mode=True, diff=True)
+    assert not result.failed, result.get("msg")
+    assert result["changed"] and result["phase"] == "finish" and "moved" not in result
+    assert [mark["name"] for mark in result["marks"]] == ["pause", "copy", "proxy", "resume", "verify", "finish"]
+    assert {step["action"] for step in result["copied"]["plan"]} >= {"create"}
+    assert result["proxy"]["deployments"], result["proxy"]
+    writes = [entry for entry in server.request_counts()["entries"] if entry["verb"] in WRITES]
+    assert writes and all(entry["dry_run"] for entry in writes), [
+        (e["verb"], e.get("resource"), e.get("user"), e.get("uri", "")[:120]) for e in writes if not e["dry_run"]][:5]
     assert hostedcluster(server, TARGET)["metadata"]["resourceVersion"] == version
     assert snapshot(server, world["crds"], HCP) == state
 
