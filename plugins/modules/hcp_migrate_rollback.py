@@ -105,8 +105,8 @@ options:
     default: 0
   scale_down_timeout:
     description:
-      - Seconds to wait for the pods of the Deployments to go (O(path=rollback); a rescue does not wait - the
-        failed window stopped them); 0 does not wait.
+      - Seconds to wait for the pods of the Deployments to go before any CAPI object is touched; 0 does not wait.
+        After a failed window they are gone already; after a failure at the health step they still run.
     type: int
     default: 300
   available_timeout:

@@ -205,7 +205,9 @@ class RollbackService(object):
 
     def _rescue(self, hostedcluster):
         self._begin(STOP)
-        self.stop = self._quiesce(wait_timeout=0)
+        # the controllers' pods gone before their objects are touched (a failure at the health step left them
+        # running; after a failed window they are gone already and nothing is waited for)
+        self.stop = self._quiesce(wait_timeout=self.params["scale_down_timeout"])
         self.stop.quiesce()
         self._begin(PROXY)
         removals = self._proxy_out()
