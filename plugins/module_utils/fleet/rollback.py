@@ -21,7 +21,6 @@ annotation on the HostedCluster says where a rollback goes on (revert-resume: th
 controllers may have run; revert-finish: the deletion of the private objects began), and every step is idempotent.
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge, sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import FINISH_PHASE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
@@ -33,7 +32,10 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quie
     utc_now,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import HOSTEDCONTROLPLANE_PLURAL
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import (
+    annotations_patch,
+    hostedcontrolplane_path,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
@@ -131,17 +133,15 @@ class RollbackService(object):
 
     def _annotate_hostedcluster(self, annotations, why):
         """Merge the annotations (None removes one) into the HostedCluster when they are not there yet."""
-        held = ((self.hostedcluster or self._hostedcluster()).get("metadata") or {}).get("annotations") or {}
-        missing = dict((key, value) for key, value in annotations.items() if held.get(key) != value)
-        if not missing:
+        patch = annotations_patch(self.hostedcluster, annotations)
+        if patch is None:
             return
         name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
         if not self.check_mode:
-            self.hostedcluster = self.client.patch(hostedcluster_path(namespace, name),
-                                                   {"metadata": {"annotations": missing}},
+            self.hostedcluster = self.client.patch(hostedcluster_path(namespace, name), patch,
                                                    "patch %s (%s)" % (describe("HostedCluster", name, namespace), why))
         self.records["changed"] = True
-        self.records["annotations"].update(missing)
+        self.records["annotations"].update(patch["metadata"]["annotations"])
 
     # --- the proxy out --------------------------------------------------------------------------------
     def _proxy_out(self):
@@ -172,8 +172,7 @@ class RollbackService(object):
 
     def _remove_signal(self):
         name = self.params["hostedcluster_name"]
-        path = api_path(hypershift.HOSTEDCLUSTER_GROUP, hypershift.HOSTEDCLUSTER_VERSION, HOSTEDCONTROLPLANE_PLURAL,
-                        self.namespace, name)
+        path = hostedcontrolplane_path(self.namespace, name)
         what = describe("HostedControlPlane", name, self.namespace)
         try:
             hostedcontrolplane = self.client.get(path, "get " + what)
@@ -181,10 +180,11 @@ class RollbackService(object):
             if exc.is_not_found:
                 return
             raise
-        if SIGNAL_ANNOTATION not in ((hostedcontrolplane.get("metadata") or {}).get("annotations") or {}):
+        patch = annotations_patch(hostedcontrolplane, {SIGNAL_ANNOTATION: None})
+        if patch is None:
             return
         if not self.check_mode:  # as the other HostedControlPlane and HostedCluster writes: none in check mode
-            self.client.patch(path, {"metadata": {"annotations": {SIGNAL_ANNOTATION: None}}}, "patch %s (signal off)" % what)
+            self.client.patch(path, patch, "patch %s (signal off)" % what)
         self.proxy["changed"] = True
         self.proxy["signal_removed"] = True
 

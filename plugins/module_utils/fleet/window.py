@@ -49,6 +49,11 @@ def back_at_record(deployments):
         recorded_replicas(deployment) is not None and start_patch(deployment) is None for deployment in deployments)
 
 
+def hostedcontrolplane_path(namespace, name):
+    return api_path(hypershift.HOSTEDCLUSTER_GROUP, hypershift.HOSTEDCLUSTER_VERSION, HOSTEDCONTROLPLANE_PLURAL,
+                    namespace, name)
+
+
 def annotations_patch(obj, annotations):
     """Merge patch setting annotations on obj, or None when it holds them already."""
     held = (obj.get("metadata") or {}).get("annotations") or {}
@@ -155,8 +160,7 @@ class WindowService(object):
     def _signal(self):
         name = self.params["hostedcontrolplane_name"]
         namespace = self.namespace
-        path = api_path(hypershift.HOSTEDCLUSTER_GROUP, hypershift.HOSTEDCLUSTER_VERSION, HOSTEDCONTROLPLANE_PLURAL,
-                        namespace, name)
+        path = hostedcontrolplane_path(namespace, name)
         what = describe("HostedControlPlane", name, namespace)
         hostedcontrolplane = self.client.get(path, "get " + what)
         patch = annotations_patch(hostedcontrolplane, self.params["signal_annotations"])
