@@ -1,43 +1,13 @@
 """CustomResourceDefinitions as the client sees them: private CRDs shown as the standard ones, the standard
 CRDs they shadow hidden. Pure."""
-import re
 from urllib.parse import parse_qsl, quote
 
 from capi_proxy import bodies, discovery
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.selectors import (  # noqa: F401
+    matches,
+    requirements as _requirements,
+)
 from capi_proxy.core import DROPPED_LABEL_PREFIXES, TO_STANDARD, standard_view_labels, translate_crd_name, translate_object
-
-_REQUIREMENT = re.compile(r"^\s*(?:(?P<not>!)\s*(?P<nkey>[^\s=!,()]+)|(?P<key>[^\s=!,()]+)\s*(?:(?P<op>==|=|!=)\s*"
-                          r"(?P<value>[^\s,()]*)|\s+(?P<setop>in|notin)\s*\((?P<values>[^()]*)\))?)\s*$")
-
-
-def _requirements(selector):
-    """The requirements of a label selector (key, operator, values); commas inside parentheses stay in their set."""
-    parts, depth, current = [], 0, ""
-    for char in selector:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    requirements = []
-    for part in parts:
-        if not part.strip():
-            continue
-        found = _REQUIREMENT.match(part)
-        if found is None:
-            return None  # not understood here: the server judges it
-        if found.group("not"):
-            requirements.append((found.group("nkey"), "!", ()))
-        elif found.group("setop"):
-            requirements.append((found.group("key"), found.group("setop"),
-                                 tuple(value.strip() for value in found.group("values").split(","))))
-        elif found.group("op"):
-            requirements.append((found.group("key"), "!=" if found.group("op") == "!=" else "=", (found.group("value"),)))
-        else:
-            requirements.append((found.group("key"), "exists", ()))
-    return requirements
 
 
 def _text(requirement):
@@ -62,19 +32,6 @@ def split_selector(query):
     rebuilt = [(key, upstream if key == "labelSelector" else value) for key, value in pairs
                if key != "labelSelector" or upstream]
     return "&".join("%s=%s" % (quote(key, safe=""), quote(value, safe="")) for key, value in rebuilt), local
-
-
-def matches(labels, requirements):
-    labels = labels or {}
-    for key, operator, values in requirements:
-        present = key in labels
-        if (operator == "exists" and not present) or (operator == "!" and present) \
-                or (operator == "=" and labels.get(key) != values[0]) \
-                or (operator == "!=" and present and labels[key] == values[0]) \
-                or (operator == "in" and labels.get(key) not in values) \
-                or (operator == "notin" and present and labels[key] in values):
-            return False
-    return True
 
 
 def crd_view(document, group_map, show_private, selector=None):

@@ -1,6 +1,6 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters proxy_sidecar_patches and proxy_sidecar_removals (docs: the .yml files beside this file)."""
+"""Filters proxy_sidecar_patches, proxy_sidecar_removals, proxy_reads and proxy_plan (docs: the .yml files beside this file)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -13,6 +13,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.ar
 
 PATCHES_USAGE = "{{ deployments | hypershift.private_capi.proxy_sidecar_patches(names, settings) }}"
 REMOVALS_USAGE = "{{ deployments | hypershift.private_capi.proxy_sidecar_removals(names) }}"
+READS_USAGE = "{{ settings | hypershift.private_capi.proxy_reads }}"
+PLAN_USAGE = "{{ read.results | hypershift.private_capi.proxy_plan(settings) }}"
 
 
 def _check(filter_name, deployments, names, usage):
@@ -47,6 +49,36 @@ def proxy_sidecar_removals(deployments, names):
         raise AnsibleFilterError("proxy_sidecar_removals: %s" % error)
 
 
+def _check_settings(filter_name, settings, usage):
+    if not isinstance(settings, dict):
+        raise AnsibleFilterError("%s: settings must be a mapping of the api_proxy role's settings, got %s; usage: %s"
+                                 % (filter_name, type(settings).__name__, usage))
+
+
+@checked_arguments("proxy_reads", READS_USAGE, AnsibleFilterError)
+def proxy_reads(settings):
+    """The hypershift.private_capi.k8s_lists entries the api_proxy role reads."""
+    _check_settings("proxy_reads", settings, READS_USAGE)
+    try:
+        return sidecar.role_reads(settings)
+    except sidecar.SidecarError as error:
+        raise AnsibleFilterError("proxy_reads: %s" % error)
+
+
+@checked_arguments("proxy_plan", PLAN_USAGE, AnsibleFilterError)
+def proxy_plan(results, settings):
+    """What the api_proxy role writes and deletes, from what proxy_reads read."""
+    if not isinstance(results, (list, tuple)) or not all(isinstance(item, dict) for item in results):
+        raise AnsibleFilterError("proxy_plan: the input must be the k8s_lists results of the proxy_reads read (a list of "
+                                 "mappings), got %s; usage: %s" % (type(results).__name__, PLAN_USAGE))
+    _check_settings("proxy_plan", settings, PLAN_USAGE)
+    try:
+        return sidecar.role_plan(results, settings)
+    except sidecar.SidecarError as error:
+        raise AnsibleFilterError("proxy_plan: %s" % error)
+
+
 class FilterModule(object):
     def filters(self):
-        return {"proxy_sidecar_patches": proxy_sidecar_patches, "proxy_sidecar_removals": proxy_sidecar_removals}
+        return {"proxy_sidecar_patches": proxy_sidecar_patches, "proxy_sidecar_removals": proxy_sidecar_removals,
+                "proxy_reads": proxy_reads, "proxy_plan": proxy_plan}

@@ -217,6 +217,12 @@ problems:
   returned: always
   type: list
   elements: str
+plan:
+  description: In check mode, with O(path=rollback), what the rollback would do step by step (the counts to copy back,
+    the Deployments the sidecar would come out of); the rollback playbook prints it.
+  returned: check mode, O(path=rollback)
+  type: list
+  elements: str
 scale_down:
   description: The stop step's result, as M(hypershift.private_capi.hcp_quiesce) returns it.
   returned: when the Deployments were stopped by this run

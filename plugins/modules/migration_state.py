@@ -345,6 +345,14 @@ hostedclusters:
     state:
       description: State judged from the annotations (V(new), V(legacy), V(in-progress), V(migrated), V(failed), V(invalid)).
       type: str
+    platform:
+      description: The HostedCluster's C(spec.platform.type) (V(None) when it names none).
+      type: str
+      version_added: 0.2.0
+    labels:
+      description: The HostedCluster's labels (the fleet selection judges its label selector on them).
+      type: dict
+      version_added: 0.2.0
     label:
       description: Value of the mirror label, or null.
       type: str
@@ -414,6 +422,14 @@ repaired:
   returned: O(state=query)
   type: list
   elements: dict
+read_at:
+  description:
+    - When the module read the HostedClusters (UTC, C(%Y-%m-%dT%H:%M:%S.%f)); the migrate role's records take their
+      first and last phase marks from it.
+  returned: O(state=query)
+  type: str
+  sample: "2026-03-01T10:15:00.420000"
+  version_added: 0.2.0
 label_selector:
   description: The label selector the fleet LIST used, or null.
   returned: O(state=query)

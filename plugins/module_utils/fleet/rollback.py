@@ -82,6 +82,23 @@ def sources_partly_deleted(hostedcluster):
     return ((hostedcluster.get("metadata") or {}).get("annotations") or {}).get(PHASE_ANNOTATION) == FINISH_PHASE
 
 
+def plan_lines(result, hostedcluster, holder):
+    """What a check-mode rollback found it would do, step by step (the rollback playbook prints it)."""
+    copied = result.get("copied") or {}
+    kinds = ", ".join("%s x%d" % (kind, count["found"]) for kind, count in sorted((copied.get("counts") or {}).items())
+                      if count.get("found"))
+    creates = len([item for item in copied.get("plan") or [] if item.get("action") == "create"])
+    proxied = ", ".join((result.get("proxy") or {}).get("deployments") or []) or "none"
+    resumed = " (resumed from %s)" % result["resumed_from"] if result.get("resumed_from") else ""
+    return ["DRY RUN (check mode) - %s would be rolled back by run %s%s:" % (hostedcluster, holder, resumed),
+            "1. lock: in-progress (rollback lease)",
+            "2-3. fence the HostedCluster, pause the private Cluster, scale the CAPI controllers to 0 (replicas recorded)",
+            "4. copy back to the standard groups: %s (%d creates)" % (kinds or "nothing", creates),
+            "5. remove the proxy sidecar from: %s; its kubeconfig, RBAC and the control-plane-operator signal" % proxied,
+            "6-7. scale back to the recorded replicas, unpause the standard Cluster; verify counts, pause, sidecars",
+            "8-9. delete the private objects (dependents re-pointed first, Orphan); in-progress -> legacy"]
+
+
 class RollbackService(object):
     """One run of hcp_migrate_rollback (see the module docstring for the steps of each path)."""
 
@@ -306,6 +323,9 @@ class RollbackService(object):
                                              for key in (STOP, START, "release")), 3)
         if self.diff and diffs:
             result["diff"] = diffs
+        if self.check_mode and self.params["path"] == ROLLBACK:
+            result["plan"] = plan_lines(result, "%s/%s" % (self.params["hostedcluster_namespace"],
+                                                           self.params["hostedcluster_name"]), self.params["holder"])
         return result
 
 

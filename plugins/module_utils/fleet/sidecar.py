@@ -10,25 +10,40 @@ from the patched spec), and a Deployment without sidecar or record needs no take
 
 The roles (api_proxy, migrate) call these through the filters proxy_sidecar_patches and proxy_sidecar_removals, and the
 Python steps that restore Deployments call them directly: the names below exist here only.
+
+The api_proxy role's whole run is decided here too (filters proxy_reads and proxy_plan): what it reads, the kubeconfig
+ConfigMap, the RBAC on the private groups derived from the workloads' grants, its labels, and what it writes or deletes.
 """
 
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import DEFAULT_GROUP_MAP
 
 CONTAINER_NAME = "kube-apiserver-proxy"  # the enhancement's support commands use this name
 VOLUME_NAME = "capi-proxy-kubeconfig"
 ORIGINAL_ANNOTATION = "hypershift.openshift.io/capi-proxy-original"
 KUBECONFIG_ENV = "KUBECONFIG"
 DEFAULT_CONFIG_MAP = "capi-proxy-kubeconfig"  # the role's private_capi_proxy_config_map_name default
-# The labels the api_proxy role puts on the RBAC objects it creates for a namespace (roles/api_proxy/vars/main.yml
-# api_proxy_labels; tests/unit/fleet/test_sidecar.py checks the two agree): how its removal finds them.
+# The labels the api_proxy role puts on the ConfigMap and the RBAC objects it creates for a namespace (rbac_labels):
+# how its removal and the rollback find them.
 MANAGED_BY_LABEL, MANAGED_BY = "app.kubernetes.io/managed-by", "hypershift.private_capi.api_proxy"
 NAMESPACE_LABEL = "hypershift.openshift.io/capi-proxy-namespace"
 # (group, version, plural, namespaced) of those RBAC objects
 RBAC_RESOURCES = (("rbac.authorization.k8s.io", "v1", "rolebindings", True), ("rbac.authorization.k8s.io", "v1", "roles", True),
                   ("rbac.authorization.k8s.io", "v1", "clusterrolebindings", False),
                   ("rbac.authorization.k8s.io", "v1", "clusterroles", False))
+RBAC_KINDS = {"rolebindings": "RoleBinding", "roles": "Role", "clusterrolebindings": "ClusterRoleBinding",
+              "clusterroles": "ClusterRole"}
+RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+RBAC_NAME_PREFIX = "private-capi-proxy-"
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# The proxy reads CRDs (contract labels for version adaptation) with the pod's own identity.
+CRD_READER_RULE = {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+                   "verbs": ["get", "list", "watch"]}
+STATES, STEPS = ("present", "absent"), ("all", "prepare")
+# The role's settings proxy_reads and proxy_plan take, besides SETTINGS (the role's private_capi_proxy_* variables)
+ROLE_SETTINGS = ("state", "steps", "namespace", "deployments", "skip_missing", "rbac", "upstream_server")
 SETTINGS = ("image", "image_pull_policy", "mount_path", "port", "metrics_port", "log_level", "use_own_credentials",
             "extra_args", "resources", "liveness_probe", "readiness_probe", "config_map_name", "main_containers")
 
@@ -191,6 +206,163 @@ def absent_patches(deployments, names):
     return [patch for patch in patches if patch is not None]
 
 
+def rbac_labels(namespace):
+    """The labels of the ConfigMap and the RBAC objects the api_proxy role creates for namespace."""
+    return {MANAGED_BY_LABEL: MANAGED_BY, NAMESPACE_LABEL: namespace}
+
+
+def rbac_label_selectors(namespace):
+    """Those labels as label selectors (ANDed), one per label."""
+    return ["%s=%s" % item for item in sorted(rbac_labels(namespace).items())]
+
+
 def rbac_label_selector(namespace):
     """The label selector of the RBAC objects the api_proxy role created for namespace."""
-    return "%s=%s,%s=%s" % (MANAGED_BY_LABEL, MANAGED_BY, NAMESPACE_LABEL, namespace)
+    return ",".join(rbac_label_selectors(namespace))
+
+
+def kubeconfig_config_map(namespace, name, port, upstream_server):
+    """The ConfigMap of both kubeconfigs: "kubeconfig" for the workload containers (every API request to the sidecar
+    on loopback), "upstream.kubeconfig" for the sidecar (the API server, verified with the service-account CA, as the
+    pod's service account)."""
+    kubeconfig = ("apiVersion: v1\nkind: Config\ncurrent-context: capi-proxy\nclusters:\n  - name: capi-proxy\n"
+                  "    cluster:\n      server: http://localhost:%s\ncontexts:\n  - name: capi-proxy\n    context:\n"
+                  "      cluster: capi-proxy\n      namespace: %s\n" % (port, namespace))
+    upstream = ("apiVersion: v1\nkind: Config\ncurrent-context: in-cluster\nclusters:\n  - name: in-cluster\n"
+                "    cluster:\n      server: %s\n      certificate-authority: %s/ca.crt\nusers:\n"
+                "  - name: pod-service-account\n    user:\n      tokenFile: %s/token\ncontexts:\n  - name: in-cluster\n"
+                "    context:\n      cluster: in-cluster\n      user: pod-service-account\n"
+                % (upstream_server, SERVICE_ACCOUNT_DIR, SERVICE_ACCOUNT_DIR))
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace, "labels": rbac_labels(namespace)},
+            "data": {"kubeconfig": kubeconfig, "upstream.kubeconfig": upstream}}
+
+
+def private_rules(rules):
+    """The rules on standard CAPI groups, each kept with only its groups' private names (rules on no such group,
+    and rules without apiGroups, left out; "*" is not a CAPI group)."""
+    translated = []
+    for rule in rules or []:
+        groups = []
+        for group in rule.get("apiGroups") or []:
+            private = DEFAULT_GROUP_MAP.to_private(group) if isinstance(group, str) and group != "*" else group
+            if private != group and private not in groups:
+                groups.append(private)
+        if groups:
+            translated.append(dict(rule, apiGroups=groups))
+    return translated
+
+
+def _bound_to(binding, account, namespace, namespaced_binding):
+    """Whether binding binds ServiceAccount namespace/account (a RoleBinding's subject may leave its namespace out)."""
+    for subject in binding.get("subjects") or []:
+        if subject.get("kind") != "ServiceAccount" or subject.get("name") != account:
+            continue
+        if subject.get("namespace") == namespace or (namespaced_binding and "namespace" not in subject):
+            return True
+    return False
+
+
+def _rbac_pair(kind, name, namespace, rules, subjects):
+    """A Role or ClusterRole with rules and its binding to subjects, both labeled for namespace."""
+    def metadata():
+        labeled = {"labels": rbac_labels(namespace), "name": name}
+        if kind == "Role":
+            labeled["namespace"] = namespace
+        return labeled
+    return [{"apiVersion": RBAC_API_VERSION, "kind": kind, "metadata": metadata(), "rules": rules},
+            {"apiVersion": RBAC_API_VERSION, "kind": kind + "Binding", "metadata": metadata(),
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name}, "subjects": subjects}]
+
+
+def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrolebindings, clusterroles):
+    """Grants on the private groups mirroring, for the ServiceAccount of each Deployment named in names, its grants on
+    the standard CAPI groups: a Role and RoleBinding for what its RoleBindings grant, a ClusterRole and
+    ClusterRoleBinding for what its ClusterRoleBindings grant, and one ClusterRole and binding letting every such
+    ServiceAccount read CRDs. The bindings and roles are the namespace's and the cluster's, as read."""
+    rules = {"Role": dict((_metadata(role).get("name"), role.get("rules")) for role in roles or []),
+             "ClusterRole": dict((_metadata(role).get("name"), role.get("rules")) for role in clusterroles or [])}
+    accounts = []
+    for deployment in _named(deployments, names):
+        account = _spec(deployment).get("serviceAccountName") or "default"
+        if account not in accounts:
+            accounts.append(account)
+    objects = []
+    for account in accounts:
+        subjects = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
+        local, cluster = [], []
+        for binding in rolebindings or []:
+            if _bound_to(binding, account, namespace, True):
+                ref = binding.get("roleRef") or {}
+                local.extend(rules["Role" if ref.get("kind") == "Role" else "ClusterRole"].get(ref.get("name")) or [])
+        for binding in clusterrolebindings or []:
+            if _bound_to(binding, account, namespace, False):
+                cluster.extend(rules["ClusterRole"].get((binding.get("roleRef") or {}).get("name")) or [])
+        local, cluster = private_rules(local), private_rules(cluster)
+        if local:
+            objects.extend(_rbac_pair("Role", RBAC_NAME_PREFIX + account, namespace, local, subjects))
+        if cluster:
+            objects.extend(_rbac_pair("ClusterRole", "%s%s-%s" % (RBAC_NAME_PREFIX, namespace, account), namespace,
+                                      cluster, subjects))
+    if accounts:
+        objects.extend(_rbac_pair("ClusterRole", "%scrd-reader-%s" % (RBAC_NAME_PREFIX, namespace), namespace,
+                                  [json.loads(json.dumps(CRD_READER_RULE))],
+                                  [{"kind": "ServiceAccount", "name": account, "namespace": namespace}
+                                   for account in accounts]))
+    return objects
+
+
+def _check_role_settings(settings):
+    missing = [name for name in ROLE_SETTINGS + ("config_map_name", "port") if name not in settings]
+    if missing:
+        raise SidecarError("the role settings lack %s (the api_proxy role's private_capi_proxy_* variables)"
+                           % ", ".join(missing))
+    if settings["state"] not in STATES or settings["steps"] not in STEPS:
+        raise SidecarError("state must be one of %s and steps one of %s, got %r and %r"
+                           % (", ".join(STATES), ", ".join(STEPS), settings["state"], settings["steps"]))
+
+
+def role_reads(settings):
+    """What the api_proxy role reads, as hypershift.private_capi.k8s_lists entries: the namespace's Deployments
+    first; then, with state present and rbac, every binding and role the private-group grants derive from, or with
+    state absent the RBAC objects the role created for the namespace (by label)."""
+    _check_role_settings(settings)
+    namespace = settings["namespace"]
+    reads = [{"api_version": "apps/v1", "kind": "Deployment", "namespace": namespace}]
+    if settings["state"] == "present" and not settings["rbac"]:
+        return reads
+    selectors = rbac_label_selectors(namespace) if settings["state"] == "absent" else []
+    for group, version, plural, namespaced in RBAC_RESOURCES:
+        reads.append({"api_version": "%s/%s" % (group, version), "kind": RBAC_KINDS[plural],
+                      "namespace": namespace if namespaced else "", "label_selectors": selectors})
+    return reads
+
+
+def role_plan(results, settings):
+    """What the api_proxy role does with what role_reads read (results, as k8s_lists returns them): a dict of
+    error (why to stop, or ""), apply (objects to create or update), patches (the Deployments' merge patches),
+    patch (whether this run sends them) and delete (objects to delete)."""
+    _check_role_settings(settings)
+    found = [result.get("resources") or [] for result in results]
+    if len(found) != len(role_reads(settings)):
+        raise SidecarError("expected %d lists as proxy_reads asks for (the Deployments, then the RBAC), got %d; pass "
+                           "the k8s_lists results of that read" % (len(role_reads(settings)), len(found)))
+    namespace, names, deployments = settings["namespace"], settings["deployments"], found[0]
+    config_map = kubeconfig_config_map(namespace, settings["config_map_name"], settings["port"],
+                                       settings["upstream_server"])
+    if settings["state"] == "absent":
+        delete = [{"apiVersion": RBAC_API_VERSION, "kind": obj.get("kind"),
+                   "metadata": dict((key, value) for key, value in _metadata(obj).items() if key in ("name", "namespace"))}
+                  for objects in found[1:] for obj in objects]
+        delete.append({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": settings["config_map_name"], "namespace": namespace}})
+        return {"error": "", "apply": [], "patches": absent_patches(deployments, names), "patch": True, "delete": delete}
+    present_names = [_metadata(deployment).get("name") for deployment in deployments]
+    missing = [name for index, name in enumerate(names) if name not in present_names and name not in names[:index]]
+    error = ""
+    if missing and not settings["skip_missing"]:
+        error = ("Deployments %s were not found in namespace %s; fix private_capi_proxy_deployments (expected the "
+                 "CAPI-dependent Deployments of this namespace)." % (", ".join(missing), namespace))
+    rbac = private_rbac(deployments, names, namespace, *found[1:]) if settings["rbac"] else []
+    return {"error": error, "apply": [config_map] + rbac, "patches": present_patches(deployments, names, settings),
+            "patch": settings["steps"] == "all", "delete": []}

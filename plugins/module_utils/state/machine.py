@@ -524,6 +524,8 @@ def report(hostedcluster, now, default_lease_seconds=DEFAULT_LEASE_SECONDS):
         "history": read_history(annotations),
         "resource_version": metadata.get("resourceVersion"),
         "hcp_namespace": hcp_namespace(metadata.get("namespace") or "", metadata.get("name") or ""),
+        "platform": ((hostedcluster.get("spec") or {}).get("platform") or {}).get("type") or "None",
+        "labels": dict(_labels(hostedcluster)),
     }
 
 

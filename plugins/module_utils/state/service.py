@@ -62,6 +62,9 @@ def default_holder():
     return "%s:%d:%s" % (socket.gethostname(), os.getpid(), uuid.uuid4().hex[:8])
 
 
+READ_AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"  # RV(read_at), as the migrate role's phase marks and the other modules' marks
+
+
 def utc_now():
     return datetime.datetime.now(datetime.timezone.utc)
 
@@ -263,6 +266,7 @@ class MigrationStateService(object):
                                            retry_failed=params.get("retry_failed") or False,
                                            takeover=params.get("takeover") or False))
         result = {"changed": False, "holder": self.holder, "label_selector": selector, "hostedclusters": reports,
+                  "read_at": now.strftime(READ_AT_FORMAT),
                   "counts": {}, "invalid": [], "repaired": []}
         for entry in reports:
             result["counts"][entry["state"]] = result["counts"].get(entry["state"], 0) + 1

@@ -7,13 +7,18 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.hypershift.private_capi.plugins.filter import (
     capi,
     capi_diff,
+    conversion_shim,
+    dual_operator,
     fleet_report,
+    fleet_select,
     fleet_verify,
+    private_crds,
     proxy_sidecar,
 )
+from tests.unit.fleet.test_dual_operator import SETTINGS
 
 FILTERS = {}
-for plugin in (capi, capi_diff, fleet_report, fleet_verify, proxy_sidecar):
+for plugin in (capi, capi_diff, conversion_shim, dual_operator, fleet_report, fleet_select, fleet_verify, private_crds, proxy_sidecar):
     FILTERS.update(plugin.FilterModule().filters())
 
 CLUSTER = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": {"name": "c", "namespace": "n"}}
@@ -71,6 +76,46 @@ BAD_CALLS = [
     ("proxy_sidecar_removals", ([{"metadata": {"name": "a", "namespace": "n", "annotations": {
         "hypershift.openshift.io/capi-proxy-original": "{"}}}], ["a"]), {},
      ["proxy_sidecar_removals: Deployment n/a: annotation hypershift.openshift.io/capi-proxy-original is not JSON"]),
+    ("capi_fleet_candidates", ({"hostedclusters": []},), {}, ["capi_fleet_candidates: a mapping input must be a migration_state"]),
+    ("capi_fleet_candidates", ("text",), {}, ["capi_fleet_candidates: the input must be a migration_state query result or"]),
+    ("capi_fleet_candidates", ([{"inventory_hostname": "h"}],), {}, ["capi_fleet_candidates: 'private_capi_management_cluster' is missing"]),
+    ("capi_fleet_candidates", ({"hostedclusters": [{"name": "a"}]}, "mc"), {}, ["capi_fleet_candidates: 'namespace' is missing"]),
+    ("capi_fleet_select", ([],), {}, ["capi_fleet_select: missing a required argument: 'criteria'", "usage: "]),
+    ("capi_fleet_select", ({}, {}), {}, ["capi_fleet_select: the input must be a list of candidates and criteria a mapping"]),
+    ("capi_fleet_select", ([], {"purpose": "rollback", "names": ["hc-1"]}), {}, ["capi_fleet_select: private_capi_rollback_names: 'hc-1' matches 0"]),
+    ("capi_fleet_select", ([], {"name_regex": "("}), {}, ["capi_fleet_select: private_capi_fleet_name_regex '(' is not a regular"]),
+    ("capi_fleet_batches", ("x",), {}, ["capi_fleet_batches: invalid literal", "usage: "]),
+    ("capi_fleet_batches", (0, 0), {}, ["capi_fleet_batches: private_capi_fleet_canary must be 0 or more"]),
+    ("proxy_reads", (), {}, ["proxy_reads: missing a required argument: 'settings'",
+                             "usage: {{ settings | hypershift.private_capi.proxy_reads }}"]),
+    ("proxy_reads", ("text",), {}, ["proxy_reads: settings must be a mapping of the api_proxy role's settings, got str"]),
+    ("proxy_plan", ([],), {}, ["proxy_plan: missing a required argument: 'settings'",
+                               "usage: {{ read.results | hypershift.private_capi.proxy_plan("]),
+    ("proxy_plan", ("text", {}), {}, ["proxy_plan: the input must be the k8s_lists results of the proxy_reads read"]),
+    ("proxy_plan", ([], {}), {}, ["proxy_plan: the role settings lack state"]),
+    ("private_crds_plan", (), {}, ["private_crds_plan: missing a required argument: 'settings'", "usage: "]),
+    ("private_crds_plan", ([],), {}, ["private_crds_plan: settings and shim must be mappings, got list"]),
+    ("private_crd_twin_problems", ("text",), {}, ["private_crd_twin_problems: the input must be the installed CRDs"]),
+    ("private_crd_twin_problems", ([], ["a"]), {}, ["private_crd_twin_problems: invalid extra_groups"]),
+    ("conversion_shim_manifests", (), {}, ["conversion_shim_manifests: missing a required argument: 'settings'",
+                                           "usage: {{ settings | hypershift.private_capi.conversion_shim_manifests("]),
+    ("conversion_shim_manifests", ({}, {}, 1), {}, ["conversion_shim_manifests: too many positional arguments"]),
+    ("conversion_shim_manifests", ([],), {}, ["conversion_shim_manifests: the input must be the settings mapping"]),
+    ("conversion_shim_manifests", ({}, "x"), {}, ["conversion_shim_manifests: answers must be a mapping"]),
+    ("conversion_shim_manifests", ({},), {}, ["conversion_shim_manifests: the conversion_shim settings lack state"]),
+    ("conversion_shim_outcome", ({},), {"answer": {}}, ["conversion_shim_outcome: got an unexpected keyword argument"]),
+    ("conversion_shim_outcome", ("x",), {}, ["conversion_shim_outcome: the input must be the settings mapping"]),
+    ("conversion_shim_outcome", (None, [1]), {}, ["conversion_shim_outcome: the input must be the settings mapping"]),
+    ("dual_operator_plan", ([], []), {}, ["dual_operator_plan: missing a required argument: 'settings'",
+                                          "usage: {{ deployments | hypershift.private_capi.dual_operator_plan("]),
+    ("dual_operator_plan", ([], [], SETTINGS, 1), {}, ["dual_operator_plan: too many positional arguments"]),
+    ("dual_operator_plan", ([], [], []), {}, ["dual_operator_plan: settings must be a mapping"]),
+    ("dual_operator_plan", ("text", [], SETTINGS), {}, ["dual_operator_plan: the Deployments (the input) must be a list of mappings"]),
+    ("dual_operator_plan", ([], [1], SETTINGS), {}, ["dual_operator_plan: the HostedClusters (migration_state query"]),
+    ("dual_operator_plan", ([], [], {"name": "x"}), {}, ["dual_operator_plan: the settings lack state, namespace"]),
+    ("dual_operator_cleanup", ([],), {}, ["dual_operator_cleanup: missing a required argument: 'settings'", "usage: "]),
+    ("dual_operator_cleanup", ({}, SETTINGS), {}, ["dual_operator_cleanup: the HostedClusters (the input) must be a list"]),
+    ("dual_operator_cleanup", ([], "x"), {}, ["dual_operator_cleanup: settings must be a mapping", "got str"]),
     ("capi_verify_table", ("text",), {}, ["capi_verify_table: the input (capi_verify results) must be a list of mappings"]),
     ("capi_verify_table", ([1],), {}, ["capi_verify_table: the input (capi_verify results) must be a list of mappings, "
                                        "item 0 is int 1"]),

@@ -51,3 +51,21 @@ def test_bad_options_fail_before_any_api_call(args, words, tmp_path):
     assert result.failed and words in result["msg"], result
     assert not result.get("changed")
     assert (result.get("api_calls") or {}).get("total", 0) == 0
+
+
+def test_the_check_mode_plan_names_what_would_be_copied_back_and_where_the_sidecar_comes_out():
+    result = {"copied": {"counts": {"Machine": {"found": 2}, "Cluster": {"found": 1}, "MachineSet": {"found": 0}},
+                         "plan": [{"action": "create"}, {"action": "create"}, {"action": "update"}]},
+              "proxy": {"deployments": ["cluster-api", "capi-provider"]}, "resumed_from": ""}
+    lines = rollback.plan_lines(result, "clusters/hc-1", "rb-1")
+    assert lines[0] == "DRY RUN (check mode) - clusters/hc-1 would be rolled back by run rb-1:"
+    assert "4. copy back to the standard groups: Cluster x1, Machine x2 (2 creates)" in lines
+    assert ("5. remove the proxy sidecar from: cluster-api, capi-provider; its kubeconfig, RBAC and the "
+            "control-plane-operator signal") in lines
+
+
+def test_the_check_mode_plan_of_a_resumed_rollback_with_nothing_left_says_so():
+    lines = rollback.plan_lines({"resumed_from": rollback.DELETE_PHASE}, "clusters/hc-1", "rb-1")
+    assert lines[0].endswith("by run rb-1 (resumed from revert-finish):")
+    assert "4. copy back to the standard groups: nothing (0 creates)" in lines
+    assert any(line.startswith("5. remove the proxy sidecar from: none;") for line in lines)

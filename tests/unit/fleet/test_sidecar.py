@@ -131,15 +131,21 @@ def test_a_broken_record_or_missing_setting_is_named():
         sidecar.present_patch(deployment(), settings)
 
 
-def test_the_rbac_labels_are_the_ones_the_api_proxy_role_writes():
-    """The role creates its RBAC with api_proxy_labels (YAML); the rollback finds it by sidecar.rbac_label_selector."""
+def test_the_labels_and_names_are_defined_once_in_python():
+    """The role's objects are labeled by sidecar.rbac_labels (through proxy_plan) and found by the same labels (proxy_reads,
+    the rollback's rbac_label_selector); no role file spells a label, and the ConfigMap default is the one named here."""
     import os
     import yaml
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "..", "..", "..", "roles", "api_proxy", "vars", "main.yml")) as handle:
-        role_vars = yaml.safe_load(handle)
-    labels = dict((key, value.replace("{{ private_capi_proxy_namespace }}", "ns-1").replace(
-        "{{ api_proxy_managed_by }}", role_vars["api_proxy_managed_by"])) for key, value in role_vars["api_proxy_labels"].items())
-    assert sidecar.rbac_label_selector("ns-1") == ",".join("%s=%s" % item for item in sorted(labels.items()))
-    with open(os.path.join(here, "..", "..", "..", "roles", "api_proxy", "defaults", "main.yml")) as handle:
+    role = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "roles", "api_proxy")
+    assert sidecar.rbac_label_selector("ns-1") == ",".join(
+        "%s=%s" % item for item in sorted(sidecar.rbac_labels("ns-1").items()))
+    assert sidecar.rbac_label_selector("ns-1") == ("app.kubernetes.io/managed-by=hypershift.private_capi.api_proxy,"
+                                                   "hypershift.openshift.io/capi-proxy-namespace=ns-1")
+    for directory, _subdirectories, files in os.walk(role):
+        for name in files:
+            if name.endswith((".yml", ".j2")) and "meta" not in directory:
+                with open(os.path.join(directory, name)) as handle:
+                    text = handle.read()
+                assert sidecar.MANAGED_BY_LABEL not in text and sidecar.NAMESPACE_LABEL not in text, name
+    with open(os.path.join(role, "defaults", "main.yml")) as handle:
         assert yaml.safe_load(handle)["private_capi_proxy_config_map_name"] == sidecar.DEFAULT_CONFIG_MAP

@@ -225,6 +225,10 @@ def test_report_and_selectors_and_hcp_namespace():
     assert entry["lease"]["age_seconds"] == 30.0 and entry["lease"]["expired"] is False
     assert ms.report(hostedcluster(NEW), NOW)["label_in_sync"] is True
     assert ms.report(hostedcluster(LEGACY, label=False), NOW)["label_in_sync"] is False
+    assert entry["platform"] == "AWS" and entry["labels"] == {"app": "x", ms.STATE_LABEL: IN_PROGRESS}
+    no_platform = hostedcluster(LEGACY)
+    no_platform["spec"] = {}
+    assert ms.report(no_platform, NOW)["platform"] == "None"
     assert ms.label_selector_for([LEGACY, FAILED, LEGACY]) == "hypershift.openshift.io/capi-migration-state in (failed,legacy)"
     assert ms.label_selector_for([LEGACY, NEW]) is None and ms.label_selector_for([]) is None
     assert hypershift.hcp_namespace("clusters", "prod.eu-1") == "clusters-prod-eu-1"

@@ -1,0 +1,198 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Which HostedClusters a fleet run acts on: one selection for migrate_fleet.yml and rollback.yml, whether the
+HostedClusters come from management-cluster hosts (static inventory) or are hosts themselves (the hostedclusters
+inventory plugin).
+
+Pure functions (no API call, no Ansible import). A candidate is one HostedCluster as migration_state's query judged it,
+with where it lives: key (management_cluster/namespace/name, the host name it gets), management_cluster, namespace,
+name, hcp_namespace, platform, state, labels, kubeconfig, context, crds_installed and inventory_host (a host of the
+inventory plugin already).
+The filters capi_fleet_candidates, capi_fleet_select and capi_fleet_batches call these; the playbooks' serial, the
+plan and the host lists follow their answers.
+"""
+
+import re
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate import selectors
+
+# the states a migration run selects unless told otherwise (migrated and invalid need no migration)
+MIGRATE_STATES = ("new", "legacy", "in-progress", "failed")
+MIGRATE, ROLLBACK, VERIFY = "migrate", "rollback", "verify"
+ALL_STATES = ("new", "legacy", "in-progress", "migrated", "failed", "invalid")
+STEPS = "lock, pause, scale 0, crds, copy, proxy, resume, health, delete sources"
+
+
+class SelectionError(PrivateCapiError, ValueError):
+    """A selection that cannot be made (a bad pattern, a name matching no HostedCluster or several); nothing changed."""
+
+
+def key_of(management_cluster, namespace, name):
+    return "%s/%s/%s" % (management_cluster, namespace, name)
+
+
+def candidates(query, management_cluster, kubeconfig=None, context=None, crds_installed=False):
+    """The candidates of one management cluster from migration_state's query result."""
+    rows = []
+    for entry in (query or {}).get("hostedclusters") or []:
+        rows.append({
+            "key": key_of(management_cluster, entry["namespace"], entry["name"]),
+            "management_cluster": management_cluster, "namespace": entry["namespace"], "name": entry["name"],
+            "hcp_namespace": entry.get("hcp_namespace") or "", "platform": entry.get("platform") or "None",
+            "state": entry.get("state") or "unknown", "labels": dict(entry.get("labels") or {}),
+            "kubeconfig": kubeconfig, "context": context, "crds_installed": bool(crds_installed), "inventory_host": False,
+        })
+    return rows
+
+
+def host_candidates(hosts):
+    """The candidates that are inventory hosts already (the hostedclusters inventory plugin's variables)."""
+    rows = []
+    for host in hosts:
+        rows.append({
+            "key": host["inventory_hostname"], "management_cluster": host["private_capi_management_cluster"],
+            "namespace": host["private_capi_hc_namespace"], "name": host["private_capi_hc_name"],
+            "hcp_namespace": host.get("private_capi_hcp_namespace") or "",
+            "platform": host.get("private_capi_platform") or "None", "state": host.get("private_capi_state") or "unknown",
+            "labels": dict(host.get("private_capi_hc_labels") or {}), "kubeconfig": host.get("private_capi_kubeconfig"),
+            "context": host.get("private_capi_context"), "crds_installed": False, "inventory_host": True,
+        })
+    return rows
+
+
+def label_selector_matches(selector, labels):
+    """Whether labels satisfy a Kubernetes label selector (=, ==, !=, in, notin, key, !key), as the API server judges."""
+    parsed = selectors.requirements(selector or "")
+    if parsed is None:
+        raise SelectionError("label selector %r: cannot read it (use key=value, key!=value, key in (a,b), "
+                             "key notin (a,b), key or !key, separated by commas)" % selector)
+    return selectors.matches(labels, parsed)
+
+
+def _names_given(names):
+    return [str(name).strip() for name in names or [] if str(name).strip()]
+
+
+def parse_names(value):
+    """The names of -e private_capi_rollback_names: a list, or its string form '[hc-01, "ns/hc-02"]' (unique, in order)."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        value = [part.strip().strip("'\"") for part in value.strip().lstrip("[").rstrip("]").split(",")]
+    names = []
+    for name in _names_given(value):
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def _match_one(rows, entry):
+    parts = entry.split("/")
+    return [row for row in rows if row["name"] == parts[-1]
+            and (len(parts) < 2 or row["namespace"] == parts[-2])
+            and (len(parts) < 3 or row["management_cluster"] == "/".join(parts[:-2]))]
+
+
+def match_names(rows, names, management_clusters=()):
+    """Rollback: each name (name, namespace/name or management_cluster/namespace/name) matches exactly one candidate.
+
+    Returns the matched candidates in the order named; raises SelectionError naming every name that matches none or
+    several (and what was found), so nothing is changed."""
+    selected, problems = [], []
+    for entry in names:
+        found = _match_one(rows, entry)
+        if len(found) != 1:
+            problems.append("'%s' matches %d HostedClusters%s" % (
+                entry, len(found), " (%s): name one as namespace/name or management_cluster/namespace/name"
+                % ", ".join(row["key"] for row in found) if found else ""))
+        elif found[0] not in selected:
+            selected.append(found[0])
+    if problems:
+        raise SelectionError("private_capi_rollback_names: %s; found %d HostedClusters in management clusters %s. "
+                             "Nothing was changed." % ("; ".join(problems), len(rows),
+                                                       ", ".join(management_clusters) or "(none: is the inventory right?)"))
+    return selected
+
+
+def _matcher(name_regex):
+    try:
+        return re.compile(name_regex or ".*")
+    except re.error as error:
+        raise SelectionError("private_capi_fleet_name_regex %r is not a regular expression (%s); fix the pattern"
+                             % (name_regex, error))
+
+
+def chosen(row, states=None, name_regex=None, names=None, namespace=None, label_selector=None):
+    """Whether a migration run selects this candidate (state, name pattern from the start, names, namespace, labels)."""
+    given = parse_names(names)
+    return bool(label_selector_matches(label_selector, row.get("labels") or {})
+                and row["state"] in (states or MIGRATE_STATES)
+                and _matcher(name_regex).match(row["name"])
+                and (not given or row["name"] in given)
+                and (not namespace or row["namespace"] == namespace))
+
+
+def batches(canary=0, serial=1):
+    """The migrate play's serial: a canary batch first when one is asked for, then batches of serial."""
+    canary = int(canary) if canary not in (None, "") else 0
+    serial = int(serial) if serial not in (None, "") else 1
+    if canary < 0 or serial < 1:
+        raise SelectionError("private_capi_fleet_canary must be 0 or more and private_capi_fleet_serial 1 or more "
+                             "(got %d and %d)" % (canary, serial))
+    return [canary, serial] if canary > 0 else serial
+
+
+def select(rows, criteria):
+    """The selection of one run: selected candidates (by key), the rest, and the plan to print.
+
+    criteria: purpose (migrate, rollback or verify: every state by default), check_mode, run_id, and for a migration states, name_regex, names,
+    namespace, label_selector, canary, serial, max_fail_percentage; for a rollback names (exactly one candidate each), serial and
+    management_clusters (for the error)."""
+    rows = sorted(rows, key=lambda row: row["key"])
+    _matcher(criteria.get("name_regex"))  # a bad pattern is refused even when there is nothing to match
+    check = "DRY RUN (check mode): nothing is changed" if criteria.get("check_mode") else None
+    if criteria.get("purpose", MIGRATE) == ROLLBACK:
+        names = parse_names(criteria.get("names"))
+        if not names:
+            raise SelectionError(
+                "rollback.yml rolls back only the HostedClusters you name, and none was named (private_capi_rollback_names "
+                "is %s). Name them, for example -e private_capi_rollback_names=[hc-01] or "
+                "-e '{\"private_capi_rollback_names\": [\"clusters/hc-01\"]}' (name, namespace/name or "
+                "management_cluster/namespace/name); there is no \"all\". Try --check first."
+                % ("not set" if criteria.get("names") is None else "empty"))
+        picked = match_names(rows, names, criteria.get("management_clusters") or ())
+        lines = [check or "Rollback to standard CAPI types"]
+        for row in picked:
+            verdict = {"migrated": "migrated -> legacy (roll back)", "legacy": "legacy already (nothing to do)"}
+            lines.append("%s: %s" % (row["key"], verdict.get(row["state"], row["state"])))
+        lines.append("batches of %s, run %s" % (criteria.get("serial") or 1, criteria.get("run_id")))
+    elif criteria.get("purpose") == VERIFY:  # read-only: every HostedCluster the other criteria leave
+        picked = [row for row in rows if chosen(row, criteria.get("states") or ALL_STATES, criteria.get("name_regex"),
+                                                criteria.get("names"), criteria.get("namespace"),
+                                                criteria.get("label_selector"))]
+        lines = ["Verification (read-only): %d of %d HostedClusters" % (len(picked), len(rows))]
+    else:
+        picked = [row for row in rows if chosen(row, criteria.get("states"), criteria.get("name_regex"),
+                                                criteria.get("names"), criteria.get("namespace"),
+                                                criteria.get("label_selector"))]
+        lines = ["%s - run %s" % (check or "Fleet migration", criteria.get("run_id")),
+                 "%d of %d HostedClusters selected, batches %s, failure budget %s%%"
+                 % (len(picked), len(rows), batches(criteria.get("canary"), criteria.get("serial")),
+                    criteria.get("max_fail_percentage", 100))]
+        lines += ["%3d. %s [%s] %s -> migrated: %s" % (index, row["key"], row["platform"], row["state"], STEPS)
+                  for index, row in enumerate(picked, 1)]
+    keys = [row["key"] for row in picked]
+    rest = [row for row in rows if row["key"] not in keys]
+    if criteria.get("purpose", MIGRATE) == MIGRATE:
+        lines += ["  -  %s [%s] %s: not selected" % (row["key"], row["platform"], row["state"]) for row in rest]
+    # the inventory plugin's HostedClusters have no management-cluster host: the first selected one of each
+    # management cluster puts the private CRDs on it before the migrations (plugin_crds), for all of them
+    install_on = {}
+    if criteria.get("plugin_crds"):
+        for row in picked:
+            if row.get("inventory_host"):
+                install_on.setdefault(row["management_cluster"], row["key"])
+        picked = [dict(row, crds_installed=True) if row["management_cluster"] in install_on else row for row in picked]
+    return {"selected": picked, "keys": keys, "not_selected": rest, "plan": lines,
+            "install_crds_on": sorted(install_on.values())}
