@@ -110,8 +110,9 @@ options:
   signal_annotations:
     description:
       - Annotations set on the HostedControlPlane (only those it does not hold already are written).
+      - Default is the control-plane-operator's signal to use the private types,
+        C(hypershift.openshift.io/private-capi-types=true); an empty mapping sends none.
     type: dict
-    default: {}
 attributes:
   check_mode:
     description: Can run in check mode and predict changed status without modifying the cluster.
@@ -144,9 +145,7 @@ EXAMPLES = r"""
     deployments: [cluster-api, capi-provider, control-plane-operator]
     deployment_patches: "{{ api_proxy_patches }}"
     pause_group: cluster.hypershift.openshift.io
-    hostedcontrolplane_name: prod-01
-    signal_annotations:
-      hypershift.openshift.io/private-capi-types: "true"
+    hostedcontrolplane_name: prod-01  # gets the signal hypershift.openshift.io/private-capi-types=true
   register: window
 
 - name: How long the controllers were down, and what of it was waiting on Kubernetes
@@ -265,7 +264,7 @@ def argspec():
         carry_deletions=dict(type="bool", default=False),
         verify=dict(type="bool", default=True),
         hostedcontrolplane_name=dict(type="str", default=""),
-        signal_annotations=dict(type="dict", default={}),
+        signal_annotations=dict(type="dict"),
         parallelism=parallelism_option(),
         extra_groups=extra_groups_option(),
     )

@@ -5,13 +5,12 @@
 present_plan: from one LIST of the operator namespace's Deployments and one migration_state query of the
 HostedClusters, which HostedClusters to mark legacy, the legacy operator Deployment to create or update (derived from
 the operator's original spec), the patch that turns the operator into the new one, whether the proxy sidecar is
-needed, the role's result and what to say. cleanup_plan: from one LIST of the HostedClusters not labelled migrated,
-which of them still need the legacy operator, and so whether to delete it.
+needed, the role's result and what to say. cleanup_plan: from the same query of the HostedClusters, which of them
+still need the legacy operator (by the state machine's judgement), and so whether to delete it.
 
 The role calls these through the filters dual_operator_plan and dual_operator_cleanup; its YAML only follows the
 answers. Settings are the role's private_capi_dual_operator_* variables without that prefix (roles/dual_operator/
-vars/main.yml dual_operator_settings); the fixed names below exist here only (the role's state label must match
-STATE_LABEL: tests/unit/fleet/test_dual_operator.py checks it).
+vars/main.yml dual_operator_settings); the fixed names below exist here only.
 """
 
 import hashlib
@@ -283,21 +282,18 @@ def _with_outcome(plan, settings):
     return plan
 
 
-def hostedcluster_blocker(hostedcluster):
-    """'namespace/name (state)' when the legacy operator still reconciles the HostedCluster (legacy, in-progress or
-    failed by its annotations or by its mirror label), else None. hostedcluster is the object as read."""
-    metadata = _metadata(hostedcluster)
-    annotations = metadata.get("annotations") or {}
-    label = (metadata.get("labels") or {}).get(STATE_LABEL, "")
-    if annotations.get(machine.IN_PROGRESS_ANNOTATION, "") == machine.TRUE or label == machine.IN_PROGRESS:
-        state = machine.IN_PROGRESS
-    elif annotations.get(machine.FAILED_ANNOTATION, "") or label == machine.FAILED:
-        state = machine.FAILED
-    elif annotations.get(machine.SCOPE_ANNOTATION, "") == machine.SCOPE_LEGACY or label == machine.LEGACY:
-        state = machine.LEGACY
-    else:
-        return None
-    return "%s/%s (%s)" % (metadata.get("namespace"), metadata.get("name"), state)
+# the states in which the legacy operator still reconciles a HostedCluster (an invalid one waits for its repair)
+BLOCKING_STATES = (machine.LEGACY, machine.IN_PROGRESS, machine.FAILED, machine.INVALID)
+
+
+def hostedcluster_blocker(entry):
+    """'namespace/name (state)' when the legacy operator still reconciles the HostedCluster, else None. entry is the
+    HostedCluster as migration_state's query judged it (the state machine's state; the mirror label when it says
+    more)."""
+    for state in (entry.get("state"), entry.get("label")):
+        if state in BLOCKING_STATES:
+            return "%s/%s (%s)" % (entry.get("namespace"), entry.get("name"), state)
+    return None
 
 
 def cleanup_plan(hostedclusters, settings):

@@ -35,11 +35,14 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_params,
     migrate_result,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.machine import PRIVATE_TYPES_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 
 HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"
 # the phase names of RV(marks), as the migrate role's marks name them (report phases)
 STOP, COPY, START, SIGNAL = "scale_down", "copy", "resume", "signal"
+# the control-plane-operator's signal on the HostedControlPlane (O(signal_annotations) when none are given)
+DEFAULT_SIGNAL = {PRIVATE_TYPES_ANNOTATION: "true"}
 
 
 def back_at_record(deployments):
@@ -133,6 +136,8 @@ class WindowService(object):
         self.start.resume()
         if not self.stopped:
             self._window_of_an_earlier_run()
+        if self.params["signal_annotations"] is None:
+            self.params["signal_annotations"] = dict(DEFAULT_SIGNAL)
         if self.params["hostedcontrolplane_name"] and self.params["signal_annotations"]:
             self._begin(SIGNAL)
             self._signal()

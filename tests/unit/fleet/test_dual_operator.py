@@ -315,10 +315,12 @@ def test_flags_read_like_the_bool_filter(value, expected):
 
 
 def hostedcluster(name, annotations=None, label=None):
+    """The HostedCluster as migration_state's query reports it (the state machine judges its annotations)."""
     metadata = {"name": name, "namespace": "clusters", "annotations": annotations}
     if label:
         metadata["labels"] = {machine.STATE_LABEL: label}
-    return {"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster", "metadata": metadata}
+    return machine.report({"apiVersion": "hypershift.openshift.io/v1beta1", "kind": "HostedCluster", "metadata": metadata},
+                          "2026-01-01T00:00:00Z")
 
 
 @pytest.mark.parametrize("annotations, label, blocker", [
@@ -333,6 +335,7 @@ def hostedcluster(name, annotations=None, label=None):
     ({machine.SCOPE_ANNOTATION: "other"}, None, None),
     ({machine.PRIVATE_TYPES_ANNOTATION: "true"}, None, None),
     (None, None, None),
+    ({machine.SCOPE_ANNOTATION: "legacy", machine.PRIVATE_TYPES_ANNOTATION: "true"}, None, "invalid"),  # to repair first
 ])
 def test_which_hostedclusters_keep_the_legacy_operator(annotations, label, blocker):
     expected = "clusters/hc (%s)" % blocker if blocker else None
@@ -373,10 +376,9 @@ def test_cleanup_deletes_the_legacy_operator_and_its_lease_once_none_needs_it():
 # ---- the role and the filters
 
 
-def test_the_role_state_label_is_the_state_machines():
+def test_the_role_settings_are_the_functions():
     with open(os.path.join(ROLE, "vars", "main.yml")) as handle:
         role_vars = yaml.safe_load(handle)
-    assert role_vars["dual_operator_state_label"] == machine.STATE_LABEL
     assert set(role_vars["dual_operator_settings"]) == set(dual_operator.SETTINGS)
 
 
