@@ -1,6 +1,6 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Runner and API work of hypershift.private_capi.private_crd_render (render logic: crd_render.py)."""
+"""Runner and API work of hypershift.private_capi.private_crd_render (render logic: render.py)."""
 
 import os
 import time

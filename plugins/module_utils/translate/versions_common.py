@@ -1,6 +1,6 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Building blocks of the CAPI v1beta1 <-> v1beta2 conversion (see capi_versions.py for the API).
+"""Building blocks of the CAPI v1beta1 <-> v1beta2 conversion (see versions.py for the API).
 
 Pure Python (no Ansible, no I/O), Python 3.9+. Everything here works on plain JSON dicts: paths
 are tuples of keys, absent keys stay absent, and helpers never touch the caller's input (the
