@@ -26,7 +26,6 @@ MANAGED_BY = "hypershift.private_capi.dual_operator"
 ORIGINAL_ANNOTATION = "hypershift.openshift.io/private-capi-operator-original"
 HASH_ANNOTATION = "hypershift.openshift.io/private-capi-dual-operator-hash"
 SCOPE_LABEL = "hypershift.openshift.io/capi-operator-scope"
-STATE_LABEL = machine.STATE_LABEL
 PROXY_CONTAINER = sidecar.CONTAINER_NAME
 STATES = ("present", "cleanup")
 NEEDS_LEGACY = (machine.LEGACY, machine.IN_PROGRESS, machine.FAILED, machine.INVALID)
