@@ -281,16 +281,12 @@ def _with_outcome(plan, settings):
     return plan
 
 
-# the states in which the legacy operator still reconciles a HostedCluster (an invalid one waits for its repair)
-BLOCKING_STATES = (machine.LEGACY, machine.IN_PROGRESS, machine.FAILED, machine.INVALID)
-
-
 def hostedcluster_blocker(entry):
     """'namespace/name (state)' when the legacy operator still reconciles the HostedCluster, else None. entry is the
     HostedCluster as migration_state's query judged it (the state machine's state; the mirror label when it says
     more)."""
     for state in (entry.get("state"), entry.get("label")):
-        if state in BLOCKING_STATES:
+        if state in NEEDS_LEGACY:
             return "%s/%s (%s)" % (entry.get("namespace"), entry.get("name"), state)
     return None
 
