@@ -63,8 +63,12 @@ demo: binaries proxy-venv
 lint: venv
 	$(BIN)/ansible-lint --profile production
 
+# The collection as a user installs it (hack/artifact_checks.py): the tarball built and installed into a fresh
+# collections path, then on that copy ansible-test sanity with the oldest and newest supported ansible-core (2.16 on
+# Python 3.11, 2.20 on Python 3.14 from a Go module), galaxy-importer, antsibull-docs and antsibull-changelog lint.
+# Their venvs and the Python 3.14 tree are cached per version in ~/.cache/hypershift-private-capi.
 sanity: venv
-	hack/sanity.sh
+	$(BIN)/python hack/artifact_checks.py all
 
 build: venv
 	@rm -f hypershift-private_capi-*.tar.gz

@@ -7,7 +7,7 @@ collection's module_utils (capi_groups, capi_versions); this package only moves 
 """
 # The installable package's version (pyproject.toml reads it from here): the collection's, like the image tag (make
 # image reads galaxy.yml); tests/unit/proxy/test_packaging.py fails when it differs from galaxy.yml's.
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 try:  # the translation core lives in the collection: fail at once, saying how to make it importable
     import ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups  # noqa: F401 pylint: disable=unused-import

@@ -6,7 +6,7 @@
 #
 #   hack/local-base-image.sh [IMAGE]        (default localhost/capi-proxy-base:bookworm; needs root)
 #   BUILDAH_ISOLATION=chroot make image BASE_IMAGE=localhost/capi-proxy-base:bookworm
-#   buildah run --isolation chroot "$(buildah from quay.io/hypershift/capi-proxy:0.1.0)" -- capi-proxy --help
+#   buildah run --isolation chroot "$(buildah from quay.io/hypershift/capi-proxy:1.0.0)" -- capi-proxy --help
 # (in a VM or container that lacks CAP_SYS_RESOURCE and has hybrid cgroups, podman run works with runc and lowered
 # limits: podman run --runtime runc --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 IMAGE --help)
 #

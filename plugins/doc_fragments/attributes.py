@@ -14,7 +14,8 @@ class ModuleDocFragment(object):
 options: {}
 """
 
-    # hypershift.private_capi.attributes.read_only: modules that only read (capi_health, capi_steady, capi_verify)
+    # hypershift.private_capi.attributes.read_only: modules that only read (capi_health, capi_steady, capi_verify,
+    # conversion_webhook_users, k8s_lists)
     READ_ONLY = r"""
 options: {}
 attributes:

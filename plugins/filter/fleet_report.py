@@ -1,6 +1,7 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters fleet_report, fleet_report_markdown, fleet_report_summary (docs: the .yml files beside this file)."""
+"""Filters fleet_report, fleet_report_markdown, fleet_report_summary, fleet_report_root (docs: the .yml files beside
+this file)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments, type_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
-    FleetReportError, build_report, report_markdown, report_summary)
+    FleetReportError, build_report, report_markdown, report_root, report_summary)
 
 REPORT_USAGE = "{{ records | hypershift.private_capi.fleet_report('run-1') | hypershift.private_capi.%s }}"
 # what fleet_report_markdown and fleet_report_summary read of a report
@@ -57,7 +58,17 @@ def fleet_report_summary(report, report_path=""):
     return report_summary(report, report_path)
 
 
+@checked_arguments("fleet_report_root", "{{ private_capi_fleet_report_root | hypershift.private_capi.fleet_report_root("
+                   "ansible_check_mode) }}", AnsibleFilterError)
+def fleet_report_root(root, check_mode=False, in_check_mode=False):
+    _check(None if root is None else type_problem("fleet_report_root", "the input", root, str,
+                                                  "a directory (a string, or none for the default)"))
+    _check(type_problem("fleet_report_root", "check_mode", check_mode, bool, "true or false"))
+    _check(type_problem("fleet_report_root", "in_check_mode", in_check_mode, bool, "true or false"))
+    return report_root(root, check_mode, in_check_mode)
+
+
 class FilterModule(object):
     def filters(self):
         return {"fleet_report": fleet_report, "fleet_report_markdown": fleet_report_markdown,
-                "fleet_report_summary": fleet_report_summary}
+                "fleet_report_summary": fleet_report_summary, "fleet_report_root": fleet_report_root}

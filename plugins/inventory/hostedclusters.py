@@ -9,7 +9,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 name: hostedclusters
 short_description: HyperShift HostedClusters as hosts, grouped by private-CAPI migration state
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:
@@ -100,6 +100,8 @@ options:
 """
 
 EXAMPLES = r"""
+# One inventory source file per example (the plugin reads one document per file).
+
 # fleet.hostedclusters.yml - two management clusters from one kubeconfig
 plugin: hypershift.private_capi.hostedclusters
 management_clusters:
@@ -111,32 +113,30 @@ management_clusters:
     context: mc-west-admin
     namespace: clusters
 
----
 # cached.hostedclusters.yml - cached for 10 minutes, without object counts, extra groups
-plugin: hypershift.private_capi.hostedclusters
-management_clusters:
-  - name: mc-1
-    kubeconfig: kubeconfigs/mc-1
-    label_selector: environment=staging
-object_counts: false
-cache: true
-cache_plugin: ansible.builtin.jsonfile
-cache_connection: ~/.cache/private_capi_inventory
-cache_timeout: 600
-keyed_groups:
-  - key: private_capi_hc_labels['environment'] | default('none')
-    prefix: env
-groups:
-  needs_attention: private_capi_state in ['failed', 'invalid']
-compose:
-  private_capi_release: private_capi_hc_labels['release'] | default('unknown')
+# plugin: hypershift.private_capi.hostedclusters
+# management_clusters:
+#   - name: mc-1
+#     kubeconfig: kubeconfigs/mc-1
+#     label_selector: environment=staging
+# object_counts: false
+# cache: true
+# cache_plugin: ansible.builtin.jsonfile
+# cache_connection: ~/.cache/private_capi_inventory
+# cache_timeout: 600
+# keyed_groups:
+#   - key: private_capi_hc_labels['environment'] | default('none')
+#     prefix: env
+# groups:
+#   needs_attention: private_capi_state in ['failed', 'invalid']
+# compose:
+#   private_capi_release: private_capi_hc_labels['release'] | default('unknown')
 
----
 # in-cluster.hostedclusters.yml - an AAP container group running on the management cluster itself
-plugin: hypershift.private_capi.hostedclusters
-management_clusters:
-  - name: local
-
+# plugin: hypershift.private_capi.hostedclusters
+# management_clusters:
+#   - name: local
+#
 # Then, for example:
 #   ansible-inventory -i fleet.hostedclusters.yml --graph
 #   ansible-playbook -i fleet.hostedclusters.yml playbooks/migrate_fleet.yml --limit 'mc-east/clusters/prod-01'

@@ -3,6 +3,10 @@
 """HyperShift's own facts, written once: the HostedCluster API, the HCP namespace it gives each HostedCluster,
 and how messages name a HostedCluster. Pure: no I/O, no Ansible."""
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object
 
 HOSTEDCLUSTER_GROUP = "hypershift.openshift.io"

@@ -3,6 +3,10 @@
 """JSON merge patch (RFC 7386), written once for the API proxy's version adaptation and hcp_quiesce. Pure: no I/O,
 no Ansible, inputs never mutated."""
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import copy
 
 

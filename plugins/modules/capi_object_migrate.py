@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: capi_object_migrate
 short_description: Move the CAPI objects of one hosted control plane namespace between the standard and private groups
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: capi_steady
 short_description: Whether one HostedCluster is steady enough to migrate, and if not what it waits for
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:

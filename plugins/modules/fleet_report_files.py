@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: fleet_report_files
 short_description: Build the fleet migration report from the per-cluster records and write it on the controller
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: hcp_migrate_finish
 short_description: Check a migrated hosted control plane, delete its standard CAPI objects and mark it migrated
-version_added: 0.2.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:

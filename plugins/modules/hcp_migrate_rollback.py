@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: hcp_migrate_rollback
 short_description: Take one hosted control plane back to the standard CAPI types, in one module run
-version_added: 0.2.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: hcp_migrate_window
 short_description: Stop the CAPI controllers of one hosted control plane, copy its CAPI objects, start them again
-version_added: 0.2.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: hcp_quiesce
 short_description: Fence, pause and stop (or resume) the CAPI consumers of one hosted control plane namespace
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: k8s_lists
 short_description: Read several Kubernetes collections in one module run (read-only)
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:
@@ -26,6 +26,7 @@ description:
     from) and C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind).
 extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
 options:
@@ -70,8 +71,13 @@ options:
       - LISTs in flight at once.
     type: int
     default: 4
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
 notes:
-  - Supports check mode (it only reads). There is nothing to diff.
+  - RBAC - C(list) on the resource of each O(lists) entry in its namespace (cluster-wide for an empty namespace or a
+    cluster-scoped kind); C(get) on C(namespaces) for the namespaces named (optional, see below).
 """
 
 EXAMPLES = r"""

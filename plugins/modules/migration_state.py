@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: migration_state
 short_description: Read and move a HostedCluster through the private-CAPI migration states
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:
@@ -348,11 +348,11 @@ hostedclusters:
     platform:
       description: The HostedCluster's C(spec.platform.type) (V(None) when it names none).
       type: str
-      version_added: 0.2.0
+      version_added: 1.0.0
     labels:
       description: The HostedCluster's labels (the fleet selection judges its label selector on them).
       type: dict
-      version_added: 0.2.0
+      version_added: 1.0.0
     label:
       description: Value of the mirror label, or null.
       type: str
@@ -429,7 +429,7 @@ read_at:
   returned: O(state=query)
   type: str
   sample: "2026-03-01T10:15:00.420000"
-  version_added: 0.2.0
+  version_added: 1.0.0
 label_selector:
   description: The label selector the fleet LIST used, or null.
   returned: O(state=query)

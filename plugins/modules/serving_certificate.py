@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 module: serving_certificate
 short_description: A serving certificate for a Service, and the CA bundle that verifies it
-version_added: 0.1.0
+version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:

@@ -19,6 +19,10 @@ its source byte for byte; it changes only what must differ for it to live beside
   remove the twin); provenance annotations are added (source group, source CRD, source hash).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import base64
 import binascii
 import copy

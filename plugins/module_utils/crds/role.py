@@ -6,6 +6,10 @@ standard CAPI CRDs lack a right twin. The role calls them through the filters pr
 private_crd_twin_problems.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
 

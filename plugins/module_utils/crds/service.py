@@ -2,6 +2,10 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Runner and API work of hypershift.private_capi.private_crd_render (render logic: render.py)."""
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import os
 import time
 

@@ -8,6 +8,10 @@ naming the filter, its arguments and a usage example. The error class is passed 
 import ansible.errors (the filters pass AnsibleFilterError).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import functools
 import inspect
 

@@ -8,6 +8,10 @@ namespace's private Clusters at the other version converts the Cluster it holds,
 CAPI clients that read v1beta1 (and kube-apiserver's own watch cache) meet it.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
 

@@ -13,6 +13,10 @@ answers. Settings are the role's private_capi_dual_operator_* variables without 
 vars/main.yml dual_operator_settings); the fixed names below exist here only.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import hashlib
 import json
 

@@ -10,6 +10,10 @@ migrated (MigrationStateService.move). This file orders those services on one cl
 record's patch is record_patch, below).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import HealthChecksFailed, HealthService

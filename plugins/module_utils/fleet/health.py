@@ -6,6 +6,10 @@ health_failures() is pure (no I/O, inputs never mutated, deterministic order); H
 (one LIST per kind, the source Machines, the Deployments), judges them, and with stable_seconds judges again.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import time
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.conversion import conversion_problem

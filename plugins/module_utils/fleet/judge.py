@@ -8,6 +8,10 @@ was read (state, counts, the count record, owner look-ups, HostedControlPlane, D
 same names (plugins/filter/fleet_verify.py).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar

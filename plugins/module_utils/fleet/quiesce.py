@@ -10,6 +10,10 @@ resumed: scale back to the record -> wait available -> unpause -> remove the rec
 Errors are not retried: a step that fails stops the run and the caller rolls back.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import re
 import time
 from datetime import datetime, timezone

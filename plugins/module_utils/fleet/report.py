@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import os
 import statistics
 from datetime import datetime
 
@@ -253,3 +254,15 @@ def report_summary(report, report_path=""):
     if report_path:
         lines.append("report: %s (.json, .md)" % report_path)
     return lines
+
+
+DEFAULT_REPORT_ROOT = "reports"
+
+
+def report_root(root, check_mode=False, in_check_mode=False):
+    """Where a run writes its reports: ``root`` (default ``reports``) with ``~`` expanded and a relative path taken from
+    the controller's current directory (where ansible-playbook runs; never beside the playbooks, which may be an
+    installed collection), as an absolute path; "" when nothing is to be written (check mode, unless asked)."""
+    if check_mode and not in_check_mode:
+        return ""
+    return os.path.realpath(os.path.expanduser(root or DEFAULT_REPORT_ROOT))

@@ -21,6 +21,10 @@ annotation on the HostedCluster says where a rollback goes on (revert-resume: th
 controllers may have run; revert-finish: the deletion of the private objects began), and every step is idempotent.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge, sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import FINISH_PHASE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (

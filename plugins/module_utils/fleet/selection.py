@@ -12,6 +12,10 @@ The filters capi_fleet_candidates, capi_fleet_select and capi_fleet_batches call
 plan and the host lists follow their answers.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import re
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
@@ -22,6 +26,8 @@ MIGRATE_STATES = ("new", "legacy", "in-progress", "failed")
 MIGRATE, ROLLBACK, VERIFY = "migrate", "rollback", "verify"
 ALL_STATES = ("new", "legacy", "in-progress", "migrated", "failed", "invalid")
 STEPS = "lock, pause, scale 0, crds, copy, proxy, resume, health, delete sources"
+ALLOW_EMPTY_HINT = ("If a run with nothing to do is expected (a fleet already done, a job run on every inventory), set "
+                    "private_capi_fleet_allow_empty=true.")
 
 
 class SelectionError(PrivateCapiError, ValueError):
@@ -94,11 +100,12 @@ def _match_one(rows, entry):
             and (len(parts) < 3 or row["management_cluster"] == "/".join(parts[:-2]))]
 
 
-def match_names(rows, names, management_clusters=()):
+def match_names(rows, names, management_clusters=(), why_none=""):
     """Rollback: each name (name, namespace/name or management_cluster/namespace/name) matches exactly one candidate.
 
     Returns the matched candidates in the order named; raises SelectionError naming every name that matches none or
-    several (and what was found), so nothing is changed."""
+    several (and what was found, or why_none when there is no candidate: empty_reason's answer), so nothing is
+    changed."""
     selected, problems = [], []
     for entry in names:
         found = _match_one(rows, entry)
@@ -108,6 +115,9 @@ def match_names(rows, names, management_clusters=()):
                 % ", ".join(row["key"] for row in found) if found else ""))
         elif found[0] not in selected:
             selected.append(found[0])
+    if problems and why_none and not rows:
+        raise SelectionError("private_capi_rollback_names: %s; found no HostedCluster: %s. Nothing was changed. %s"
+                             % ("; ".join(problems), why_none, ALLOW_EMPTY_HINT))
     if problems:
         raise SelectionError("private_capi_rollback_names: %s; found %d HostedClusters in management clusters %s. "
                              "Nothing was changed." % ("; ".join(problems), len(rows),
@@ -143,12 +153,108 @@ def batches(canary=0, serial=1):
     return [canary, serial] if canary > 0 else serial
 
 
+def _listed(values):
+    return ", ".join(str(value) for value in values)
+
+
+def _counted(rows, key):
+    counts = {}
+    for row in rows:
+        counts[row[key]] = counts.get(row[key], 0) + 1
+    return ", ".join("%s %d" % (value, counts[value]) for value in sorted(counts))
+
+
+def _filters(rows, criteria):
+    """Each filter of a migration's or verification's selection with how many of rows it alone lets through."""
+    total = len(rows)
+    verify = criteria.get("purpose") == VERIFY
+    states = criteria.get("states") or (ALL_STATES if verify else MIGRATE_STATES)
+    origin = "private_capi_fleet_states" if criteria.get("states") else \
+        "%s's default" % ("verify_fleet.yml" if verify else "a migration")
+    lines = ["states %s (%s): %d of %d are in them (found %s)" % (
+        _listed(states), origin, len([row for row in rows if row["state"] in states]), total, _counted(rows, "state"))]
+    if criteria.get("name_regex"):
+        pattern = _matcher(criteria["name_regex"])
+        lines.append("private_capi_fleet_name_regex %r (matched from the start): %d of %d match" % (
+            criteria["name_regex"], len([row for row in rows if pattern.match(row["name"])]), total))
+    given = parse_names(criteria.get("names"))
+    if given:
+        lines.append("private_capi_fleet_names [%s]: %d of %d are named" % (
+            _listed(given), len([row for row in rows if row["name"] in given]), total))
+    if criteria.get("namespace"):
+        lines.append("private_capi_fleet_namespace %r: %d of %d are in it (found %s)" % (
+            criteria["namespace"], len([row for row in rows if row["namespace"] == criteria["namespace"]]), total,
+            _counted(rows, "namespace")))
+    if criteria.get("label_selector"):
+        lines.append("private_capi_fleet_label_selector %r: %d of %d match" % (
+            criteria["label_selector"],
+            len([row for row in rows if label_selector_matches(criteria["label_selector"], row.get("labels") or {})]),
+            total))
+    return lines
+
+
+def empty_reason(rows, criteria):
+    """Why a run selects no HostedCluster of rows (call it when it selects none); "" when that is not judged here.
+
+    Three cases, each said with what to check: the inventory has no management cluster and no HostedCluster host
+    (criteria management_clusters and hostedcluster_hosts empty); the management clusters hold no HostedCluster (or
+    some could not be read: those not in management_clusters_read, when given); HostedClusters were found but none
+    passed the selection (each filter named with how many it alone lets through, the purpose's default states
+    included; for a rollback, the names). When the inventory plugin's HostedCluster hosts (hostedcluster_hosts) are
+    not among rows, they are selected in a play of their own (migrate_fleet.yml): "" then, the judgement is theirs."""
+    management_clusters = list(criteria.get("management_clusters") or ())
+    plugin_hosts = list(criteria.get("hostedcluster_hosts") or ())
+    if plugin_hosts and not any(row.get("inventory_host") for row in rows):
+        return ""
+    if not rows:
+        if not management_clusters:
+            return ("the inventory has no management cluster: group management_clusters is empty and there is no "
+                    "HostedCluster host (group capi_hostedclusters of the hypershift.private_capi.hostedclusters "
+                    "inventory plugin). Give an inventory with -i: your HyperShift management clusters in group "
+                    "management_clusters (each with private_capi_kubeconfig and private_capi_context), or a "
+                    "*.hostedclusters.yml source of the inventory plugin (docs/inventory.md)")
+        read = criteria.get("management_clusters_read")
+        read = management_clusters if read is None else [name for name in management_clusters if name in read]
+        unread = [name for name in management_clusters if name not in read]
+        namespace = " in namespace %s" % criteria["namespace"] if criteria.get("namespace") else ""
+        hint = ("check that their private_capi_kubeconfig and private_capi_context point at HyperShift management "
+                "clusters%s" % (" and that private_capi_fleet_namespace is right" if namespace else ""))
+        if not unread:
+            return "no HostedCluster%s on the management clusters of the inventory (%s): %s" % (
+                namespace, _listed(read), hint)
+        return "no HostedCluster%s on the management clusters of the inventory: %s%s (%s failed above); %s" % (
+            namespace, "%s %s none; " % (_listed(read), "has" if len(read) == 1 else "have") if read else "",
+            "%s %s not read" % (_listed(unread), "was" if len(unread) == 1 else "were"),
+            "its tasks" if len(unread) == 1 else "their tasks", hint)
+    where = _listed(sorted(set(row["management_cluster"] for row in rows)))
+    if criteria.get("purpose", MIGRATE) == ROLLBACK:
+        return ("none of private_capi_rollback_names [%s] is one of the %d HostedClusters found on %s"
+                % (_listed(parse_names(criteria.get("names"))), len(rows), where))
+    return ("%d HostedClusters found on %s, none passes the selection of this %s - %s (a HostedCluster must pass "
+            "every one)" % (len(rows), where, "verification" if criteria.get("purpose") == VERIFY else "migration",
+                            "; ".join(_filters(rows, criteria))))
+
+
+def _allowed_empty(criteria):
+    """criteria allow_empty (private_capi_fleet_allow_empty): true, or its string forms of -e key=value."""
+    return str(criteria.get("allow_empty", False)).strip().lower() in ("true", "yes", "on", "1")
+
+
+def refusal(reason, criteria):
+    """The message a run that selected nothing fails with, or "" when it goes on (no reason, or allow_empty)."""
+    if not reason or _allowed_empty(criteria):
+        return ""
+    return "0 HostedClusters selected: %s. %s" % (reason, ALLOW_EMPTY_HINT)
+
+
 def select(rows, criteria):
     """The selection of one run: selected candidates (by key), the rest, and the plan to print.
 
     criteria: purpose (migrate, rollback or verify: every state by default), check_mode, run_id, and for a migration states, name_regex, names,
     namespace, label_selector, canary, serial, max_fail_percentage; for a rollback names (exactly one candidate each), serial and
-    management_clusters (for the error)."""
+    management_clusters (for the error). When nothing is selected, empty_reason says why (empty_reason(), from
+    management_clusters, management_clusters_read and hostedcluster_hosts too) and refusal is the message to fail
+    with, "" with allow_empty; a rollback whose names all match nothing is then empty rather than refused."""
     rows = sorted(rows, key=lambda row: row["key"])
     _matcher(criteria.get("name_regex"))  # a bad pattern is refused even when there is nothing to match
     check = "DRY RUN (check mode): nothing is changed" if criteria.get("check_mode") else None
@@ -161,7 +267,10 @@ def select(rows, criteria):
                 "-e '{\"private_capi_rollback_names\": [\"clusters/hc-01\"]}' (name, namespace/name or "
                 "management_cluster/namespace/name); there is no \"all\". Try --check first."
                 % ("not set" if criteria.get("names") is None else "empty"))
-        picked = match_names(rows, names, criteria.get("management_clusters") or ())
+        picked = []
+        if not _allowed_empty(criteria) or any(_match_one(rows, name) for name in names):
+            picked = match_names(rows, names, criteria.get("management_clusters") or (),
+                                 "" if rows else empty_reason(rows, criteria))
         lines = [check or "Rollback to standard CAPI types"]
         for row in picked:
             verdict = {"migrated": "migrated -> legacy (roll back)", "legacy": "legacy already (nothing to do)"}
@@ -184,6 +293,9 @@ def select(rows, criteria):
                   for index, row in enumerate(picked, 1)]
     keys = [row["key"] for row in picked]
     rest = [row for row in rows if row["key"] not in keys]
+    reason = "" if picked else empty_reason(rows, criteria)
+    if reason:
+        lines.append("Nothing to do: %s" % reason)
     if criteria.get("purpose", MIGRATE) == MIGRATE:
         lines += ["  -  %s [%s] %s: not selected" % (row["key"], row["platform"], row["state"]) for row in rest]
     # the inventory plugin's HostedClusters have no management-cluster host: the first selected one of each
@@ -195,4 +307,5 @@ def select(rows, criteria):
                 install_on.setdefault(row["management_cluster"], row["key"])
         picked = [dict(row, crds_installed=True) if row["management_cluster"] in install_on else row for row in picked]
     return {"selected": picked, "keys": keys, "not_selected": rest, "plan": lines,
-            "install_crds_on": sorted(install_on.values())}
+            "install_crds_on": sorted(install_on.values()), "empty_reason": reason,
+            "refusal": refusal(reason, criteria)}

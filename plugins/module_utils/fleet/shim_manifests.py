@@ -16,6 +16,10 @@ main.yml conversion_shim_settings); answers are the registered results of its mo
 fixed names below exist here only.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import base64
 import hashlib
 

@@ -15,6 +15,10 @@ The api_proxy role's whole run is decided here too (filters proxy_reads and prox
 ConfigMap, the RBAC on the private groups derived from the workloads' grants, its labels, and what it writes or deletes.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError

@@ -19,6 +19,10 @@ what is in flight, each reason naming the object and what is waited for; no reas
 SteadyService reads all of it in one pass, and again every poll_seconds until steady or wait_timeout.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import time
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift

@@ -8,6 +8,10 @@ parallel), the owners the private objects reference outside themselves, the Depl
 ConfigMap. The judgement is capi_verify_judge.capi_verify_judge (pure). Nothing is written.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.conversion import conversion_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states

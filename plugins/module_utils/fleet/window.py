@@ -15,6 +15,10 @@ earlier run already closed the window (back_at_record with every patch in place,
 nothing left to do): then the Deployments are not stopped again and the dry run is the copy step's result.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
     QuiesceService,

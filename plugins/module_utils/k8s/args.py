@@ -8,6 +8,10 @@ AnsibleModule call (mutually_exclusive, required_if, required_by). What the spec
 bound - is checked by ``minimum_problems`` in the runner, before any API call, with the option named.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import copy
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC

@@ -11,6 +11,10 @@ per-kind discovery), every write carries ``dryRun=All`` in check mode, and every
 PrivateCapiError, errors.py) carrying the API's own message and the object it concerned.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 import random
 import threading

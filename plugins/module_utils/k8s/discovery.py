@@ -8,6 +8,10 @@ version of the translated group. Aggregated discovery (one request for /apis, on
 the server offers it, the legacy documents otherwise.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import MovedKind

@@ -11,6 +11,10 @@ The translation core (translate/: CapiTranslationError, ConversionError) stays f
 proxy imports it on its own; USER_ERRORS names it beside the root, once, for the runner.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import CapiTranslationError
 

@@ -8,6 +8,10 @@ kubernetes.core will (option, K8S_AUTH_* variables, KUBECONFIG or ~/.kube/config
 and what to do; k8s_client.ApiClient.from_module fails the module with it (a user error: no traceback).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import os
 
 try:

@@ -8,6 +8,10 @@ namespace would widen a request to every namespace and ``../../api/v1/secrets`` 
 both are refused here with the option, the value, the rule and an example.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import re
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"

@@ -11,6 +11,10 @@ and its result() fields beside what the run got done, outside any except block, 
 Any other exception is a bug and keeps Ansible's traceback.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import time
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule

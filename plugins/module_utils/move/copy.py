@@ -8,6 +8,10 @@ and judged like any found target), updates by resourceVersion (409 -> read again
 429/5xx/no-answer are retried with backoff (k8s_client.call_with_retries); anything else stops the run.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (

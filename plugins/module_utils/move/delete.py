@@ -15,6 +15,10 @@ Sources that were already being deleted are not touched: the service refuses to 
 holds a finalizer (its deletion is in flight); those without go as they would have.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy import (
     MigrationError,
     object_name,

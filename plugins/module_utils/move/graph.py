@@ -8,6 +8,10 @@ the copy order (owners first, in levels whose members can be written in parallel
 are already being deleted.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
 

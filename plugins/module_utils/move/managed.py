@@ -15,6 +15,10 @@ An update that changes no field and sets managedFields explicitly keeps them as 
 manager uses the request's managedFields when present), so this is one PUT guarded by resourceVersion.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (

@@ -10,6 +10,10 @@
 * ``canonical``: the comparable form used by decide and by verify.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError

@@ -6,6 +6,10 @@ Plain data (no I/O). The engines work in parallel, so they hand in the entries o
 deterministic order; the counters are guarded by a lock anyway.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import threading
 
 COUNTERS = ("found", "created", "updated", "skipped", "conflicts", "deleted", "leaving")

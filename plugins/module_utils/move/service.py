@@ -8,6 +8,10 @@ kind in parallel (paginated); refuse an unpaused Cluster (require_paused); build
 with delete_source re-point dependents and delete the sources children first (capi_migrate_delete).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
     TO_PRIVATE,

@@ -2,6 +2,10 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """verify: every copy equals its source after translation (pure; the caller reads the targets)."""
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import compare_copy
 
 FIRST_FAILURES = 10

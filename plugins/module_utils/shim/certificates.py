@@ -11,6 +11,10 @@ The CA is kept apart from the serving certificate (its key never reaches the Pod
 certificate is renewed under the same CA and the caBundle the API server trusts does not change. Keys are ECDSA P-256.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import base64
 import datetime
 import hashlib

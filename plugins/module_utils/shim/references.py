@@ -6,6 +6,10 @@ A Service that a CRD's conversion webhook names must stay: without it every read
 version other than the stored one fails, and kube-apiserver logs the failures without pause.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 
 def conversion_service(crd):
     """{"namespace", "name", "port", "path"} of the Service a CRD converts through, or None (no webhook, or a URL)."""

@@ -9,6 +9,10 @@ the serving Secret is the service CA's, made once the Service carries its annota
 provider auto: openshift when the cluster runs the service CA (choose_provider), generate otherwise.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import datetime
 import time
 

@@ -13,6 +13,10 @@ Rollback (a migrated HostedCluster back to standard CAPI types) is a separate, e
 in-progress -> legacy (only for a rollback lease). A rollback lock is never resumed or finished as a migration.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import copy
 import datetime
 import json

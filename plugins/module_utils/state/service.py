@@ -7,6 +7,10 @@ Conflict means someone else wrote in between: the object is read again and the m
 (so of two runs racing for the lock, the loser re-reads, sees the winner's lease, and fails clearly).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import datetime
 import os
 import random

@@ -3,6 +3,11 @@
 """How the private CRDs are named beside the standard ones: their short-name prefix and categories, and the labels
 they do not carry. Pure; read by crds/render.py (which renders them) and the proxy (which shows the standard names,
 categories and labels to clients)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 
 DEFAULT_SHORT_NAME_PREFIX = "hcp"

@@ -7,6 +7,10 @@ equals its source. Paths use the kubectl/JSONPath-like form ``spec.template.spec
 with ``[i]`` for list indexes; keys that contain dots are written as ``["cluster.x-k8s.io/paused"]``.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 _MISSING = object()
 
 

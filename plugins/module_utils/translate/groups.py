@@ -18,6 +18,10 @@ byte-identical: CAPI binaries compare those keys literally (e.g. cluster-api's u
 util/conversion read `cluster.x-k8s.io/...` keys as written).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import copy
 import re
 

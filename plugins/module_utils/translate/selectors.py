@@ -3,6 +3,11 @@
 """Kubernetes label selectors (``key=value``, ``key!=value``, ``key in (a,b)``, ``key notin (a,b)``, ``key``,
 ``!key``), judged on a label mapping as the API server judges them. Pure; read by the proxy (the CRD labels a twin
 keeps aside) and the fleet selection (a HostedCluster's labels)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import re
 
 _REQUIREMENT = re.compile(r"^\s*(?:(?P<not>!)\s*(?P<nkey>[^\s=!,()]+)|(?P<key>[^\s=!,()]+)\s*(?:(?P<op>==|=|!=)\s*"

@@ -21,6 +21,10 @@ equal to it by tests/integration/conversion (docs/architecture.md, "Conversion, 
 Known, upstream-by-design losses are listed in docs of ``convert_object``.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     DEFAULT_GROUP_MAP,
     GroupMap,

@@ -3,6 +3,10 @@
 """Cluster v1beta1 <-> v1beta2 field rules, including spec.topology (cluster-api v1.14.2:
 core/webhooks/conversion/cluster.go, api/core/v1beta1/conversion.go)."""
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import (
     MISSING,
     drop_go_zero,

@@ -7,6 +7,10 @@ are tuples of keys, absent keys stay absent, and helpers never touch the caller'
 converter deep-copies first and then restructures its own copy in place).
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 import json
 import re
 

@@ -9,6 +9,10 @@ Every function restructures the caller's private copy in place. Absent fields st
 v1beta1 zero value for a field v1beta2 makes a pointer follows upstream's intent rule.
 """
 
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_common import (
     MISSING,
     duration_to_seconds,

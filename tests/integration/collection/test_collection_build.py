@@ -28,8 +28,19 @@ def test_built_tarball_installs_and_serves_filters_by_fqcn(tmp_path):
     leaked = [n for n in names if n.startswith(FORBIDDEN_PREFIXES) or "__pycache__" in n or n.endswith(".tar.gz")]
     assert not leaked, "build leaked local state into the tarball: %s" % leaked[:20]
     for required in ("MANIFEST.json", "FILES.json", "meta/runtime.yml", "plugins/filter/capi.py",
-                     "plugins/module_utils/translate/groups.py", "plugins/filter/to_private_capi.yml"):
+                     "plugins/module_utils/translate/groups.py", "plugins/filter/to_private_capi.yml", "LICENSE",
+                     "CHANGELOG.rst", "changelogs/changelog.yaml", "meta/execution-environment.yml",
+                     "meta/ee-requirements.txt", "tests/sanity/ignore-2.16.txt", "tests/sanity/ignore-2.20.txt"):
         assert required in names, "%s missing from the tarball" % required
+    # only what runs from the artifact: what needs the test bed (testenv/, not shipped) stays in the repository
+    checkout_only = [n for n in names if n.split("/")[0] in ("testenv", "benchmarks", "hack", "molecule", "Makefile")
+                     or (n.startswith("tests/") and not n.startswith("tests/sanity"))]
+    assert not checkout_only, "the tarball ships what runs only from a checkout: %s" % checkout_only[:20]
+    with tarfile.open(tarballs[0]) as tar:
+        python_sources = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()
+                          if m.isfile() and m.name.endswith(".py")}
+    needing_testenv = [n for n, text in python_sources.items() if "import testenv" in text or "from testenv" in text]
+    assert not needing_testenv, needing_testenv
 
     # A user's environment: none of the checkout's Ansible settings (make exports ANSIBLE_CONFIG, whose
     # collections_path holds the checkout's own link and would make galaxy skip the install).

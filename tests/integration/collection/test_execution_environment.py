@@ -1,5 +1,6 @@
-"""execution-environment.yml is valid for ansible-builder and its build context carries what the job needs: our
-pinned Python requirements, kubernetes.core and this collection. `ansible-builder create` needs no container engine;
+"""execution-environment.yml is valid for ansible-builder and its build context carries what the job needs:
+kubernetes.core and this collection, whose meta/execution-environment.yml brings its Python requirements as
+ranges. `ansible-builder create` needs no container engine;
 the galaxy stage and the builder's dependency introspection are then replayed here on the generated context."""
 import os
 import shutil
@@ -35,8 +36,6 @@ def context(tmp_path_factory):
     definition_dir.mkdir()
     with open(EE_FILE) as handle:
         definition = yaml.safe_load(handle)
-    for name in (definition["dependencies"]["python"], definition["dependencies"]["system"]):
-        shutil.copy(os.path.join(REPO_ROOT, name), str(definition_dir / name))
     shutil.copy(EE_FILE, str(definition_dir / "execution-environment.yml"))
     _run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(definition_dir), REPO_ROOT],
          cwd=REPO_ROOT)
@@ -62,15 +61,13 @@ def test_containerfile_installs_the_pinned_ansible_and_the_collections(context):
     assert pinned_core and 'ARG ANSIBLE_INSTALL_REFS="%s ansible-runner==' % pinned_core[0] in containerfile, \
         "the EE's ansible-core must be the one requirements.txt pins (%s)" % pinned_core
     assert "ansible-galaxy collection install $ANSIBLE_GALAXY_CLI_COLLECTION_OPTS -r requirements.yml" in containerfile
-    assert "introspect.py introspect --user-pip=requirements.txt" in containerfile
+    assert "introspect.py introspect" in containerfile
 
 
-def test_context_carries_our_python_requirements(context):
-    copied = _requirement_lines(str(context["dir"] / "_build" / "requirements.txt"))
-    ours = _requirement_lines(os.path.join(REPO_ROOT, "requirements.txt"))
-    assert copied == ours
-    for pin in ("kubernetes==", "PyYAML==", "jsonpatch==", "aiohttp=="):
-        assert any(line.startswith(pin) for line in copied), "%s missing from the EE's requirements: %s" % (pin, copied)
+def test_context_carries_none_of_the_checkouts_pins(context):
+    # an EE that includes the collection must not inherit requirements.txt's exact pins or the proxy's packages
+    assert "python" not in context["definition"]["dependencies"], context["definition"]["dependencies"]
+    assert not (context["dir"] / "_build" / "requirements.txt").exists()
 
 
 def test_galaxy_stage_installs_our_collection_from_the_context(context):
@@ -100,12 +97,21 @@ def test_galaxy_stage_installs_our_collection_from_the_context(context):
     assert (collections_dir / "ansible_collections" / "hypershift" / "private_capi" / "meta" / "runtime.yml").is_file(), \
         result.stdout + result.stderr
 
-    # the builder stage: its introspection merges our requirements with the installed collections' own
+    # the builder stage: its introspection reads the installed collection's meta/execution-environment.yml
     merged = context["tmp"] / "merged-requirements.txt"
+    merged_bindep = context["tmp"] / "merged-bindep.txt"
     _run([sys.executable, str(build_dir / "scripts" / "introspect.py"), "introspect", str(collections_dir),
-          "--user-pip=" + str(build_dir / "requirements.txt"), "--write-pip=" + str(merged)], cwd=str(build_dir))
-    merged_lines = _requirement_lines(str(merged))
-    assert any(line.startswith("kubernetes==") for line in merged_lines), merged_lines
+          "--write-pip=" + str(merged), "--write-bindep=" + str(merged_bindep)], cwd=str(build_dir))
+    merged_lines = [line.split("#")[0].strip() for line in _requirement_lines(str(merged))]
+    # the builder drops what ansible-core itself requires (PyYAML among them): ansible_core installs it
+    ours = [line for line in _requirement_lines(os.path.join(REPO_ROOT, "meta", "ee-requirements.txt"))
+            if not line.startswith("PyYAML")]
+    assert ours and set(ours) <= set(merged_lines), (ours, merged_lines)
+    assert not [line for line in merged_lines if "==" in line], "exact pins reach the EE: %s" % merged_lines
+    for proxy_only in ("aiohttp", "orjson", "prometheus-client", "prometheus_client"):
+        assert not [line for line in merged_lines if line.lower().startswith(proxy_only)], merged_lines
+    assert _requirement_lines(os.path.join(REPO_ROOT, "bindep.txt")) == \
+        [line.split("#")[0].strip() for line in _requirement_lines(str(merged_bindep))]
     # the final stage pip-installs these after dependencies.ansible_core: an ansible-core pin must be the same one
     core_pins = {line.split("#")[0].strip() for line in merged_lines if line.startswith("ansible-core")}
     assert core_pins <= {context["definition"]["dependencies"]["ansible_core"]["package_pip"]}, core_pins

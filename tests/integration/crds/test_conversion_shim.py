@@ -137,7 +137,7 @@ def test_the_role_creates_every_object_and_waits_until_the_deployment_is_availab
     assert deployment["status"]["availableReplicas"] == deployment["spec"]["replicas"] == 2
     pod = deployment["spec"]["template"]["spec"]
     [container] = pod["containers"]
-    assert container["image"] == "quay.io/hypershift/capi-proxy:0.1.0"
+    assert container["image"] == "quay.io/hypershift/capi-proxy:1.0.0"
     assert container["args"][:4] == ["shim", "--listen=0.0.0.0:9443", "--tls-cert=/tls/tls.crt",
                                      "--tls-key=/tls/tls.key"]
     agent = "capi-provider.agent-install.openshift.io=capi-provider.agent-install.hypershift.openshift.io"

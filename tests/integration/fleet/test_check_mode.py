@@ -2,7 +2,8 @@
 
 The proof that nothing was written is the server's own: its global resourceVersion (bumped by every stored write,
 Events included) is the same after the run, and no mutating request reached it; the HCP namespaces, HostedClusters
-and Deployments read back exactly as before.
+and Deployments read back exactly as before. On the controller it writes no report unless
+private_capi_fleet_report_in_check_mode asks for one (then marked as a dry run), and prints the summary either way.
 """
 import os
 import re
@@ -37,17 +38,22 @@ def dry_run(tmp_path_factory):
     inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     root = os.path.join(str(tmp_path), "reports")
     server.reset_requests()
-    extra_vars = {"private_capi_fleet_serial": len(NAMES), "private_capi_fleet_report_root": root}
+    extra_vars = {"private_capi_fleet_serial": len(NAMES), "private_capi_fleet_report_root": root,
+                  "private_capi_fleet_report_in_check_mode": True}
     result = run_playbook("migrate_fleet.yml", inventory, extra_vars, check=True)
+    # the default: no report, no record directory, the summary all the same
+    quiet_root = os.path.join(str(tmp_path), "reports-default")
+    quiet = run_playbook("migrate_fleet.yml", inventory, dict(extra_vars, private_capi_fleet_report_root=quiet_root,
+                                                              private_capi_fleet_report_in_check_mode=False), check=True)
     yield {"server": server, "result": result, "counts": server.request_counts(), "root": root,
-           "before": before,
+           "quiet": quiet, "quiet_root": quiet_root, "before": before,
            "after": _cluster_view(server, crds)}
     assert server.stop() == 0
 
 
 def test_check_mode_succeeds(dry_run):
-    result = dry_run["result"]
-    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    for result in (dry_run["result"], dry_run["quiet"]):
+        assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
 
 
 def test_check_mode_writes_nothing(dry_run):
@@ -76,3 +82,15 @@ def test_check_mode_prints_the_plan_for_every_cluster(dry_run):
         record = records[name]
         assert (record["status"], record["state_after"], record["objects_total"]) == ("planned", "legacy", 7), record
         assert record["plan"] >= 7, record
+
+
+def test_check_mode_writes_no_report_unless_asked_and_prints_the_summary_all_the_same(dry_run):
+    output = dry_run["quiet"].stdout
+    assert not os.path.exists(dry_run["quiet_root"]), os.listdir(dry_run["quiet_root"])
+    assert "no report written (check mode; -e private_capi_fleet_report_in_check_mode=true writes one)" in output
+    # the summary of the records kept in memory: the same lines as the report's, without its path
+    assert re.search(r"Fleet migration fleet-\S+ \(DRY RUN\): %d HostedClusters - planned %d" % (len(NAMES), len(NAMES)),
+                     output), output[-3000:]
+    for name in NAMES:
+        assert re.search(r"planned +mc-1/clusters/%s +legacy +-> legacy " % name, output), output[-3000:]
+    assert "(.json, .md)" not in output

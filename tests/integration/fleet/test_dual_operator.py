@@ -138,7 +138,7 @@ def test_first_run_installs_both_operators_and_marks_the_existing_clusters_legac
     assert new_main["args"] == base_args + ["--private-capi-types", "--leader-election-id=hypershift-operator-leader-elect"]
     assert {"name": "KUBECONFIG", "value": "/etc/capi-proxy/kubeconfig"} in new_main["env"]
     proxy = container(new, "kube-apiserver-proxy")
-    assert "--listen=127.0.0.1:8080" in proxy["args"] and proxy["image"] == "quay.io/hypershift/capi-proxy:0.1.0"
+    assert "--listen=127.0.0.1:8080" in proxy["args"] and proxy["image"] == "quay.io/hypershift/capi-proxy:1.0.0"
     assert server.request("GET", "/api/v1/namespaces/%s/configmaps/capi-proxy-kubeconfig" % NS).status == 200
     private_role = server.request("GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/private-capi-proxy-%s-operator" % NS).json()
     assert private_role["rules"][0]["apiGroups"] == ["cluster.hypershift.openshift.io"]

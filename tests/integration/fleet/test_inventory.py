@@ -297,3 +297,46 @@ def test_migrate_fleet_with_the_plugin_and_limit_migrates_exactly_that_hostedclu
     assert len(standard["items"]) == 1
     untouched = server.request("GET", "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/clusters-hc-05/machines")
     assert untouched.json()["items"] == []
+
+
+def test_a_selection_of_nothing_with_the_plugin_fails_naming_what_left_each_hostedcluster_out(fleet_server, tmp_path):
+    server, _fleet_tmp = fleet_server
+    source = write_source(tmp_path / "none.hostedclusters.yml", server.kubeconfig, object_counts=False)
+    report_root = tmp_path / "reports"
+    server.reset_requests()
+    result = run_playbook("migrate_fleet.yml", source, {
+        "private_capi_fleet_names": ["hc-99"], "private_capi_fleet_install_crds": False,
+        "private_capi_fleet_dual_operator": False, "private_capi_fleet_report_root": str(report_root)})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-4000:]
+    # judged in the plugin hosts' play, over all of them (the localhost play, with no candidate, leaves it to that one)
+    assert ("0 HostedClusters selected: 5 HostedClusters found on mc-1, none passes the selection of this migration - "
+            in output), output[-4000:]
+    assert "private_capi_fleet_names [hc-99]: 0 of 5 are named" in output
+    assert "set private_capi_fleet_allow_empty=true" in output
+    # it stops before the migrate play and the report: no record directory, nothing written to the cluster
+    assert not report_root.exists(), list(report_root.rglob("*"))
+    assert "PLAY [Migrate each selected HostedCluster]" not in output
+    assert server.request_counts()["mutating"] == 0
+
+
+def test_verify_fleet_with_the_plugin_verifies_its_hostedcluster_hosts(fleet_server, tmp_path):
+    server, _fleet_tmp = fleet_server
+    source = write_source(tmp_path / "verify.hostedclusters.yml", server.kubeconfig, object_counts=False)
+    report_root = tmp_path / "reports"
+    server.reset_requests()
+    result = run_playbook("verify_fleet.yml", source, {"private_capi_fleet_names": ["hc-01", "hc-05"],
+                                                       "private_capi_verify_report_root": str(report_root)})
+    output = result.stdout + result.stderr
+    # each read and judged by its state (hc-01 is migrated once the --limit test above has run; hc-05 stays legacy,
+    # so the run fails)
+    assert result.returncode != 0, output[-4000:]
+    assert "Verification (read-only): 2 of 5 HostedClusters" in output, output[-4000:]
+    written = sorted(report_root.glob("verify-*.json"))
+    assert len(written) == 1, written
+    rows = json.loads(written[0].read_text())
+    states = hostedcluster_states(server)
+    assert [(row["management_cluster"], row["name"], row["state"], row["ok"]) for row in rows] == [
+        ("mc-1", name, states[name], states[name] == "migrated") for name in ("hc-01", "hc-05")], rows
+    assert states["hc-05"] == "legacy"
+    assert server.request_counts()["mutating"] == 0

@@ -97,7 +97,7 @@ def test_after_the_migration_with_the_defaults_v1beta1_reads_work_directly_and_t
     assert not server.conversion_failures(), server.conversion_failures()[:5]
 
 
-def test_refuses_without_a_selection_or_with_an_unknown_name_and_writes_nothing(world):
+def test_refuses_without_a_selection_or_with_an_unknown_name_unless_empty_is_allowed_and_writes_nothing(world):
     server = world["server"]
     server.reset_requests()
     unnamed = rollback(world, names=None)
@@ -106,6 +106,11 @@ def test_refuses_without_a_selection_or_with_an_unknown_name_and_writes_nothing(
     unknown = rollback(world, names=["hc-99", "clusters/" + TARGET])
     assert unknown.returncode != 0
     assert "'hc-99' matches 0 HostedClusters" in output(unknown) and "Nothing was changed" in output(unknown)
+    # told that an empty selection is fine (a job run on every inventory), names that all match nothing do nothing
+    allowed = rollback(world, names=["hc-99"], private_capi_fleet_allow_empty=True)
+    assert allowed.returncode == 0, output(allowed)[-4000:]
+    assert ("Nothing to do: none of private_capi_rollback_names [hc-99] is one of the 2 HostedClusters found on mc-1"
+            in output(allowed)), output(allowed)[-4000:]
     writes = {verb: n for verb, n in server.request_counts()["by_verb"].items() if verb in WRITES}
     assert not writes, writes
     assert hostedcluster_states(server) == {TARGET: "migrated", OTHER: "migrated"}

@@ -18,7 +18,7 @@ SETTINGS = {"state": "present", "namespace": NS, "name": "operator", "legacy_nam
             "new_args": ["--private-capi-types"], "legacy_args": ["--hostedcluster-scope=legacy"],
             "leader_election_flag": "--leader-election-id", "lease_name": "hypershift-operator-leader-elect",
             "legacy_lease_name": "hypershift-operator-legacy-leader-elect", "mark_legacy": True, "proxy": True,
-            "proxy_image": "quay.io/hypershift/capi-proxy:0.1.0", "proxy_port": 8080, "proxy_metrics_port": 9090,
+            "proxy_image": "quay.io/hypershift/capi-proxy:1.0.0", "proxy_port": 8080, "proxy_metrics_port": 9090,
             "proxy_extra_args": [], "wait_timeout": 120, "cleanup_fail_when_blocked": False, "check_mode": False}
 BASE_ARGS = ["run", "--namespace=$(MY_NAMESPACE)", "--metrics-addr=:9000"]
 ORIGINAL, HASH = dual_operator.ORIGINAL_ANNOTATION, dual_operator.HASH_ANNOTATION

@@ -8,7 +8,7 @@ from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.hypershift.private_capi.plugins.action.fleet_report_files import read_records, report_files
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
-    FleetReportError, build_report, phases, report_markdown, report_summary)
+    FleetReportError, build_report, phases, report_markdown, report_root, report_summary)
 
 
 def record(name, status, marks, objects=None, reason=""):
@@ -147,3 +147,20 @@ def test_no_window_is_said_as_such_and_a_bad_one_names_the_record():
     assert "no cluster's controllers were stopped" in report_markdown(report)
     with pytest.raises(FleetReportError, match=r"record clusters/hc-01: controllers_down .* re-run the migrate role"):
         build_report([windowed(MIGRATED, "soon", 0)], "run-5")
+
+
+def test_report_root_is_taken_from_the_current_directory_not_the_playbooks(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert report_root(None) == str(tmp_path / "reports")
+    assert report_root("") == str(tmp_path / "reports")
+    assert report_root("out/runs") == str(tmp_path / "out" / "runs")
+    assert report_root("/srv/reports/") == "/srv/reports"
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert report_root("~/r") == str(tmp_path / "home" / "r")
+
+
+def test_report_root_writes_nothing_in_check_mode_unless_asked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert report_root("reports", check_mode=True) == ""
+    assert report_root("reports", check_mode=True, in_check_mode=True) == str(tmp_path / "reports")
+    assert report_root("reports", check_mode=False, in_check_mode=False) == str(tmp_path / "reports")

@@ -158,3 +158,112 @@ def test_a_verification_selects_every_state_unless_told_and_keeps_the_other_crit
     assert result["keys"] == ["mc-1/clusters/hc-1", "mc-1/clusters/hc-2", "mc-1/clusters/hc-3"]
     assert result["plan"] == ["Verification (read-only): 3 of 3 HostedClusters"]
     assert selection.select(rows, {"purpose": "verify", "label_selector": "env"})["keys"] == ["mc-1/clusters/hc-2"]
+
+
+# A run that selects nothing says why (empty_reason) and fails with it (refusal) unless allow_empty.
+ALLOW = "private_capi_fleet_allow_empty=true"
+
+
+def test_no_management_cluster_and_no_hostedcluster_host_is_said_to_be_the_inventory():
+    result = selection.select([], {"run_id": "r"})
+    assert result["selected"] == []
+    assert result["empty_reason"].startswith("the inventory has no management cluster: group management_clusters is "
+                                             "empty and there is no HostedCluster host (group capi_hostedclusters")
+    assert "Give an inventory with -i" in result["empty_reason"]
+    assert result["refusal"] == "0 HostedClusters selected: %s. If a run with nothing to do is expected (a fleet " \
+                                "already done, a job run on every inventory), set %s." % (result["empty_reason"], ALLOW)
+    assert result["plan"][-1] == "Nothing to do: " + result["empty_reason"]
+
+
+@pytest.mark.parametrize("purpose", ["migrate", "verify", "rollback"])
+def test_every_purpose_refuses_an_empty_inventory_unless_allowed(purpose):
+    criteria = {"purpose": purpose, "names": ["hc-1"], "run_id": "r"}
+    if purpose == "rollback":  # a rollback refuses its names as always, saying why there is nothing to match
+        with pytest.raises(selection.SelectionError) as error:
+            selection.select([], criteria)
+        assert str(error.value).startswith("private_capi_rollback_names: 'hc-1' matches 0 HostedClusters; found no "
+                                           "HostedCluster: the inventory has no management cluster: ")
+        assert str(error.value).endswith("Nothing was changed. " + selection.ALLOW_EMPTY_HINT)
+    else:
+        assert "the inventory has no management cluster" in selection.select([], criteria)["refusal"]
+        assert selection.select([], dict(criteria, allow_empty="false"))["refusal"]
+    for allowed in (True, "true", "True", "yes"):
+        result = selection.select([], dict(criteria, allow_empty=allowed))
+        assert (result["refusal"], result["selected"]) == ("", [])
+        assert result["empty_reason"].startswith("the inventory has no management cluster")
+
+
+def test_management_clusters_without_hostedclusters_are_named_apart_from_those_not_read():
+    criteria = {"management_clusters": ["mc-1", "mc-2"], "run_id": "r"}
+    reason = selection.select([], criteria)["empty_reason"]
+    assert reason.startswith("no HostedCluster on the management clusters of the inventory (mc-1, mc-2): check that "
+                             "their private_capi_kubeconfig and private_capi_context point at HyperShift"), reason
+    reason = selection.select([], dict(criteria, management_clusters_read=["mc-2"], namespace="prod"))["empty_reason"]
+    assert reason.startswith("no HostedCluster in namespace prod on the management clusters of the inventory: mc-2 has "
+                             "none; mc-1 was not read (its tasks failed above);"), reason
+    assert reason.endswith("and that private_capi_fleet_namespace is right")
+    reason = selection.select([], dict(criteria, management_clusters_read=[]))["empty_reason"]
+    assert "mc-1, mc-2 were not read (their tasks failed above)" in reason
+
+
+def test_hostedclusters_matching_no_filter_name_each_filter_with_what_it_lets_through():
+    rows = [row("hc-1", "migrated"), row("hc-2", "migrated", labels={"env": "prod"}), row("hc-3", "legacy", "other")]
+    result = selection.select(rows, {"run_id": "r", "name_regex": "hc-[12]", "label_selector": "env=dev",
+                                     "names": ["hc-2", "hc-9"], "namespace": "clusters"})
+    assert result["selected"] == [] and len(result["not_selected"]) == 3
+    reason = result["empty_reason"]
+    assert reason.startswith("3 HostedClusters found on mc-1, none passes the selection of this migration - "), reason
+    assert ("states new, legacy, in-progress, failed (a migration's default): 1 of 3 are in them "
+            "(found legacy 1, migrated 2)") in reason
+    assert "private_capi_fleet_name_regex 'hc-[12]' (matched from the start): 2 of 3 match" in reason
+    assert "private_capi_fleet_names [hc-2, hc-9]: 1 of 3 are named" in reason
+    assert "private_capi_fleet_namespace 'clusters': 2 of 3 are in it (found clusters 2, other 1)" in reason
+    assert "private_capi_fleet_label_selector 'env=dev': 0 of 3 match" in reason
+    assert result["refusal"].startswith("0 HostedClusters selected: 3 HostedClusters found on mc-1")
+
+
+def test_a_fleet_already_migrated_says_the_default_states_leave_it_out_and_names_only_the_filters_set():
+    reason = selection.select([row("hc-1", "migrated"), row("hc-2", "migrated", mc="mc-2")], {"run_id": "r"})["empty_reason"]
+    assert reason == ("2 HostedClusters found on mc-1, mc-2, none passes the selection of this migration - states new, "
+                      "legacy, in-progress, failed (a migration's default): 0 of 2 are in them (found migrated 2) "
+                      "(a HostedCluster must pass every one)")
+
+
+def test_a_verification_names_its_states_as_set():
+    reason = selection.select([row("hc-1", "migrated")], {"purpose": "verify", "states": ["failed"]})["empty_reason"]
+    assert ("none passes the selection of this verification - states failed (private_capi_fleet_states): 0 of 1 are "
+            "in them (found migrated 1)") in reason
+
+
+def test_a_selection_of_something_has_no_reason_and_no_refusal():
+    result = selection.select([row("hc-1")], {"run_id": "r"})
+    assert (result["empty_reason"], result["refusal"]) == ("", "")
+    assert not any(line.startswith("Nothing to do") for line in result["plan"])
+
+
+def test_the_static_inventorys_selection_leaves_the_judgement_to_the_inventory_plugins_play():
+    # migrate_fleet.yml's localhost play: the plugin's HostedCluster hosts are not its candidates, their play selects
+    criteria = {"run_id": "r", "management_clusters": ["mc-1"], "hostedcluster_hosts": ["mc-2/clusters/hc-1"]}
+    for rows in ([], [row("hc-1", "migrated")]):
+        result = selection.select(rows, criteria)
+        assert (result["selected"], result["empty_reason"], result["refusal"]) == ([], "", "")
+    # their play selects over both: nothing there is judged
+    plugin = dict(plugin_row(), state="migrated")
+    reason = selection.select([plugin, row("hc-2", "migrated")], criteria)["empty_reason"]
+    assert reason.startswith("2 HostedClusters found on mc-1, none passes the selection"), reason
+
+
+def test_a_rollback_whose_names_all_match_nothing_is_empty_when_allowed_and_refused_otherwise():
+    criteria = {"purpose": "rollback", "names": ["hc-9", "other/hc-2"], "run_id": "rb"}
+    with pytest.raises(selection.SelectionError, match="'hc-9' matches 0 HostedClusters"):
+        selection.select(ROLLBACK_ROWS, criteria)
+    result = selection.select(ROLLBACK_ROWS, dict(criteria, allow_empty=True))
+    assert (result["selected"], result["refusal"]) == ([], "")
+    assert result["empty_reason"] == ("none of private_capi_rollback_names [hc-9, other/hc-2] is one of the 4 "
+                                      "HostedClusters found on mc-1, mc-2")
+    # a name that matches while another does not is a mistake, allowed or not
+    with pytest.raises(selection.SelectionError, match="'hc-9' matches 0 HostedClusters"):
+        selection.select(ROLLBACK_ROWS, dict(criteria, names=["hc-9", "hc-2"], allow_empty=True))
+    # and a rollback still names what it rolls back, allowed or not
+    with pytest.raises(selection.SelectionError, match="none was named"):
+        selection.select([], {"purpose": "rollback", "allow_empty": True})
