@@ -133,14 +133,24 @@ def _matcher(name_regex):
                              % (name_regex, error))
 
 
-def chosen(row, states=None, name_regex=None, names=None, namespace=None, label_selector=None):
-    """Whether a migration run selects this candidate (state, name pattern from the start, names, namespace, labels)."""
-    given = parse_names(names)
-    return bool(label_selector_matches(label_selector, row.get("labels") or {})
-                and row["state"] in (states or MIGRATE_STATES)
-                and _matcher(name_regex).match(row["name"])
-                and (not given or row["name"] in given)
-                and (not namespace or row["namespace"] == namespace))
+def _states(criteria):
+    """The states a migration or verification selects: criteria states, else the purpose's default."""
+    return criteria.get("states") or (ALL_STATES if criteria.get("purpose") == VERIFY else MIGRATE_STATES)
+
+
+def _tests(criteria):
+    """The tests of a migration's or verification's selection, by option: a candidate is selected when it passes every
+    one (state, name pattern from the start, names, namespace, labels; an option not given lets every one through).
+    The selection and the reason it selected nothing (_filters) both judge with these."""
+    states, given = _states(criteria), parse_names(criteria.get("names"))
+    pattern, namespace, selector = _matcher(criteria.get("name_regex")), criteria.get("namespace"), criteria.get("label_selector")
+    return {
+        "states": lambda row: row["state"] in states,
+        "name_regex": lambda row: bool(pattern.match(row["name"])),
+        "names": lambda row: not given or row["name"] in given,
+        "namespace": lambda row: not namespace or row["namespace"] == namespace,
+        "label_selector": lambda row: bool(label_selector_matches(selector, row.get("labels") or {})),
+    }
 
 
 def batches(canary=0, serial=1):
@@ -164,32 +174,35 @@ def _counted(rows, key):
     return ", ".join("%s %d" % (value, counts[value]) for value in sorted(counts))
 
 
+def _passing(rows, criteria):
+    """The rows a migration or verification selects: those passing every one of its tests."""
+    tests = _tests(criteria).values()
+    return [row for row in rows if all(test(row) for test in tests)]
+
+
 def _filters(rows, criteria):
     """Each filter of a migration's or verification's selection with how many of rows it alone lets through."""
-    total = len(rows)
-    verify = criteria.get("purpose") == VERIFY
-    states = criteria.get("states") or (ALL_STATES if verify else MIGRATE_STATES)
+    tests, total = _tests(criteria), len(rows)
+
+    def passing(option):
+        return len([row for row in rows if tests[option](row)])
+
     origin = "private_capi_fleet_states" if criteria.get("states") else \
-        "%s's default" % ("verify_fleet.yml" if verify else "a migration")
+        "%s's default" % ("verify_fleet.yml" if criteria.get("purpose") == VERIFY else "a migration")
     lines = ["states %s (%s): %d of %d are in them (found %s)" % (
-        _listed(states), origin, len([row for row in rows if row["state"] in states]), total, _counted(rows, "state"))]
+        _listed(_states(criteria)), origin, passing("states"), total, _counted(rows, "state"))]
     if criteria.get("name_regex"):
-        pattern = _matcher(criteria["name_regex"])
         lines.append("private_capi_fleet_name_regex %r (matched from the start): %d of %d match" % (
-            criteria["name_regex"], len([row for row in rows if pattern.match(row["name"])]), total))
+            criteria["name_regex"], passing("name_regex"), total))
     given = parse_names(criteria.get("names"))
     if given:
-        lines.append("private_capi_fleet_names [%s]: %d of %d are named" % (
-            _listed(given), len([row for row in rows if row["name"] in given]), total))
+        lines.append("private_capi_fleet_names [%s]: %d of %d are named" % (_listed(given), passing("names"), total))
     if criteria.get("namespace"):
         lines.append("private_capi_fleet_namespace %r: %d of %d are in it (found %s)" % (
-            criteria["namespace"], len([row for row in rows if row["namespace"] == criteria["namespace"]]), total,
-            _counted(rows, "namespace")))
+            criteria["namespace"], passing("namespace"), total, _counted(rows, "namespace")))
     if criteria.get("label_selector"):
         lines.append("private_capi_fleet_label_selector %r: %d of %d match" % (
-            criteria["label_selector"],
-            len([row for row in rows if label_selector_matches(criteria["label_selector"], row.get("labels") or {})]),
-            total))
+            criteria["label_selector"], passing("label_selector"), total))
     return lines
 
 
@@ -277,14 +290,10 @@ def select(rows, criteria):
             lines.append("%s: %s" % (row["key"], verdict.get(row["state"], row["state"])))
         lines.append("batches of %s, run %s" % (criteria.get("serial") or 1, criteria.get("run_id")))
     elif criteria.get("purpose") == VERIFY:  # read-only: every HostedCluster the other criteria leave
-        picked = [row for row in rows if chosen(row, criteria.get("states") or ALL_STATES, criteria.get("name_regex"),
-                                                criteria.get("names"), criteria.get("namespace"),
-                                                criteria.get("label_selector"))]
+        picked = _passing(rows, criteria)
         lines = ["Verification (read-only): %d of %d HostedClusters" % (len(picked), len(rows))]
     else:
-        picked = [row for row in rows if chosen(row, criteria.get("states"), criteria.get("name_regex"),
-                                                criteria.get("names"), criteria.get("namespace"),
-                                                criteria.get("label_selector"))]
+        picked = _passing(rows, criteria)
         lines = ["%s - run %s" % (check or "Fleet migration", criteria.get("run_id")),
                  "%d of %d HostedClusters selected, batches %s, failure budget %s%%"
                  % (len(picked), len(rows), batches(criteria.get("canary"), criteria.get("serial")),
