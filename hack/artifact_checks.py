@@ -74,10 +74,12 @@ def run(args, **kwargs):
     return subprocess.run([str(a) for a in args], **kwargs).returncode
 
 
-def clean_env(**extra):
-    """A user's environment: none of the checkout's Ansible settings (make exports ANSIBLE_CONFIG)."""
+def clean_env(tool_venv=None, **extra):
+    """A user's environment: none of the checkout's Ansible settings (make exports ANSIBLE_CONFIG) or its venv on the
+    PATH; tool_venv's bin first on it when given."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHON"))}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p)
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if ".venv" not in p]
+    env["PATH"] = os.pathsep.join(([str(tool_venv / "bin")] if tool_venv else []) + path)
     env.update(extra)
     return env
 
@@ -203,7 +205,7 @@ def check_sanity(minor):
         log("ansible-test sanity (ansible-core %s, Python %s) in %s" % (version, py, root))
         return run([ansible_venv / "bin" / "ansible-test", "sanity", "--requirements", "--color", "no",
                     "--python", py], cwd=root,
-                   env=clean_env(PATH=str(ansible_venv / "bin") + os.pathsep + clean_env()["PATH"]))
+                   env=clean_env(ansible_venv))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -214,8 +216,7 @@ def check_importer():
     config.write_text(IMPORTER_CONFIG)
     result = subprocess.run([str(importer / "bin" / "python"), "-m", "galaxy_importer.main", str(tarball())],
                             cwd=str(OUT), capture_output=True, text=True, check=False,
-                            env=clean_env(GALAXY_IMPORTER_CONFIG=str(config),
-                                          PATH=str(importer / "bin") + os.pathsep + clean_env()["PATH"]))
+                            env=clean_env(importer, GALAXY_IMPORTER_CONFIG=str(config)))
     sys.stdout.write(result.stdout + result.stderr)
     if result.returncode:
         return result.returncode
@@ -242,8 +243,7 @@ def check_docs():
     work, root = work_copy("docs.")
     try:
         return run([docs / "bin" / "antsibull-docs", "lint-collection-docs", "--plugin-docs", "."], cwd=root,
-                   env=clean_env(ANSIBLE_COLLECTIONS_PATH=str(work),
-                                 PATH=str(docs / "bin") + os.pathsep + clean_env()["PATH"]))
+                   env=clean_env(docs, ANSIBLE_COLLECTIONS_PATH=str(work)))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
