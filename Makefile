@@ -117,7 +117,7 @@ $(PROXY_VENV)/.installed: $(PROXY_SOURCES) | venv
 # their first minutes). AFTER_E2E are files that time nothing (about 5 minutes of one worker): in the e2e process
 # they run while the two workers finish the rest, instead of lengthening them (warm CI of 2a003ed, all files on the
 # workers: pytest 25 min 17 s, the e2e process done after 16 min 51 s). Their logs follow once pytest has ended;
-# the summaries are repeated as the last lines.
+# the failed tests' names (pytest's short summary) and the summaries are repeated as the last lines.
 AFTER_E2E := tests/integration/collection/test_molecule.py tests/integration/collection/test_ansible_runner.py \
 	tests/integration/fleet/test_check_mode.py
 test: binaries capi-binaries proxy-venv
@@ -136,6 +136,7 @@ test: binaries capi-binaries proxy-venv
 		code=$$(cat .build/$$step.rc 2>/dev/null || echo 1); \
 		if [ "$$code" != 0 ]; then echo "== $$step FAILED (exit $$code)"; status=1; fi; \
 	done; \
+	grep -hE '^(FAILED|ERROR) ' .build/pytest.log .build/e2e.log; \
 	tail -n 1 .build/e2e.log; tail -n 1 .build/pytest.log; exit $$status
 
 unit: venv
