@@ -26,6 +26,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
     PrivateCapiError,
     fail_from_error,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.transport import transport_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeconfig import (
     kubeconfig_problem,
     unmask_kubeconfig_path,
@@ -70,7 +71,8 @@ class ApiError(PrivateCapiError):
         self.reason = reason
         self.api_message = message
         self.what = what
-        super(ApiError, self).__init__("%s failed: %s (HTTP %s %s)" % (what, message, status, reason))
+        super(ApiError, self).__init__("%s failed: %s (%s)" % (
+            what, message, "HTTP %s %s" % (status, reason) if status is not None else "no HTTP answer"))
 
     @property
     def is_conflict(self):
@@ -158,9 +160,11 @@ class ApiClient(object):
         if problem is None:
             try:
                 k8s_client = get_api_client(module=module)
-            except (TransportError, ApiException, DynamicApiError) as exc:  # the client reads /version when built
-                problem = "no answer from the API server the connection options name (%s); check the server URL " \
-                          "of the kubeconfig context (or host) and that the server is up" % exc
+            except TransportError as exc:  # the client reads /version when built
+                problem = transport_problem(exc, module.params.get("host") or "")
+            except (ApiException, DynamicApiError) as exc:
+                problem = "the API server the connection options name answered /version with an error (%s); check " \
+                          "the server URL of the kubeconfig context (or host) and the credentials" % exc
             except (CoreException, TypeError, ValueError, KeyError, AttributeError, IOError, OSError) as exc:
                 problem = "could not build the API client from the connection options: %s; check the kubeconfig's " \
                           "cluster and user entries (server URL, certificate and key files)" % exc
@@ -168,6 +172,12 @@ class ApiClient(object):
             unmask_kubeconfig_path(module)
             module.fail_json(msg=problem, changed=False)
         return cls(k8s_client, dry_run=bool(module.check_mode))
+
+    @property
+    def server(self):
+        """The API server's URL as configured (for messages)."""
+        configuration = getattr(getattr(self._k8s_client, "client", None), "configuration", None)
+        return getattr(configuration, "host", "") or ""
 
     @property
     def calls(self):
@@ -203,7 +213,7 @@ class ApiClient(object):
             status, reason, message = _status_from_exception(exc)
             raise ApiError(status, reason, message, what)
         except TransportError as exc:  # dropped connection, reset, timeout: no HTTP answer at all
-            raise ApiError(None, CONNECTION_ERROR_REASON, "no answer from the API server (%s)" % exc, what)
+            raise ApiError(None, CONNECTION_ERROR_REASON, transport_problem(exc, self.server), what)
         data = response.data
         if not data:
             return {}
@@ -232,7 +242,7 @@ class ApiClient(object):
             status, reason, message = _status_from_exception(exc)
             raise ApiError(status, reason, message, what + " (discovery)")
         except TransportError as exc:
-            raise ApiError(None, CONNECTION_ERROR_REASON, "no answer from the API server (%s)" % exc, what + " (discovery)")
+            raise ApiError(None, CONNECTION_ERROR_REASON, transport_problem(exc, self.server), what + " (discovery)")
         namespaced = bool(resource.namespaced)
         return resource.path(namespace=namespace if namespaced else None), namespaced
 

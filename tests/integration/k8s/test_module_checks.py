@@ -31,7 +31,7 @@ MODULES = {
     "migration_state": {"namespace": "clusters"},
     "private_crd_render": {"from_cluster": True},
 }
-# a kubeconfig whose server does not exist: any request would fail with "no answer from the API server"
+# a kubeconfig whose server does not exist: any request would fail naming "the API server <url>" (k8s/transport.py)
 NOWHERE = {"apiVersion": "v1", "kind": "Config", "current-context": "admin",
            "clusters": [{"name": "mgmt", "cluster": {"server": "https://127.0.0.1:9"}},
                         {"name": "other", "cluster": {"server": "https://127.0.0.1:9"}}],
@@ -138,7 +138,7 @@ INVALID_NAMES = [
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_invalid_names_are_refused_before_any_api_call(module, kubeconfigs):
-    """The kubeconfig points at a server that does not exist: a request would fail as 'no answer from the API server',
+    """The kubeconfig points at a server that does not exist: a request would fail naming 'the API server <url>',
     so failing with the name message proves no request was tried."""
     nowhere = kubeconfigs["unknown-context"][0]["kubeconfig"]
     cases = [(extra, option) for name, extra, option in INVALID_NAMES if name == module]
@@ -146,7 +146,7 @@ def test_invalid_names_are_refused_before_any_api_call(module, kubeconfigs):
     results = race(module, [dict(MODULES[module], kubeconfig=nowhere, **extra) for extra, _option in cases])
     for (extra, option), result in zip(cases, results):
         assert_user_error(result, "invalid name: option %s: " % option, "it must be a DNS-", "such as '")
-        assert "no answer" not in result["msg"], result["msg"]
+        assert "the API server" not in result["msg"], result["msg"]
     if module == "migration_state":
         assert "option name: '[1, 2]' is not a valid object name (it looks like a list or a mapping turned into text" \
             in results[2]["msg"]
@@ -228,3 +228,13 @@ def test_a_403_on_the_namespace_get_counts_as_unknown_and_the_run_goes_on(server
                                  "lists": [{"api_version": "v1", "kind": "ConfigMap", "namespace": "checks"}]}])[0]
     assert not result.failed, (result.get("msg"), result.stderr[-2000:])
     assert result["results"][0]["api_found"] is True and result["results"][0]["namespace"] == "checks"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_a_server_that_refuses_is_named_with_what_to_check(module, kubeconfigs):
+    """Valid arguments, a kubeconfig whose server is a closed loopback port: the module fails as a user error naming
+    that server, that it refused the connection and what to check (not urllib3's text alone)."""
+    nowhere = kubeconfigs["unknown-context"][0]["kubeconfig"]
+    result = race(module, [dict(MODULES[module], kubeconfig=nowhere)])[0]
+    assert_user_error(result, "the API server https://127.0.0.1:9 refused the connection",
+                      "check the server URL of the kubeconfig context")
