@@ -24,6 +24,7 @@ import base64
 import hashlib
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import SHIM_CRD_RULE, policy_rule
 
 CONTAINER_NAME = "shim"
 APP_NAME = "capi-conversion-shim"
@@ -139,8 +140,7 @@ def access_objects(settings):
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(settings, settings["name"])},
         {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRole", "metadata": _metadata(settings, cluster_role, False),
-         "rules": [{"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
-                    "verbs": ["list"]}]},
+         "rules": [policy_rule(SHIM_CRD_RULE)]},
         {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRoleBinding",
          "metadata": _metadata(settings, cluster_role, False),
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},

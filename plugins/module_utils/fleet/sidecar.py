@@ -22,6 +22,7 @@ __metaclass__ = type
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import SIDECAR_CRD_RULE, policy_rule
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import DEFAULT_GROUP_MAP
 
 CONTAINER_NAME = "kube-apiserver-proxy"  # the enhancement's support commands use this name
@@ -43,8 +44,7 @@ RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 RBAC_NAME_PREFIX = "private-capi-proxy-"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # The proxy reads CRDs (contract labels for version adaptation) with the pod's own identity.
-CRD_READER_RULE = {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
-                   "verbs": ["get", "list", "watch"]}
+CRD_READER_RULE = policy_rule(SIDECAR_CRD_RULE)
 STATES, STEPS = ("present", "absent"), ("all", "prepare")
 # The role's settings proxy_reads and proxy_plan take, besides SETTINGS (the role's private_capi_proxy_* variables)
 ROLE_SETTINGS = ("state", "steps", "namespace", "deployments", "skip_missing", "rbac", "upstream_server")

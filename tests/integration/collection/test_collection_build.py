@@ -30,7 +30,7 @@ def test_built_tarball_installs_and_serves_filters_by_fqcn(tmp_path):
     for required in ("MANIFEST.json", "FILES.json", "meta/runtime.yml", "plugins/filter/capi.py",
                      "plugins/module_utils/translate/groups.py", "plugins/filter/to_private_capi.yml", "LICENSE",
                      "CHANGELOG.rst", "changelogs/changelog.yaml", "meta/execution-environment.yml",
-                     "meta/ee-requirements.txt", "tests/sanity/ignore-2.16.txt", "tests/sanity/ignore-2.20.txt"):
+                     "meta/ee-requirements.txt", "meta/rbac/migrate.yaml", "tests/sanity/ignore-2.16.txt", "tests/sanity/ignore-2.20.txt"):
         assert required in names, "%s missing from the tarball" % required
     # only what runs from the artifact: what needs the test bed (testenv/, not shipped) stays in the repository
     checkout_only = [n for n in names if n.split("/")[0] in ("testenv", "benchmarks", "hack", "molecule", "Makefile")

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.slow
 
 # the smallest arguments with which each module that takes kubeconfig builds its API client
 MODULES = {
+    "capi_access_review": {"entry_point": "verify", "hcp_namespaces": ["clusters-hc"]},
     "capi_health": {"namespace": "clusters-hc",
                     "kinds": [{"kind": "Cluster", "resource": "clusters", "version": "v1beta2",
                                "target_group": "cluster.hypershift.openshift.io", "source_group": "cluster.x-k8s.io"}]},
@@ -100,6 +101,9 @@ def test_an_unusable_kubeconfig_is_named_with_what_is_wrong(module, kubeconfigs)
 
 # (module, extra args, the option the message must name): one run per invalid value, none may reach the server
 INVALID_NAMES = [
+    ("capi_access_review", {"hcp_namespaces": ["clusters-hc", "../../api/v1/secrets"]}, "hcp_namespaces[1]"),
+    ("capi_access_review", {"hostedcluster_namespaces": ["Clusters"]}, "hostedcluster_namespaces[0]"),
+    ("capi_access_review", {"operator_namespace": ""}, "operator_namespace"),
     ("capi_health", {"namespace": ""}, "namespace"),
     ("capi_health", {"namespace": "../../api/v1/secrets"}, "namespace"),
     ("capi_health", {"deployments": ["cluster-api", "../x"]}, "deployments[1]"),

@@ -17,6 +17,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names 
 MODULE_PACKAGE = "ansible_collections.hypershift.private_capi.plugins.modules."
 # every module that talks to the API server, with each option that holds a namespace or an object name
 API_MODULES = {
+    "capi_access_review": {"hostedcluster_namespaces[]", "hcp_namespaces[]", "operator_namespace"},
     "capi_health": {"namespace", "deployments[]"},
     "capi_object_migrate": {"namespace"},
     "capi_steady": {"namespace", "hostedcluster_name", "hostedcluster_namespace"},

@@ -1,0 +1,205 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""Every right the collection uses, in one place: the source of the shipped RBAC, the guide's table and the pre-flight.
+
+One Rule per purpose: where it applies (SCOPES), the API groups, resources and verbs, the entry points that need it
+(ENTRY_POINTS) and why. A rule is `conditional` when a run may well not use it (its text says when); every other
+rule is used by every run of its entry points that gets that far (tests/integration/rbac checks both ways against
+kube-apiserver's audit log). render.py turns RULES into meta/rbac/*.yaml and the operator guide's table; review.py
+asks the API server, before the first change, whether the identity holds them.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from collections import namedtuple
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    AGENT_PRIVATE_GROUP, AGENT_STANDARD_GROUP, PRIVATE_SUFFIX, STANDARD_SUFFIX)
+
+# Where a rule applies. The HostedCluster namespaces (e.g. `clusters`) and the HCP namespaces (`clusters-<name>`) are
+# many; the operator namespace is the one the HyperShift operator runs in (`hypershift`).
+CLUSTER = "cluster"
+HOSTEDCLUSTER_NAMESPACES = "hostedcluster-namespaces"
+HCP_NAMESPACES = "hcp-namespaces"
+OPERATOR_NAMESPACE = "operator-namespace"
+SCOPES = (CLUSTER, HOSTEDCLUSTER_NAMESPACES, HCP_NAMESPACES, OPERATOR_NAMESPACE)
+
+MIGRATE, VERIFY, ROLLBACK, INVENTORY = "migrate", "verify", "rollback", "inventory"
+PROXY_SIDECAR, CONVERSION_SHIM = "proxy-sidecar", "conversion-shim"
+# The job identities (a playbook and what it runs) and the identities of what the collection deploys.
+JOB_ENTRY_POINTS = (MIGRATE, VERIFY, ROLLBACK, INVENTORY)
+ENTRY_POINTS = JOB_ENTRY_POINTS + (PROXY_SIDECAR, CONVERSION_SHIM)
+FORWARD = (MIGRATE, ROLLBACK)  # a migration may end in its rescue: the way forward holds what the way back uses
+READERS = (MIGRATE, VERIFY, ROLLBACK)
+IDENTITY_NAMESPACE = "hypershift-private-capi"  # where the shipped manifests put the job identities
+
+# RBAC names no group by suffix: the CAPI groups are listed (upstream CAPI's and the Agent provider's), each with its
+# private twin. A management cluster serving another *.cluster.x-k8s.io group needs it added; the pre-flight names it.
+STANDARD_CAPI_GROUPS = tuple([STANDARD_SUFFIX] + ["%s.%s" % (prefix, STANDARD_SUFFIX) for prefix in (
+    "addons", "bootstrap", "controlplane", "infrastructure", "ipam", "runtime")] + [AGENT_STANDARD_GROUP])
+PRIVATE_CAPI_GROUPS = tuple([PRIVATE_SUFFIX] + ["%s.%s" % (prefix, PRIVATE_SUFFIX) for prefix in (
+    "addons", "bootstrap", "controlplane", "infrastructure", "ipam", "runtime")] + [AGENT_PRIVATE_GROUP])
+
+
+class Rule(namedtuple("Rule", "scope groups resources verbs entry_points why conditional resource_names")):
+    """One grant: verbs on resources of groups, in scope, for entry_points, because why.
+
+    A rule of scope CLUSTER on namespaced resources applies in every namespace (bound by a ClusterRoleBinding).
+    """
+    __slots__ = ()
+
+    def __new__(cls, scope, groups, resources, verbs, entry_points, why, conditional="", resource_names=()):
+        return super(Rule, cls).__new__(cls, scope, tuple(groups), tuple(resources), tuple(verbs), tuple(entry_points),
+                                        why, conditional, tuple(resource_names))
+
+    def grants(self, verb, group, resource, scope):
+        """True when this rule allows verb on group/resource (resource may be "plural/subresource") in scope."""
+        return (scope == self.scope and (verb in self.verbs or "*" in self.verbs)
+                and (group in self.groups or "*" in self.groups)
+                and (resource in self.resources or "*" in self.resources))
+
+
+# What the collection deploys runs as its own identities: roles conversion_shim and api_proxy create these rules.
+SHIM_CRD_RULE = Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefinitions"], ["list"], (CONVERSION_SHIM,),
+                     "The conversion shim lists the CRDs to learn each kind's versions (its ClusterRole "
+                     "capi-conversion-shim-<namespace>).")
+SIDECAR_CRD_RULE = Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get", "list", "watch"],
+                        (PROXY_SIDECAR,), "The proxy sidecar reads the CRDs' contract labels to adapt versions "
+                        "(ClusterRole private-capi-proxy-*; besides, the private twins of what its workload holds on "
+                        "the standard groups).")
+
+RULES = (
+    # --- cluster-wide --------------------------------------------------------------------------------------------
+    Rule(CLUSTER, ["hypershift.openshift.io"], ["hostedclusters"], ["list"], JOB_ENTRY_POINTS,
+         "Find the HostedClusters of every namespace (the inventory, the fleet's selection, the dual-operator plan)."),
+    Rule(CLUSTER, STANDARD_CAPI_GROUPS + PRIVATE_CAPI_GROUPS, ["*"], ["list"], (INVENTORY,),
+         "The inventory plugin counts each HostedCluster's CAPI objects in both groups (one list per kind)."),
+    Rule(CLUSTER, [""], ["namespaces"], ["get"], READERS,
+         "Each module checks that the namespace it works in exists, so a typo fails instead of reading as "
+         "'nothing to migrate'."),
+    Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get", "list"], FORWARD,
+         "Which CAPI kinds exist, which versions they serve and through which conversion webhook; the private twins."),
+    Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefinitions"], ["update"], (MIGRATE,),
+         "Role private_crds keeps each private twin rendered from its standard CRD (and its conversion webhook)."),
+    Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefinitions"], ["create"], (MIGRATE,),
+         "Role private_crds creates the private twins.",
+         conditional="only while a private twin is missing (a management cluster's first migration)"),
+    Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefinitions"], ["watch"], (MIGRATE,),
+         "Held, not used: the proxy sidecar's ClusterRole grants get, list and watch on CRDs, and RBAC lets an "
+         "identity grant only what it holds (or escalate, which is broader).",
+         conditional="used by the sidecar, not by the job"),
+    Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["list", "delete"], FORWARD,
+         "The proxy sidecars' and the conversion shim's ClusterRoles: found by label and removed on the way back."),
+    Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["get", "create", "patch"],
+         (MIGRATE,), "Roles api_proxy and conversion_shim create the sidecars' and the shim's ClusterRoles."),
+    # --- HostedCluster namespaces ---------------------------------------------------------------------------------
+    Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["hostedclusters"], ["get"], READERS,
+         "Read the HostedCluster's migration state."),
+    Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["hostedclusters"], ["update", "patch"], FORWARD,
+         "migration_state's conflict-checked moves and lease; the fence (spec.pausedUntil)."),
+    Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["nodepools"], ["list"], (MIGRATE,),
+         "The steady gate: no NodePool is updating."),
+    Rule(HOSTEDCLUSTER_NAMESPACES, [""], ["events"], ["create"], FORWARD,
+         "migration_state records each move as an Event on the HostedCluster."),
+    # --- HCP namespaces --------------------------------------------------------------------------------------------
+    Rule(HCP_NAMESPACES, ["hypershift.openshift.io"], ["hostedcontrolplanes"], ["get"], READERS,
+         "The control plane the CAPI objects belong to."),
+    Rule(HCP_NAMESPACES, ["hypershift.openshift.io"], ["hostedcontrolplanes"], ["patch"], FORWARD,
+         "The control-plane-operator's signal; its ownerReference re-pointed before the sources go."),
+    Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["list"], READERS,
+         "The CAPI-dependent Deployments: recorded replicas, the sidecar, availability."),
+    Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["patch"], FORWARD,
+         "Scale the CAPI-dependent Deployments to 0 and back; put the proxy sidecar in and take it out."),
+    Rule(HCP_NAMESPACES, [""], ["pods"], ["list"], FORWARD,
+         "Wait until the scaled-down Pods are gone."),
+    Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get"], (MIGRATE, VERIFY),
+         "The proxy sidecar's kubeconfig ConfigMap (verify checks it is there while the sidecar is)."),
+    Rule(HCP_NAMESPACES, [""], ["configmaps"], ["create"], (MIGRATE,),
+         "Role api_proxy creates the proxy sidecar's kubeconfig ConfigMap."),
+    Rule(HCP_NAMESPACES, [""], ["configmaps"], ["patch"], (MIGRATE,),
+         "Role api_proxy corrects the proxy sidecar's kubeconfig ConfigMap.",
+         conditional="only when the ConfigMap exists and differs from what the role renders"),
+    Rule(HCP_NAMESPACES, [""], ["configmaps"], ["delete"], FORWARD,
+         "The way back removes the proxy sidecar's kubeconfig ConfigMap."),
+    Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["list"], READERS,
+         "The standard CAPI objects: the copy's source, the steady gate, verify's comparison."),
+    Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["patch"], FORWARD,
+         "Pause the sources and lift the pause; remove their finalizers before they are deleted."),
+    Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["delete", "deletecollection"], (MIGRATE,),
+         "Delete the standard objects once copied and healthy (step 7), children first."),
+    Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*", "*/status"], ["create", "update"], FORWARD,
+         "The rollback, and the rescue of a migration that failed once the standard objects' deletion began, copy "
+         "the private objects back to the standard groups, with their status.",
+         conditional="only when a cluster whose standard objects were deleted goes back"),
+    Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*"], ["list"], READERS,
+         "The private copies: state, health, verify."),
+    Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*"], ["patch", "delete", "deletecollection"], FORWARD,
+         "The way back (rollback, rescue) deletes the private copies, finalizers removed first."),
+    Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*", "*/status"], ["create", "update"], (MIGRATE,),
+         "Create the copies, then their status."),
+    Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*"], ["*"], (MIGRATE,),
+         "Held to grant: role api_proxy gives each CAPI workload on the private groups what its Role holds on the "
+         "standard ones (HyperShift's CAPI managers hold every verb), and RBAC lets an identity grant only what it "
+         "holds (or escalate, which is broader).",
+         conditional="the verbs beyond the rules above are used by the CAPI workloads, not by the job"),
+    Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["list", "delete"], FORWARD,
+         "The proxy sidecars' Roles: found by label and removed on the way back."),
+    Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["get", "create"], (MIGRATE,),
+         "Role api_proxy gives each CAPI workload the private twins of its rules."),
+    Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["patch"], (MIGRATE,),
+         "Role api_proxy corrects a twin Role or binding.",
+         conditional="only when one exists and differs from what the role renders"),
+    Rule(HCP_NAMESPACES, ["*"], ["*"], ["list"], FORWARD,
+         "The dependents scan before the sources go: every namespaced kind is listed, metadata only "
+         "(PartialObjectMetadataList: no Secret data is read), for ownerReferences to a CAPI object. Read-only."),
+    Rule(HCP_NAMESPACES, [""], ["secrets"], ["patch"], FORWARD,
+         "Re-point the ownerReferences of a Secret owned by a CAPI object (a KubeVirt Machine's user data) at the "
+         "copy. A dependent of another kind needs patch on that kind: without it the run stops before any deletion.",
+         conditional="only for Secrets owned by a CAPI object"),
+    # --- operator namespace ----------------------------------------------------------------------------------------
+    Rule(OPERATOR_NAMESPACE, ["apps"], ["deployments"], ["get", "list", "create", "patch"], (MIGRATE,),
+         "The dual-operator plan's HyperShift operator Deployments; the conversion shim's Deployment."),
+    Rule(OPERATOR_NAMESPACE, [""], ["configmaps", "services", "serviceaccounts"], ["get", "create", "patch"],
+         (MIGRATE,), "Role conversion_shim: the shim's kubeconfig ConfigMap, Service and ServiceAccount."),
+    Rule(OPERATOR_NAMESPACE, ["policy"], ["poddisruptionbudgets"], ["get", "create", "patch"], (MIGRATE,),
+         "Role conversion_shim: the shim's PodDisruptionBudget."),
+    Rule(OPERATOR_NAMESPACE, [""], ["secrets"], ["get", "create"], (MIGRATE,),
+         "serving_certificate: the shim's serving certificate and its CA."),
+    Rule(OPERATOR_NAMESPACE, [""], ["secrets"], ["update"], (MIGRATE,),
+         "serving_certificate renews the shim's serving certificate.",
+         conditional="only when the certificate is due for renewal"),
+    Rule(OPERATOR_NAMESPACE, ["apps", "policy", ""],
+         ["deployments", "poddisruptionbudgets", "configmaps", "services", "serviceaccounts", "secrets"], ["delete"],
+         (MIGRATE,), "The dual-operator plan's cleanup and the conversion shim's removal.",
+         conditional="only when the legacy operator or the shim is removed"),
+    Rule(OPERATOR_NAMESPACE, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["list"], (MIGRATE,),
+         "Role api_proxy reads the operator's Roles to give it the private twins of its CAPI rules."),
+    SHIM_CRD_RULE,
+    SIDECAR_CRD_RULE,
+)
+
+
+def policy_rule(rule):
+    """A Role/ClusterRole rule of a Rule."""
+    body = {"apiGroups": list(rule.groups), "resources": list(rule.resources), "verbs": list(rule.verbs)}
+    if rule.resource_names:
+        body["resourceNames"] = list(rule.resource_names)
+    return body
+
+
+def rules_for(entry_point, scopes=SCOPES):
+    """entry_point's rules in scopes, in RULES order."""
+    return [rule for rule in RULES if entry_point in rule.entry_points and rule.scope in scopes]
+
+
+def role_names(entry_point):
+    """The names of the shipped ServiceAccount and roles of a job entry point."""
+    base = "hypershift-private-capi-%s" % entry_point
+    return {"account": base, CLUSTER: base, HCP_NAMESPACES: base + "-hcp", OPERATOR_NAMESPACE: base}
+
+
+def granted(entry_point, verb, group, resource, scope):
+    """The rules of entry_point that grant verb on group/resource in scope (empty when none does)."""
+    return [rule for rule in rules_for(entry_point, (scope,)) if rule.grants(verb, group, resource, scope)]

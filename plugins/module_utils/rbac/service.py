@@ -1,0 +1,93 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The pre-flight access review against the API server (module capi_access_review): discovery, one
+SelfSubjectRulesReview per namespace, a SelfSubjectAccessReview for each access that review does not cover.
+
+Neither review is stored by the API server: the run changes nothing, and runs the same in check mode.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import read_served_resources
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.review import (
+    access_review_body, covered, missing_rules, needed, refusal, rules_review_body)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
+    HCP_NAMESPACES, HOSTEDCLUSTER_NAMESPACES, OPERATOR_NAMESPACE)
+
+SELF_RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
+SELF_ACCESS_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+
+class AccessReviewService(object):
+    """Runs the review against the API server through an ApiClient."""
+
+    def __init__(self, client):
+        self.client = client
+        self.requests = 0
+
+    def _rules(self, namespace):
+        answer = self.client.create(SELF_RULES_REVIEW, rules_review_body(namespace),
+                                    "SelfSubjectRulesReview of namespace %s" % namespace)
+        self.requests += 1
+        status = answer.get("status") or {}
+        return status.get("resourceRules") or [], bool(status.get("incomplete"))
+
+    def _allowed(self, access):
+        answer = self.client.create(SELF_ACCESS_REVIEW, access_review_body(access),
+                                    "SelfSubjectAccessReview of %s" % access.describe())
+        self.requests += 1
+        return bool((answer.get("status") or {}).get("allowed"))
+
+    def denied(self, accesses):
+        """The accesses the identity does not hold."""
+        by_namespace = {}
+        for access in accesses:
+            by_namespace.setdefault(access.namespace, []).append(access)
+        denied = []
+        for namespace in sorted(by_namespace):
+            wanted = by_namespace[namespace]
+            if namespace:
+                rules, _incomplete = self._rules(namespace)
+                wanted = [access for access in wanted if not covered(access, rules)]
+            denied.extend(access for access in wanted if not self._allowed(access))
+        return denied
+
+
+def run_module(module):
+    """Read-only (access reviews are not stored); a denial is a result (allowed: false) unless fail_on_denied."""
+    def work(run):
+        params = module.params
+        client = run.connect()
+        namespaces = {HOSTEDCLUSTER_NAMESPACES: params["hostedcluster_namespaces"],
+                      HCP_NAMESPACES: params["hcp_namespaces"],
+                      OPERATOR_NAMESPACE: [params["operator_namespace"]] if params["operator_namespace"] else []}
+        served = read_served_resources(client, 4)
+        accesses = needed(params["entry_point"], namespaces, served)
+        service = AccessReviewService(client)
+        denied = service.denied(accesses)
+        result = {"changed": False, "allowed": not denied, "checked": len(accesses), "reviews": service.requests,
+                  "denied": [dict(verb=access.verb, api_group=access.group, resource=access.resource,
+                                  namespace=access.namespace, scope=access.scope) for access in denied],
+                  "missing_rules": missing_rules(denied)}
+        if denied:
+            result["message"] = refusal(params["subject"], denied, params["entry_point"])
+            if params["fail_on_denied"]:
+                raise AccessDenied(result["message"], result)
+        return result
+
+    run_module_with(module, work)
+
+
+class AccessDenied(PrivateCapiError):
+    """The identity lacks rights the entry point uses; result() carries what is missing."""
+
+    def __init__(self, message, details):
+        super(AccessDenied, self).__init__(message)
+        self.details = details
+
+    def result(self):
+        return dict((key, value) for key, value in self.details.items() if key != "message")

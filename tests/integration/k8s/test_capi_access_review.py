@@ -1,0 +1,104 @@
+"""capi_access_review against the real control plane: the shipped manifests (meta/rbac) applied with kubectl as a user
+would, a ServiceAccount token from a TokenRequest, and kube-apiserver's RBAC authorizer answering the reviews."""
+import os
+import subprocess
+
+import pytest
+import yaml
+
+from testenv.hcp import fleet
+from testenv.module_runner import run_module
+from tests.integration.fleet.support import start_fleet
+from tests.unit.module_docs import assert_argspec_matches_documentation
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac import render
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import role_names
+
+pytestmark = pytest.mark.slow
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+HCP = "clusters-hc-01"
+REVIEWS = {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server, _crds = start_fleet(tmp_path_factory.mktemp("access-review"), fleet.fleet_spec(1, machines=1))
+    yield server
+    assert server.stop() == 0
+
+
+def kubectl(server, *args, stdin=None):
+    result = subprocess.run(["kubectl", "--kubeconfig", server.kubeconfig] + list(args), input=stdin,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def identity(server, entry_point):
+    """Apply meta/rbac/<entry_point>.yaml and bind its HCP role in HCP; a kubeconfig with the ServiceAccount's token."""
+    kubectl(server, "apply", "-f", os.path.join(ROOT, "meta", "rbac", "%s.yaml" % entry_point))
+    kubectl(server, "apply", "-f", "-", stdin=yaml.safe_dump(render.hcp_role_binding(entry_point, HCP)))
+    token = kubectl(server, "-n", render.IDENTITY_NAMESPACE, "create", "token", role_names(entry_point)["account"]).strip()
+    path = identity_kubeconfig(server, entry_point)
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": entry_point,
+              "clusters": [{"name": "testenv", "cluster": {"server": server.url, "certificate-authority": server.ca_file}}],
+              "users": [{"name": entry_point, "user": {"token": token}}],
+              "contexts": [{"name": entry_point, "context": {"cluster": "testenv", "user": entry_point}}]}
+    with open(path, "w") as handle:
+        yaml.safe_dump(config, handle)
+    return path
+
+
+def identity_kubeconfig(server, entry_point):
+    return os.path.join(server.workdir, "%s.kubeconfig" % entry_point)
+
+
+def review(kubeconfig, entry_point, check_mode=False, **extra):
+    args = dict({"kubeconfig": kubeconfig, "entry_point": entry_point, "hostedcluster_namespaces": ["clusters"],
+                 "hcp_namespaces": [HCP], "subject": "clusters/hc-01"}, **extra)
+    return run_module("capi_access_review", args, check_mode=check_mode)
+
+
+def test_the_admin_holds_everything_and_the_review_writes_nothing(server):
+    server.reset_requests()
+    for check_mode in (False, True):
+        result = review(server.kubeconfig, "migrate", check_mode=check_mode)
+        assert not result.failed and result["allowed"] and not result["changed"], result
+        assert result["checked"] > 100 and result["denied"] == [] and result["missing_rules"] == []
+        # one rules review per namespace answers the namespaced rights; the cluster-wide ones are asked one by one
+        assert result["reviews"] < result["checked"] / 5, (result["reviews"], result["checked"])
+    creates = [entry for entry in server.request_counts()["entries"] if entry["verb"] == "create"]
+    assert creates and {entry["resource"] for entry in creates} <= REVIEWS, creates
+
+
+def test_the_shipped_verify_rbac_is_enough_for_verify_and_refuses_migrate_naming_each_rule_to_add(server):
+    verify = identity(server, "verify")
+    allowed = review(verify, "verify")
+    assert not allowed.failed and allowed["allowed"], allowed.get("message") or allowed
+    refused = review(verify, "migrate")
+    assert not refused.failed and refused["allowed"] is False
+    missing = {(rule["namespace"], tuple(rule["apiGroups"]), tuple(rule["resources"])): rule["verbs"]
+               for rule in refused["missing_rules"]}
+    assert missing[(HCP, ("apps",), ("deployments",))] == ["patch"]
+    assert missing[("clusters", ("hypershift.openshift.io",), ("hostedclusters",))] == ["update", "patch"]
+    assert refused["message"].startswith("clusters/hc-01: the identity lacks %d right(s) migrate uses; nothing was "
+                                         "changed" % len(refused["denied"]))
+    assert "Scale the CAPI-dependent Deployments to 0 and back" in refused["message"]
+    failed = review(verify, "migrate", fail_on_denied=True)
+    assert failed.failed and failed["msg"] == refused["message"] and failed["missing_rules"] == refused["missing_rules"]
+
+
+def test_without_its_hcp_binding_the_review_names_the_hcp_rules_in_that_namespace(server):
+    identity(server, "verify")
+    kubectl(server, "-n", HCP, "delete", "rolebinding", role_names("verify")["hcp-namespaces"])
+    refused = review(identity_kubeconfig(server, "verify"), "verify")
+    assert refused["allowed"] is False
+    assert {rule["namespace"] for rule in refused["missing_rules"]} == {HCP}
+    assert ("get", "hypershift.openshift.io", "hostedcontrolplanes") in {
+        (entry["verb"], entry["api_group"], entry["resource"]) for entry in refused["denied"]}
+
+
+def test_argspec_matches_documentation():
+    from ansible_collections.hypershift.private_capi.plugins.modules import capi_access_review
+    assert_argspec_matches_documentation(capi_access_review)
