@@ -5,7 +5,7 @@
 needed() expands an entry point's rules into concrete accesses (verb, group, resource, namespace): a rule's "*"
 resources become the resources the API serves in its groups (discovery), so a grant naming the kinds one by one
 passes as well as a wildcard. covered() judges them against a SelfSubjectRulesReview of each namespace (one request
-per namespace); what it does not cover (or what the review could not list completely) is asked one by one with a
+per namespace); what it does not cover (an incomplete review shows fewer rules) is asked one by one with a
 SelfSubjectAccessReview, the authorizer's own answer (service.py sends them). Pure functions, no I/O.
 """
 
