@@ -20,6 +20,10 @@ from urllib.parse import parse_qsl
 
 ACTIONS = ("error", "hang", "drop")
 MUTATING_VERBS = frozenset(("create", "update", "patch", "delete", "deletecollection"))
+# Created and answered, never stored: the access and token reviews (the collection's pre-flight sends them).
+UNSTORED_RESOURCES = frozenset(("selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews",
+                                "localsubjectaccessreviews", "tokenreviews"))
+
 _MATCH_FIELDS = ("verb", "group", "resource", "subresource", "namespace", "name")
 _RULE_FIELDS = frozenset(_MATCH_FIELDS + ("nth", "count", "action", "code", "seconds", "message", "id"))
 DEFAULT_ERROR_MESSAGE = "injected fault"
@@ -129,6 +133,11 @@ def resource_key(group, resource, subresource=""):
     return key + "/" + subresource if subresource else key
 
 
+def is_write(entry):
+    """True when a request log entry changes what the API server stores (a review's create does not)."""
+    return entry["verb"] in MUTATING_VERBS and entry["resource"] not in UNSTORED_RESOURCES
+
+
 class RequestLog:
     """Counts of served requests (total, per verb, per resource, mutating) and a bounded entry list."""
 
@@ -147,7 +156,7 @@ class RequestLog:
         key = resource_key(group or "", resource or "", subresource or "")
         with self._lock:
             self._total += 1
-            if verb in MUTATING_VERBS:
+            if is_write({"verb": verb, "resource": resource or ""}):
                 self._mutating += 1
             self._by_verb[verb] = self._by_verb.get(verb, 0) + 1
             per_resource = self._by_resource.setdefault(key, {})
@@ -159,7 +168,7 @@ class RequestLog:
                                   "dry_run": bool(dry_run)})
 
     def counts(self):
-        """{"total", "by_verb": {verb: n}, "by_resource": {"group/resource": {verb: n}}, "mutating", "by_code"}."""
+        """{"total", "by_verb": {verb: n}, "by_resource": {"group/resource": {verb: n}}, "mutating" (is_write), "by_code"}."""
         with self._lock:
             return {"total": self._total, "by_verb": dict(self._by_verb),
                     "by_resource": {key: dict(verbs) for key, verbs in self._by_resource.items()},

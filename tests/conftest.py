@@ -24,6 +24,7 @@ HEAVY_FIRST = (  # minutes on the real control plane in a warm CI run (2 workers
     "tests/integration/move/test_capi_object_migrate_faults.py",  # 8
     "tests/integration/fleet/test_step_failures.py",              # 5.4
     "tests/integration/fleet/test_fencing.py",                    # 4
+    "tests/integration/fleet/test_least_privilege.py",            # 4 (estimated: 4 playbook runs, 3 short ones)
     "tests/integration/fleet/test_steady.py",                     # 4 (estimated from its 3.4 min setup)
     "tests/integration/fleet/test_resume.py",                     # 3
     "tests/integration/fleet/test_rollback_playbook.py",          # 2.7

@@ -41,6 +41,13 @@ options:
     type: list
     elements: str
     default: []
+  discover_hostedcluster_namespaces:
+    description:
+      - Also check the HostedCluster namespaces' rules in the namespace of every HostedCluster the identity can list
+        (one LIST of all namespaces), as the fleet playbooks do once per management cluster before their first change.
+      - When the identity may not list HostedClusters, that right is reported missing like any other.
+    type: bool
+    default: false
   hcp_namespaces:
     description: HCP namespaces to check the rules of that scope in.
     type: list
@@ -90,6 +97,12 @@ allowed:
   returned: success
   type: bool
   sample: false
+namespaces:
+  description: The namespaces checked, per scope (with O(discover_hostedcluster_namespaces), those found).
+  returned: success
+  type: dict
+  sample: {"hostedcluster-namespaces": ["clusters"], "hcp-namespaces": ["clusters-hc-01"],
+           "operator-namespace": ["hypershift"]}
 checked:
   description: Rights checked (verb, group, resource, namespace).
   returned: success
@@ -144,6 +157,7 @@ def argspec():
     spec.update(
         entry_point=dict(type="str", required=True, choices=list(JOB_ENTRY_POINTS)),
         hostedcluster_namespaces=dict(type="list", elements="str", default=[]),
+        discover_hostedcluster_namespaces=dict(type="bool", default=False),
         hcp_namespaces=dict(type="list", elements="str", default=[]),
         operator_namespace=dict(type="str", default="hypershift"),
         subject=dict(type="str", default="the access review"),

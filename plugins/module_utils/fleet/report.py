@@ -22,7 +22,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 PHASE_COLUMNS = ("crds", "pause", "prepare", "scale_down", "copy", "resume", "signal", "health", "finish", "rollback")
 SUMMARY_CLUSTERS = 19  # the console summary fits 24 lines: 3 headlines, the clusters, "... more", the report path
-STATUS_ORDER = ("migrated", "planned", "skipped", "deferred", "failed", "rollback-failed", "pending")
+STATUS_ORDER = ("migrated", "planned", "skipped", "deferred", "refused", "failed", "rollback-failed", "pending")
 
 
 class FleetReportError(PrivateCapiError, ValueError):
@@ -216,17 +216,20 @@ def report_markdown(report):
             lines.append("    controllers down :active, %s_down, %s, %s" % (
                 _mermaid_id(c.get("name", "")), window["stopped_at"][:23], window["available_at"][:23]))
     lines += ["```", ""]
-    deferred = [c for c in report["clusters"] if c["status"] == "deferred"]
-    if deferred:
-        lines += ["## Deferred HostedClusters (not steady: nothing was changed; run again once they are, or see the "
-                  "operator guide for private_capi_migrate_allow_unsteady)", ""]
-        lines += ["- `%s/%s`: %s" % (c["namespace"], c["name"], c.get("reason")) for c in deferred]
-        lines.append("")
-    failed = [c for c in report["clusters"] if c["status"] in ("failed", "rollback-failed")]
-    if failed:
-        lines += ["## Failed HostedClusters (remediate, then `migration_state: legacy force=true`, then re-run)", ""]
-        lines += ["- `%s/%s` (%s): %s" % (c["namespace"], c["name"], c["status"], c.get("reason")) for c in failed]
-        lines.append("")
+    sections = (
+        (("deferred",), "Deferred HostedClusters (not steady: nothing was changed; run again once they are, or see the "
+                        "operator guide for private_capi_migrate_allow_unsteady)"),
+        (("refused",), "Refused HostedClusters (the identity lacks rights the migration uses: nothing was changed; "
+                       "grant the rules named - docs/operator-guide.md, RBAC - then run again)"),
+        (("failed", "rollback-failed"), "Failed HostedClusters (remediate, then `migration_state: legacy force=true`, "
+                                        "then re-run)"))
+    for statuses, title in sections:
+        listed = [c for c in report["clusters"] if c["status"] in statuses]
+        if listed:
+            lines += ["## " + title, ""]
+            lines += ["- `%s/%s`%s: %s" % (c["namespace"], c["name"], " (%s)" % c["status"] if len(statuses) > 1 else "",
+                                           c.get("reason")) for c in listed]
+            lines.append("")
     return "\n".join(lines)
 
 

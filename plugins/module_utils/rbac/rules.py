@@ -70,6 +70,10 @@ SIDECAR_CRD_RULE = Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefin
                         "(ClusterRole private-capi-proxy-*; besides, the private twins of what its workload holds on "
                         "the standard groups).")
 
+DIFFERS = "only when it exists and differs from what the role renders"
+SHIM_REMOVAL = "rollback.yml removes the conversion shim once no CRD converts through it."
+SHIM_REMOVAL_WHEN = "only when no CRD converts through the shim any more (the private CRDs were removed)"
+
 RULES = (
     # --- cluster-wide --------------------------------------------------------------------------------------------
     Rule(CLUSTER, ["hypershift.openshift.io"], ["hostedclusters"], ["list"], JOB_ENTRY_POINTS,
@@ -92,8 +96,10 @@ RULES = (
          conditional="used by the sidecar, not by the job"),
     Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["list", "delete"], FORWARD,
          "The proxy sidecars' and the conversion shim's ClusterRoles: found by label and removed on the way back."),
-    Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["get", "create", "patch"],
+    Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["get", "create"],
          (MIGRATE,), "Roles api_proxy and conversion_shim create the sidecars' and the shim's ClusterRoles."),
+    Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["patch"], (MIGRATE,),
+         "Roles api_proxy and conversion_shim correct the sidecars' and the shim's ClusterRoles.", conditional=DIFFERS),
     # --- HostedCluster namespaces ---------------------------------------------------------------------------------
     Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["hostedclusters"], ["get"], READERS,
          "Read the HostedCluster's migration state."),
@@ -120,7 +126,7 @@ RULES = (
          "Role api_proxy creates the proxy sidecar's kubeconfig ConfigMap."),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["patch"], (MIGRATE,),
          "Role api_proxy corrects the proxy sidecar's kubeconfig ConfigMap.",
-         conditional="only when the ConfigMap exists and differs from what the role renders"),
+         conditional=DIFFERS),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["delete"], FORWARD,
          "The way back removes the proxy sidecar's kubeconfig ConfigMap."),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["list"], READERS,
@@ -150,7 +156,7 @@ RULES = (
          "Role api_proxy gives each CAPI workload the private twins of its rules."),
     Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["patch"], (MIGRATE,),
          "Role api_proxy corrects a twin Role or binding.",
-         conditional="only when one exists and differs from what the role renders"),
+         conditional=DIFFERS),
     Rule(HCP_NAMESPACES, ["*"], ["*"], ["list"], FORWARD,
          "The dependents scan before the sources go: every namespaced kind is listed, metadata only "
          "(PartialObjectMetadataList: no Secret data is read), for ownerReferences to a CAPI object. Read-only."),
@@ -161,10 +167,15 @@ RULES = (
     # --- operator namespace ----------------------------------------------------------------------------------------
     Rule(OPERATOR_NAMESPACE, ["apps"], ["deployments"], ["get", "list", "create", "patch"], (MIGRATE,),
          "The dual-operator plan's HyperShift operator Deployments; the conversion shim's Deployment."),
-    Rule(OPERATOR_NAMESPACE, [""], ["configmaps", "services", "serviceaccounts"], ["get", "create", "patch"],
-         (MIGRATE,), "Role conversion_shim: the shim's kubeconfig ConfigMap, Service and ServiceAccount."),
-    Rule(OPERATOR_NAMESPACE, ["policy"], ["poddisruptionbudgets"], ["get", "create", "patch"], (MIGRATE,),
+    Rule(OPERATOR_NAMESPACE, [""], ["configmaps", "services", "serviceaccounts"], ["get", "create"], (MIGRATE,),
+         "Role conversion_shim: the shim's kubeconfig ConfigMap, Service and ServiceAccount."),
+    Rule(OPERATOR_NAMESPACE, [""], ["configmaps", "services", "serviceaccounts"], ["patch"], (MIGRATE,),
+         "Role conversion_shim corrects the shim's kubeconfig ConfigMap, Service and ServiceAccount.",
+         conditional=DIFFERS),
+    Rule(OPERATOR_NAMESPACE, ["policy"], ["poddisruptionbudgets"], ["get", "create"], (MIGRATE,),
          "Role conversion_shim: the shim's PodDisruptionBudget."),
+    Rule(OPERATOR_NAMESPACE, ["policy"], ["poddisruptionbudgets"], ["patch"], (MIGRATE,),
+         "Role conversion_shim corrects the shim's PodDisruptionBudget.", conditional=DIFFERS),
     Rule(OPERATOR_NAMESPACE, [""], ["secrets"], ["get", "create"], (MIGRATE,),
          "serving_certificate: the shim's serving certificate and its CA."),
     Rule(OPERATOR_NAMESPACE, [""], ["secrets"], ["update"], (MIGRATE,),
@@ -174,6 +185,13 @@ RULES = (
          ["deployments", "poddisruptionbudgets", "configmaps", "services", "serviceaccounts", "secrets"], ["delete"],
          (MIGRATE,), "The dual-operator plan's cleanup and the conversion shim's removal.",
          conditional="only when the legacy operator or the shim is removed"),
+    # one rule per group: the way back holds nothing the way forward lacks (tests/unit/rbac)
+    Rule(OPERATOR_NAMESPACE, ["apps"], ["deployments"], ["get", "delete"], (ROLLBACK,), SHIM_REMOVAL,
+         conditional=SHIM_REMOVAL_WHEN),
+    Rule(OPERATOR_NAMESPACE, ["policy"], ["poddisruptionbudgets"], ["get", "delete"], (ROLLBACK,), SHIM_REMOVAL,
+         conditional=SHIM_REMOVAL_WHEN),
+    Rule(OPERATOR_NAMESPACE, [""], ["configmaps", "services", "serviceaccounts", "secrets"], ["get", "delete"],
+         (ROLLBACK,), SHIM_REMOVAL, conditional=SHIM_REMOVAL_WHEN),
     Rule(OPERATOR_NAMESPACE, ["coordination.k8s.io"], ["leases"], ["get", "delete"], (MIGRATE,),
          "The dual-operator plan's cleanup removes the legacy operator's leader-election Lease with it.",
          conditional="only when the legacy operator is removed (no HostedCluster needs it any more)"),

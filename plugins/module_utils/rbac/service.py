@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import read_served_resources
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
@@ -56,20 +58,34 @@ class AccessReviewService(object):
             denied.extend(access for access in wanted if not self._allowed(access))
         return denied
 
+    def hostedcluster_namespaces(self):
+        """The namespaces of every HostedCluster (one LIST); none when the identity may not list them (the review
+        of the cluster-wide rules names that right)."""
+        try:
+            listed = self.client.list(api_path(hypershift.HOSTEDCLUSTER_GROUP, hypershift.HOSTEDCLUSTER_VERSION,
+                                               "hostedclusters"), "list HostedClusters of all namespaces")
+        except ApiError as exc:
+            if exc.status != 403:
+                raise
+            return []
+        return sorted(set(item["metadata"]["namespace"] for item in listed))
+
 
 def run_module(module):
     """Read-only (access reviews are not stored); a denial is a result (allowed: false) unless fail_on_denied."""
     def work(run):
         params = module.params
         client = run.connect()
-        namespaces = {HOSTEDCLUSTER_NAMESPACES: params["hostedcluster_namespaces"],
-                      HCP_NAMESPACES: params["hcp_namespaces"],
+        service = AccessReviewService(client)
+        found = service.hostedcluster_namespaces() if params["discover_hostedcluster_namespaces"] else []
+        namespaces = {HOSTEDCLUSTER_NAMESPACES: sorted(set(params["hostedcluster_namespaces"]) | set(found)),
+                      HCP_NAMESPACES: sorted(set(params["hcp_namespaces"])),
                       OPERATOR_NAMESPACE: [params["operator_namespace"]] if params["operator_namespace"] else []}
         served = read_served_resources(client, 4)
         accesses = needed(params["entry_point"], namespaces, served)
-        service = AccessReviewService(client)
         denied = service.denied(accesses)
-        result = {"changed": False, "allowed": not denied, "checked": len(accesses), "reviews": service.requests,
+        result = {"changed": False, "allowed": not denied, "namespaces": namespaces, "checked": len(accesses),
+                  "reviews": service.requests,
                   "denied": [dict(verb=access.verb, api_group=access.group, resource=access.resource,
                                   namespace=access.namespace, scope=access.scope) for access in denied],
                   "missing_rules": missing_rules(denied)}

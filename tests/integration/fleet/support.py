@@ -221,3 +221,31 @@ def differences(expected, found, path=""):
         return ["%s: expected %s, found %s" % (path or "/", json.dumps(expected, sort_keys=True)[:300],
                                                json.dumps(found, sort_keys=True)[:300])]
     return []
+
+
+def kubectl(server, *args, stdin=None):
+    """kubectl as the admin of the test bed; its stdout."""
+    result = subprocess.run(["kubectl", "--kubeconfig", server.kubeconfig] + list(args), input=stdin,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def shipped_identity(server, entry_point, hcp_namespaces):
+    """The shipped meta/rbac/<entry_point>.yaml applied with kubectl as a user would, its HCP role bound in each of
+    hcp_namespaces (the guide's per-namespace RoleBinding); a kubeconfig with a token of its ServiceAccount."""
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac import render
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import role_names
+    kubectl(server, "apply", "-f", os.path.join(REPO_ROOT, "meta", "rbac", "%s.yaml" % entry_point))
+    bindings = [render.hcp_role_binding(entry_point, namespace) for namespace in hcp_namespaces]
+    kubectl(server, "apply", "-f", "-", stdin=yaml.safe_dump_all(bindings))
+    token = kubectl(server, "-n", render.IDENTITY_NAMESPACE, "create", "token", role_names(entry_point)["account"],
+                    "--duration", "2h").strip()
+    path = os.path.join(server.workdir, "%s.kubeconfig" % entry_point)
+    config = {"apiVersion": "v1", "kind": "Config", "current-context": entry_point,
+              "clusters": [{"name": "testenv", "cluster": {"server": server.url, "certificate-authority": server.ca_file}}],
+              "users": [{"name": entry_point, "user": {"token": token}}],
+              "contexts": [{"name": entry_point, "context": {"cluster": "testenv", "user": entry_point}}]}
+    with open(path, "w") as handle:
+        yaml.safe_dump(config, handle)
+    return path

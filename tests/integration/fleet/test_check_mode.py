@@ -10,11 +10,11 @@ import re
 
 import pytest
 
+from testenv.faults import is_write
 from testenv.hcp import fleet
 from tests.integration.fleet.support import bed_webhook_vars, differences, read_report, run_playbook, snapshot, start_fleet, write_inventory
 
 NAMES = ("hc-01", "hc-02", "hc-03")
-MUTATING = ("create", "update", "patch", "delete", "deletecollection")
 
 
 def _cluster_view(server, crds):
@@ -58,11 +58,14 @@ def test_check_mode_succeeds(dry_run):
 
 def test_check_mode_writes_nothing(dry_run):
     # kube-apiserver's audit log records each write's dryRun (the query, or a DELETE's DeleteOptions body)
-    mutating = [e for e in dry_run["counts"]["entries"] if e["verb"] in MUTATING]
+    mutating = [e for e in dry_run["counts"]["entries"] if is_write(e)]
     assert mutating, "check mode sends its writes as server-side dry runs"
     stored = [e for e in mutating if not e["dry_run"]]
     assert not stored, "writes stored during --check: %s" % stored
     assert all(200 <= e["code"] < 300 for e in mutating), [e for e in mutating if not 200 <= e["code"] < 300]
+    # the pre-flight's access reviews run in check mode too: answered, never stored
+    reviews = {e["resource"] for e in dry_run["counts"]["entries"] if e["verb"] == "create" and not is_write(e)}
+    assert reviews == {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, reviews
     changed = differences(dry_run["before"], dry_run["after"])
     assert not changed, "\n".join(changed)
 

@@ -1,22 +1,19 @@
 """capi_access_review against the real control plane: the shipped manifests (meta/rbac) applied with kubectl as a user
 would, a ServiceAccount token from a TokenRequest, and kube-apiserver's RBAC authorizer answering the reviews."""
 import os
-import subprocess
 
 import pytest
 import yaml
 
 from testenv.hcp import fleet
 from testenv.module_runner import run_module
-from tests.integration.fleet.support import start_fleet
+from tests.integration.fleet.support import kubectl, shipped_identity, start_fleet
 from tests.unit.module_docs import assert_argspec_matches_documentation
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac import render
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import role_names
 
 pytestmark = pytest.mark.slow
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 HCP = "clusters-hc-01"
 REVIEWS = {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}
 
@@ -28,26 +25,8 @@ def server(tmp_path_factory):
     assert server.stop() == 0
 
 
-def kubectl(server, *args, stdin=None):
-    result = subprocess.run(["kubectl", "--kubeconfig", server.kubeconfig] + list(args), input=stdin,
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
 def identity(server, entry_point):
-    """Apply meta/rbac/<entry_point>.yaml and bind its HCP role in HCP; a kubeconfig with the ServiceAccount's token."""
-    kubectl(server, "apply", "-f", os.path.join(ROOT, "meta", "rbac", "%s.yaml" % entry_point))
-    kubectl(server, "apply", "-f", "-", stdin=yaml.safe_dump(render.hcp_role_binding(entry_point, HCP)))
-    token = kubectl(server, "-n", render.IDENTITY_NAMESPACE, "create", "token", role_names(entry_point)["account"]).strip()
-    path = identity_kubeconfig(server, entry_point)
-    config = {"apiVersion": "v1", "kind": "Config", "current-context": entry_point,
-              "clusters": [{"name": "testenv", "cluster": {"server": server.url, "certificate-authority": server.ca_file}}],
-              "users": [{"name": entry_point, "user": {"token": token}}],
-              "contexts": [{"name": entry_point, "context": {"cluster": "testenv", "user": entry_point}}]}
-    with open(path, "w") as handle:
-        yaml.safe_dump(config, handle)
-    return path
+    return shipped_identity(server, entry_point, [HCP])
 
 
 def identity_kubeconfig(server, entry_point):
@@ -97,6 +76,29 @@ def test_without_its_hcp_binding_the_review_names_the_hcp_rules_in_that_namespac
     assert {rule["namespace"] for rule in refused["missing_rules"]} == {HCP}
     assert ("get", "hypershift.openshift.io", "hostedcontrolplanes") in {
         (entry["verb"], entry["api_group"], entry["resource"]) for entry in refused["denied"]}
+
+
+def test_discovered_namespaces_are_those_of_the_hostedclusters_and_an_identity_that_cannot_list_them_is_told(server):
+    verify = identity(server, "verify")
+    found = review(verify, "verify", hostedcluster_namespaces=[], hcp_namespaces=[],
+                   discover_hostedcluster_namespaces=True)
+    assert found["allowed"] and found["namespaces"]["hostedcluster-namespaces"] == ["clusters"], found
+    assert found["checked"] > review(verify, "verify", hostedcluster_namespaces=[], hcp_namespaces=[])["checked"]
+    # a ServiceAccount bound to nothing: its review names the cluster-wide LIST of HostedClusters among what it lacks
+    kubectl(server, "create", "serviceaccount", "nobody", "-n", "default")
+    token = kubectl(server, "-n", "default", "create", "token", "nobody").strip()
+    nobody = os.path.join(server.workdir, "nobody.kubeconfig")
+    with open(verify) as handle:
+        config = yaml.safe_load(handle)
+    config["users"][0]["user"]["token"] = token
+    with open(nobody, "w") as handle:
+        yaml.safe_dump(config, handle)
+    refused = review(nobody, "verify", hostedcluster_namespaces=[], hcp_namespaces=[],
+                     discover_hostedcluster_namespaces=True)
+    assert not refused.failed and refused["allowed"] is False, refused
+    assert refused["namespaces"]["hostedcluster-namespaces"] == []
+    assert ("list", "hypershift.openshift.io", "hostedclusters", "") in {
+        (entry["verb"], entry["api_group"], entry["resource"], entry["namespace"]) for entry in refused["denied"]}
 
 
 def test_argspec_matches_documentation():

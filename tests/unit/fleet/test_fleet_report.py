@@ -164,3 +164,14 @@ def test_report_root_writes_nothing_in_check_mode_unless_asked(tmp_path, monkeyp
     assert report_root("reports", check_mode=True) == ""
     assert report_root("reports", check_mode=True, in_check_mode=True) == str(tmp_path / "reports")
     assert report_root("reports", check_mode=False, in_check_mode=False) == str(tmp_path / "reports")
+
+
+def test_a_refused_cluster_is_counted_and_listed_with_the_rules_to_add():
+    refused = record("hc-03", "refused", [("read", 0), ("end", 0.5)],
+                     reason="HostedCluster clusters/hc-03: the identity lacks 1 right(s) migrate uses; nothing was changed")
+    report = build_report([MIGRATED, refused, FAILED], "run-3")
+    assert report["totals"] == {"migrated": 1, "refused": 1, "failed": 1}
+    markdown = report_markdown(report)
+    assert "## Refused HostedClusters" in markdown and "- `clusters/hc-03`: HostedCluster clusters/hc-03: the identity" in markdown
+    assert "- `clusters/hc-02` (failed): copy: admission webhook denied | twice" in markdown
+    assert report_summary(report)[0] == "Fleet migration run-3: 3 HostedClusters - migrated 1, refused 1, failed 1"
