@@ -176,9 +176,10 @@ def budget(results, max_fail_percentage=100):
     failed = ["%s/%s/%s" % (r.get("management_cluster"), r.get("namespace"), r.get("name")) for r in batch
               if r.get("status") in FAILED_STATUSES]
     stop = bool(batch) and 100.0 * len(failed) / len(batch) > percentage
-    reason = ("the failure budget stopped the run: %d of the %d HostedClusters of the last batch failed (%s), more "
-              "than private_capi_fleet_max_fail_percentage=%g%%" % (len(failed), len(batch), ", ".join(failed),
-                                                                     percentage)) if stop else ""
+    reason = ""
+    if stop:
+        reason = ("the failure budget stopped the run: %d of the %d HostedClusters of the last batch failed (%s), more "
+                  "than private_capi_fleet_max_fail_percentage=%g%%" % (len(failed), len(batch), ", ".join(failed), percentage))
     return {"stop": stop, "failed": failed, "batch": len(batch), "reason": reason}
 
 

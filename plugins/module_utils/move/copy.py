@@ -21,7 +21,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan 
     canonical,
     decide,
     desired_target,
+    is_marked_for_deletion,
     remap_owner_references,
+    unmarked_for_deletion,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.managed import (
     carried_entries,
@@ -170,6 +172,11 @@ class CopyEngine(object):
     def _settle_existing(self, kind, source, existing, body, status, entries):
         name = object_name(source)
         if self.keep_existing:
+            if is_marked_for_deletion(existing):
+                # the delete phase took its finalizers and labelled it, then stopped before deleting it: undone
+                entries.append({"action": "restore_finalizers", "obj_kind": kind.kind, "name": name})
+                self.report.count(kind.kind, "updated")
+                return self._guarded_update(kind, name, existing, unmarked_for_deletion)
             reason = "kept: the original in %s was never deleted" % kind.target_group
             self.report.skip(kind.kind, name, reason)
             entries.append({"action": "skip", "obj_kind": kind.kind, "name": name, "reason": reason})

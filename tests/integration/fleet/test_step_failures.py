@@ -222,15 +222,17 @@ def test_failure_in_finish_copies_the_sources_back(failed_fleet):
 
 def test_failure_in_finish_before_any_deletion_rewrites_no_standard_object(failed_fleet):
     """Step 7 began (its phase recorded) but no source was deleted: the rescue copies nothing back - the originals
-    are left as they are (no create, no update; only the pause the migration put on them is lifted)."""
+    are left as they are (no create; the pause the migration put on them is lifted, and the one object the delete
+    phase had marked - finalizers taken, then its deletion refused - gets them back: one update, nothing else)."""
     namespace = hcp_ns("hc-10")
-    deletes = [e["code"] for e in failed_fleet["entries"] if e["namespace"] == namespace
+    deletes = [(e["resource"], e["name"], e["code"]) for e in failed_fleet["entries"] if e["namespace"] == namespace
                and e["verb"].startswith("delete") and e["group"].endswith("cluster.x-k8s.io")]
-    assert deletes and set(deletes) == {403}, deletes
-    rewritten = [(e["verb"], e["group"], e["resource"], e["name"]) for e in failed_fleet["entries"]
-                 if e["namespace"] == namespace and e["verb"] in ("create", "update")
-                 and e["group"].endswith("cluster.x-k8s.io")]
-    assert not rewritten, rewritten
+    assert deletes and {code for _resource, _name, code in deletes} == {403}, deletes
+    standard_writes = [(e["verb"], e["resource"], e["name"]) for e in failed_fleet["entries"]
+                       if e["namespace"] == namespace and e["verb"] in ("create", "update")
+                       and e["group"].endswith("cluster.x-k8s.io")]
+    assert [verb for verb, _resource, _name in standard_writes] == ["update"], standard_writes
+    assert standard_writes[0][1] == deletes[0][0], (standard_writes, deletes)  # the kind whose deletion was refused
     assert_clean_rollback(failed_fleet, "hc-10", "finish", "steps", "every deletion denied by policy (injected)")
 
 
