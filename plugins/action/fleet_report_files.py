@@ -17,10 +17,11 @@ import json
 import os
 
 from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible_collections.hypershift.private_capi.plugins.action.controller_files import current, write_atomically
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
-    FleetReportError, build_report, report_markdown, report_summary)
+    SELECTION_FILE, STOPPED_FILE, FleetReportError, build_report, complete, report_markdown, report_summary)
 
 REQUIRED = ("record_dir", "report_dir", "run_id")
 
@@ -40,6 +41,17 @@ def read_records(record_dir):
     return records
 
 
+def read_json(path, missing):
+    """The JSON document at path, or missing when there is none; FleetReportError naming a file it cannot read."""
+    if not os.path.exists(path):
+        return missing
+    try:
+        with open(path, "rb") as handle:
+            return json.loads(handle.read().decode("utf-8"))
+    except (IOError, OSError, ValueError) as error:
+        raise FleetReportError("cannot read %s: %s; remove or repair it, then re-run" % (path, error))
+
+
 def report_files(report, report_dir):
     """(path, bytes) of report.json (as to_nice_json writes it) and report.md."""
     as_json = json.dumps(report, indent=4, sort_keys=True, separators=(",", ": ")) + "\n"
@@ -49,7 +61,7 @@ def report_files(report, report_dir):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(REQUIRED + ("mode",))
+    _VALID_ARGS = frozenset(REQUIRED + ("mode", "final"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -70,7 +82,10 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="mode %r is not an octal mode such as '0644'" % args.get("mode"))
             return result
         try:
-            report = build_report(read_records(record_dir), args["run_id"], check_mode=bool(self._task.check_mode))
+            selection = read_json(os.path.join(report_dir, SELECTION_FILE), [])
+            stopped = read_json(os.path.join(report_dir, STOPPED_FILE), {}).get("reason", "")
+            records = complete(read_records(record_dir), selection, args["run_id"], boolean(args.get("final", False), strict=False), stopped)
+            report = build_report(records, args["run_id"], check_mode=bool(self._task.check_mode))
         except FleetReportError as error:
             result.update(failed=True, msg="fleet report of run %s: %s" % (args["run_id"], error))
             return result

@@ -1,6 +1,7 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters capi_fleet_candidates, capi_fleet_select and capi_fleet_batches (docs: the .yml files beside this file)."""
+"""Filters capi_fleet_candidates, capi_fleet_select, capi_fleet_batches and capi_fleet_budget (docs: the .yml files beside
+this file)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,6 +17,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.ar
 CANDIDATES_USAGE = ("{{ query_result | hypershift.private_capi.capi_fleet_candidates(inventory_hostname) }} or "
                     "{{ ansible_play_hosts | map('extract', hostvars) | hypershift.private_capi.capi_fleet_candidates }}")
 SELECT_USAGE = "{{ candidates | hypershift.private_capi.capi_fleet_select({'run_id': run_id, 'serial': 5}) }}"
+BUDGET_USAGE = ("{{ ansible_play_batch | map('extract', hostvars) | map(attribute='private_capi_migrate_result', "
+                "default={}) | hypershift.private_capi.capi_fleet_budget(private_capi_fleet_max_fail_percentage) }}")
 BATCHES_USAGE = "{{ private_capi_fleet_canary | hypershift.private_capi.capi_fleet_batches(private_capi_fleet_serial) }}"
 
 
@@ -61,7 +64,20 @@ def capi_fleet_batches(canary, serial=1):
         raise AnsibleFilterError("capi_fleet_batches: %s; usage: %s" % (error, BATCHES_USAGE))
 
 
+@checked_arguments("capi_fleet_budget", BUDGET_USAGE, AnsibleFilterError)
+def capi_fleet_budget(results, max_fail_percentage=100):
+    """Whether the fleet run stops after this batch, and why."""
+    if not isinstance(results, (list, tuple)):
+        raise AnsibleFilterError("capi_fleet_budget: the input must be the list of the batch's records, got %s; usage: %s"
+                                 % (type(results).__name__, BUDGET_USAGE))
+    try:
+        return selection.budget(results, max_fail_percentage)
+    except (ValueError, TypeError) as error:
+        raise AnsibleFilterError("capi_fleet_budget: max_fail_percentage %r is not a number (%s); usage: %s"
+                                 % (max_fail_percentage, error, BUDGET_USAGE))
+
+
 class FilterModule(object):
     def filters(self):
         return {"capi_fleet_candidates": capi_fleet_candidates, "capi_fleet_select": capi_fleet_select,
-                "capi_fleet_batches": capi_fleet_batches}
+                "capi_fleet_batches": capi_fleet_batches, "capi_fleet_budget": capi_fleet_budget}

@@ -36,6 +36,14 @@ options:
     description: The run id the report is about (the migration lock's holder).
     type: str
     required: true
+  final:
+    description:
+      - The run has ended - a HostedCluster of the selection (C(selection.json) in O(report_dir), written before the
+        first cluster starts) without a record is C(not attempted), with why (C(stopped.json), the failure budget) and
+        the command that resumes; before the end it is C(pending).
+    type: bool
+    default: false
+    version_added: 1.1.0
   mode:
     description: File mode of the two report files.
     type: str
@@ -106,7 +114,8 @@ from ansible.module_utils.basic import AnsibleModule
 def argspec():
     """This module's argument spec (the action plugin checks the values itself)."""
     return dict(record_dir=dict(type="path", required=True), report_dir=dict(type="path", required=True),
-                run_id=dict(type="str", required=True), mode=dict(type="str", default="0644"))
+                run_id=dict(type="str", required=True), final=dict(type="bool", default=False),
+                mode=dict(type="str", default="0644"))
 
 
 def main():

@@ -22,7 +22,12 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 PHASE_COLUMNS = ("crds", "pause", "prepare", "scale_down", "copy", "resume", "signal", "health", "finish", "rollback")
 SUMMARY_CLUSTERS = 19  # the console summary fits 24 lines: 3 headlines, the clusters, "... more", the report path
-STATUS_ORDER = ("migrated", "planned", "skipped", "deferred", "refused", "failed", "rollback-failed", "pending")
+STATUS_ORDER = ("migrated", "planned", "skipped", "deferred", "refused", "failed", "rollback-failed", "unknown", "pending",
+                "not attempted")
+# Not migrated, to be told: the failure budget counts these per batch (fleet.selection.budget), and migrate_fleet.yml
+# fails their hosts at the end of the run (with "not attempted": the run stopped before them).
+FAILED_STATUSES = ("failed", "rollback-failed", "refused", "unknown")
+SELECTION_FILE, STOPPED_FILE = "selection.json", "stopped.json"  # beside report.json: written by migrate_fleet.yml
 
 
 class FleetReportError(PrivateCapiError, ValueError):
@@ -117,6 +122,31 @@ def window_headline(report):
     return line
 
 
+def resume_command(run_id):
+    return "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=%s" % run_id
+
+
+def complete(records, selection, run_id, final=False, stopped=""):
+    """records plus a row for each selected HostedCluster that has none, so that the report lists the whole selection:
+    "pending" while the run goes on, "not attempted" once it has ended (final), with why and how to resume."""
+    have = set((r.get("management_cluster"), r.get("namespace"), r.get("name")) for r in records)
+    rows = list(records)
+    for selected in selection or ():
+        key = (selected.get("management_cluster"), selected.get("namespace"), selected.get("name"))
+        if key in have:
+            continue
+        if not final:
+            reason = "not started yet"
+        else:
+            reason = "%s; resume with %s" % (stopped or "the run ended before it (a stop or a kill)", resume_command(run_id))
+        rows.append({"management_cluster": key[0], "namespace": key[1], "name": key[2],
+                     "hcp_namespace": selected.get("hcp_namespace", ""), "run_id": run_id,
+                     "status": "not attempted" if final else "pending", "reason": reason,
+                     "state_before": selected.get("state") or "unknown", "state_after": selected.get("state") or "unknown",
+                     "marks": [], "objects": {}, "api_calls": 0, "controllers_down": None})
+    return rows
+
+
 def build_report(records, run_id, started=None, finished=None, check_mode=False):
     """The report dict: run, totals per status, wall time, one entry per cluster with its phases.
 
@@ -153,6 +183,9 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
             "objects_moved": sum(c["objects_total"] for c in migrated),
             "api_calls": sum(int(c.get("api_calls") or 0) for c in clusters),
             "controllers_down": window_summary(clusters),
+            "unfinished": dict(("%s/%s/%s" % (c.get("management_cluster"), c.get("namespace"), c.get("name")),
+                                "%s: %s" % (c["status"], c.get("reason") or "")) for c in clusters
+                               if c["status"] in FAILED_STATUSES + ("not attempted",)),
             "clusters": clusters}
 
 
@@ -222,7 +255,10 @@ def report_markdown(report):
         (("refused",), "Refused HostedClusters (the identity lacks rights the migration uses: nothing was changed; "
                        "grant the rules named - docs/operator-guide.md, RBAC - then run again)"),
         (("failed", "rollback-failed"), "Failed HostedClusters (remediate, then `migration_state: legacy force=true`, "
-                                        "then re-run)"))
+                                        "then re-run)"),
+        (("unknown",), "HostedClusters in an unknown state (their management cluster did not answer, or the run "
+                       "failed outside the migration: resume with the same run id once it answers)"),
+        (("not attempted",), "HostedClusters not attempted (the run stopped before them: nothing was changed)"))
     for statuses, title in sections:
         listed = [c for c in report["clusters"] if c["status"] in statuses]
         if listed:

@@ -236,8 +236,10 @@ class RollbackService(object):
             self._annotate_hostedcluster({COUNTS_ANNOTATION: None}, "remove the count record")
         self._begin(COPY)
         if sources_partly_deleted(hostedcluster):
-            # a private object being deleted goes on being deleted in the standard group, for its controllers
-            self.copy = self._migrate(force=True, delete_source=True, require_paused=False, carry_deletions=True)
+            # only what step 7 deleted is copied back: a standard object still there is the original, left as it is
+            # (no write, no right beyond the forward path's); a private object being deleted goes on being deleted in
+            # the standard group, for its controllers
+            self.copy = self._migrate(keep_existing=True, delete_source=True, require_paused=False, carry_deletions=True)
         else:
             self.copy = self._migrate(discard=True, require_paused=False)
         self._start(removals, remove_records=True, hostedcluster_name=self.params["hostedcluster_name"],

@@ -19,6 +19,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import FAILED_STATUSES
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate import selectors
 
 # the states a migration run selects unless told otherwise (migrated and invalid need no migration)
@@ -161,6 +162,25 @@ def batches(canary=0, serial=1):
         raise SelectionError("private_capi_fleet_canary must be 0 or more and private_capi_fleet_serial 1 or more "
                              "(got %d and %d)" % (canary, serial))
     return [canary, serial] if canary > 0 else serial
+
+
+def budget(results, max_fail_percentage=100):
+    """Whether the fleet run stops after a batch: when more than max_fail_percentage of the batch failed.
+
+    results: the records of the batch's HostedClusters (the migrate role's private_capi_migrate_result). This is the
+    play keyword max_fail_percentage's rule without Ansible's other one (a batch whose hosts all failed ends the play,
+    whatever the percentage): the migrate play records a failed cluster instead of failing its host.
+    """
+    batch = [result for result in results or () if isinstance(result, dict)]
+    percentage = float(max_fail_percentage if max_fail_percentage not in (None, "") else 100)
+    failed = ["%s/%s/%s" % (r.get("management_cluster"), r.get("namespace"), r.get("name")) for r in batch
+              if r.get("status") in FAILED_STATUSES]
+    stop = bool(batch) and 100.0 * len(failed) / len(batch) > percentage
+    reason = ""
+    if stop:
+        reason = ("the failure budget stopped the run: %d of the %d HostedClusters of the last batch failed (%s), more "
+                  "than private_capi_fleet_max_fail_percentage=%g%%" % (len(failed), len(batch), ", ".join(failed), percentage))
+    return {"stop": stop, "failed": failed, "batch": len(batch), "reason": reason}
 
 
 def _listed(values):

@@ -21,7 +21,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan 
     canonical,
     decide,
     desired_target,
+    is_marked_for_deletion,
     remap_owner_references,
+    unmarked_for_deletion,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.managed import (
     carried_entries,
@@ -60,8 +62,12 @@ def what(verb, kind, namespace, name, target=True):
 class CopyEngine(object):
     """Copies the copyable sources of one namespace; fills report and returns the owner map."""
 
-    def __init__(self, client, report, namespace, direction, group_map, force=False, parallelism=8, diff=False):
+    def __init__(self, client, report, namespace, direction, group_map, force=False, parallelism=8, diff=False,
+                 keep_existing=False):
         self.client = client
+        # the rescue's copy back: an object still in the target group is the original the migration never deleted,
+        # left exactly as it is; only what is missing is created
+        self.keep_existing = keep_existing
         self.report = report
         self.namespace = namespace
         self.direction = direction
@@ -165,6 +171,16 @@ class CopyEngine(object):
 
     def _settle_existing(self, kind, source, existing, body, status, entries):
         name = object_name(source)
+        if self.keep_existing:
+            if is_marked_for_deletion(existing):
+                # the delete phase took its finalizers and labelled it, then stopped before deleting it: undone
+                entries.append({"action": "restore_finalizers", "obj_kind": kind.kind, "name": name})
+                self.report.count(kind.kind, "updated")
+                return self._guarded_update(kind, name, existing, unmarked_for_deletion)
+            reason = "kept: the original in %s was never deleted" % kind.target_group
+            self.report.skip(kind.kind, name, reason)
+            entries.append({"action": "skip", "obj_kind": kind.kind, "name": name, "reason": reason})
+            return existing
         decision = decide(source, existing, body, status)
         if decision.outcome == IN_SYNC:
             self.report.skip(kind.kind, name, "target in sync: %s" % decision.reason)

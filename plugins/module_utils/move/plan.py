@@ -331,6 +331,24 @@ def marked_for_deletion(source):
     }}
 
 
+def unmarked_for_deletion(obj):
+    """obj as it was before marked_for_deletion (its finalizers back, the delete label and the record removed): an
+    original the delete phase marked but did not delete, restored by the rescue. A new object; obj is not mutated."""
+    restored = copy_json(obj)
+    metadata = restored.setdefault("metadata", {})
+    finalizers = original_finalizers(obj)
+    if finalizers:
+        metadata["finalizers"] = finalizers
+    else:
+        metadata.pop("finalizers", None)
+    for field, key in (("labels", DELETE_LABEL), ("annotations", FINALIZERS_ANNOTATION)):
+        values = metadata.get(field) or {}
+        values.pop(key, None)
+        if field in metadata and not values:
+            del metadata[field]
+    return restored
+
+
 def repointed_owner_references(dependent, owner_targets):
     """A non-moved dependent's ownerReferences with refs to moved sources re-pointed at their copies, or None."""
     refs = _owner_refs(dependent)

@@ -196,7 +196,8 @@ class MigrateService(object):
         orphaning = {uid for uid in graph.skipped
                      if DELETION_ORPHAN_FINALIZER in ((sources[uid].get("metadata") or {}).get("finalizers") or ())}
         copier = CopyEngine(self.client, self.report, self.namespace, self.direction, self.group_map,
-                            force=self.params["force"], parallelism=self.parallelism, diff=self.diff)
+                            force=self.params["force"], parallelism=self.parallelism, diff=self.diff,
+                            keep_existing=self.params.get("keep_existing", False))
         owner_targets, copies = {}, {}
         # carried by an earlier run: not copied again, but their dependents not yet carried (a run stopped between two
         # marks) still name the copy as their owner; a copy whose deletion was carried, still there, is deleted below
@@ -393,7 +394,7 @@ def migrate_params(namespace, **overrides):
     service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
     params = dict(namespace=namespace, direction=TO_PRIVATE, delete_source=False, require_paused=True, force=False,
                   carry_deletions=False, verify=False, kinds=None, dependent_resources=None, parallelism=8,
-                  extra_groups={}, discard=False)
+                  extra_groups={}, discard=False, keep_existing=False)
     params.update(overrides)
     return params
 

@@ -584,11 +584,14 @@ def _decide_migrate(found, holder, retry_failed, takeover):
     if state == IN_PROGRESS:
         if lease is None:
             return ACTION_RESUME, ""
-        # the reason names the lock even when this run may take it (the fleet record keeps it)
-        reason = ("locked by run %s (lease not expired); resume with that run id or takeover" % lease["holder"])
         if lease["holder"] != holder and not takeover and not lease["expired"]:
-            return ACTION_LOCKED, reason
-        return ACTION_RESUME, reason
+            return ACTION_LOCKED, ("locked by run %s (lease not expired); resume with that run id or takeover"
+                                   % lease["holder"])
+        # the fleet record keeps how the lock was taken back
+        if lease["holder"] == holder:
+            return ACTION_RESUME, "resumed its own lock (run %s)" % holder
+        return ACTION_RESUME, "took over the lock of run %s (%s)" % (
+            lease["holder"], "its lease had expired" if lease["expired"] else "takeover")
     return ACTION_MIGRATE, ""
 
 

@@ -38,6 +38,9 @@ STEP_FAULTS = {
     # deletion of the sources: the first collection goes, every later one is refused (sources partly deleted)
     "hc-07": ("finish", {"verb": "delete*", "group": "*cluster.x-k8s.io", "nth": 2, "count": -1,
                          "code": 403, "message": "deletion denied by policy (injected)"}),
+    # step 7 fails before any source is deleted: every deletion of the sources is refused
+    "hc-10": ("finish", {"verb": "delete*", "group": "*cluster.x-k8s.io", "count": -1,
+                         "code": 403, "message": "every deletion denied by policy (injected)"}),
 }
 # refused by the real admission chain: a ValidatingAdmissionPolicy denies the private Machines of hc-03
 REFUSED = "hc-03"
@@ -45,7 +48,7 @@ REFUSAL = "ValidatingAdmissionPolicy refuse-private-machines denies private Mach
 HEALTH = "hc-06"     # its Cluster reports phase Failed: the health check must refuse the copy
 CONTROL = "hc-08"    # no fault: migrates in the same run
 CRDS = "hc-09"       # second run: the private CRDs cannot be read
-FIRST_RUN = sorted(list(STEP_FAULTS) + [REFUSED]) + [HEALTH, CONTROL]
+FIRST_RUN = sorted(list(STEP_FAULTS) + [REFUSED, HEALTH, CONTROL])
 
 
 def _workloads(server, namespace):
@@ -81,7 +84,7 @@ def _fail_health(server, namespace):
 @pytest.fixture(scope="module")
 def failed_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("step-failures")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(9, machines=1), faults=True, pods="kwok-only")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(10, machines=1), faults=True, pods="kwok-only")
     _fail_health(server, hcp_ns(HEALTH))
     names = FIRST_RUN + [CRDS]
     before = {name: snapshot(server, crds, hcp_ns(name)) for name in names}
@@ -215,6 +218,22 @@ def test_failure_in_finish_copies_the_sources_back(failed_fleet):
     assert [code for _group, _resource, code in deletes][:2] == [200, 403], "sources not partly deleted: %r" % deletes
     assert_clean_rollback(failed_fleet, "hc-07", "finish", "steps", "deletion denied by policy (injected)",
                           copied_back=True)
+
+
+def test_failure_in_finish_before_any_deletion_rewrites_no_standard_object(failed_fleet):
+    """Step 7 began (its phase recorded) but no source was deleted: the rescue copies nothing back - the originals
+    are left as they are (no create; the pause the migration put on them is lifted, and the one object the delete
+    phase had marked - finalizers taken, then its deletion refused - gets them back: one update, nothing else)."""
+    namespace = hcp_ns("hc-10")
+    deletes = [(e["resource"], e["name"], e["code"]) for e in failed_fleet["entries"] if e["namespace"] == namespace
+               and e["verb"].startswith("delete") and e["group"].endswith("cluster.x-k8s.io")]
+    assert deletes and {code for _resource, _name, code in deletes} == {403}, deletes
+    standard_writes = [(e["verb"], e["resource"], e["name"]) for e in failed_fleet["entries"]
+                       if e["namespace"] == namespace and e["verb"] in ("create", "update")
+                       and e["group"].endswith("cluster.x-k8s.io")]
+    assert [verb for verb, _resource, _name in standard_writes] == ["update"], standard_writes
+    assert standard_writes[0][1] == deletes[0][0], (standard_writes, deletes)  # the kind whose deletion was refused
+    assert_clean_rollback(failed_fleet, "hc-10", "finish", "steps", "every deletion denied by policy (injected)")
 
 
 def test_the_control_cluster_migrates_in_the_same_run(failed_fleet):

@@ -89,6 +89,8 @@ BAD_CALLS = [
     ("capi_fleet_select", ([], {"name_regex": "("}), {}, ["capi_fleet_select: private_capi_fleet_name_regex '(' is not a regular"]),
     ("capi_fleet_batches", ("x",), {}, ["capi_fleet_batches: invalid literal", "usage: "]),
     ("capi_fleet_batches", (0, 0), {}, ["capi_fleet_batches: private_capi_fleet_canary must be 0 or more"]),
+    ("capi_fleet_budget", ({},), {}, ["capi_fleet_budget: the input must be the list of the batch's records", "usage: "]),
+    ("capi_fleet_budget", ([], "x"), {}, ["capi_fleet_budget: max_fail_percentage 'x' is not a number"]),
     ("proxy_reads", (), {}, ["proxy_reads: missing a required argument: 'settings'",
                              "usage: {{ settings | hypershift.private_capi.proxy_reads }}"]),
     ("proxy_reads", ("text",), {}, ["proxy_reads: settings must be a mapping of the api_proxy role's settings, got str"]),

@@ -8,7 +8,7 @@ from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.hypershift.private_capi.plugins.action.fleet_report_files import read_records, report_files
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
-    FleetReportError, build_report, phases, report_markdown, report_root, report_summary)
+    FleetReportError, build_report, complete, phases, report_markdown, report_root, report_summary)
 
 
 def record(name, status, marks, objects=None, reason=""):
@@ -175,3 +175,19 @@ def test_a_refused_cluster_is_counted_and_listed_with_the_rules_to_add():
     assert "## Refused HostedClusters" in markdown and "- `clusters/hc-03`: HostedCluster clusters/hc-03: the identity" in markdown
     assert "- `clusters/hc-02` (failed): copy: admission webhook denied | twice" in markdown
     assert report_summary(report)[0] == "Fleet migration run-3: 3 HostedClusters - migrated 1, refused 1, failed 1"
+
+
+def test_the_selection_completes_the_report_pending_while_running_not_attempted_at_the_end():
+    selection = [{"management_cluster": "mc-1", "namespace": "clusters", "name": name, "state": "legacy"}
+                 for name in ("hc-01", "hc-02", "hc-09")]
+    running = build_report(complete([MIGRATED, FAILED], selection, "run-4"), "run-4")
+    assert running["totals"] == {"migrated": 1, "failed": 1, "pending": 1} and running["clusters_total"] == 3
+    ended = build_report(complete([MIGRATED, FAILED], selection, "run-4", final=True, stopped="budget hit"), "run-4")
+    assert ended["totals"] == {"migrated": 1, "failed": 1, "not attempted": 1}
+    rest = ended["clusters"][-1]
+    assert rest["name"] == "hc-09" and rest["state_after"] == "legacy" and rest["phases"] == []
+    assert rest["reason"] == "budget hit; resume with ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=run-4"
+    assert ended["unfinished"] == {"mc-1/clusters/hc-02": "failed: copy: admission webhook denied | twice",
+                                   "mc-1/clusters/hc-09": "not attempted: " + rest["reason"]}
+    assert "## HostedClusters not attempted" in report_markdown(ended)
+    assert report_summary(ended)[0] == "Fleet migration run-4: 3 HostedClusters - migrated 1, failed 1, not attempted 1"

@@ -267,3 +267,22 @@ def test_a_rollback_whose_names_all_match_nothing_is_empty_when_allowed_and_refu
     # and a rollback still names what it rolls back, allowed or not
     with pytest.raises(selection.SelectionError, match="none was named"):
         selection.select([], {"purpose": "rollback", "allow_empty": True})
+
+
+def test_the_budget_stops_only_when_more_than_its_percentage_of_the_batch_failed():
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.selection import budget
+
+    def result(name, status):
+        return {"management_cluster": "mc-1", "namespace": "clusters", "name": name, "status": status}
+
+    one_failed = [result("hc-01", "failed")]
+    assert budget(one_failed)["stop"] is False  # the default 100 %: Ansible's all-failed rule does not apply
+    stopped = budget(one_failed, 0)
+    assert stopped["stop"] and stopped["failed"] == ["mc-1/clusters/hc-01"] and stopped["batch"] == 1
+    assert "1 of the 1 HostedClusters of the last batch failed (mc-1/clusters/hc-01)" in stopped["reason"]
+    mixed = [result("hc-01", "migrated"), result("hc-02", "refused"), result("hc-03", "deferred"),
+             result("hc-04", "skipped")]
+    assert budget(mixed, 25)["stop"] is False and budget(mixed, 24)["stop"] is True
+    assert budget([result("hc-05", "unknown"), result("hc-06", "rollback-failed")], 99)["failed"] == [
+        "mc-1/clusters/hc-05", "mc-1/clusters/hc-06"]
+    assert budget([], 0) == {"stop": False, "failed": [], "batch": 0, "reason": ""}

@@ -476,10 +476,10 @@ MIGRATE_TABLE = [
      WHO + " is in the invalid state (scope legacy together with private-capi-types); run migration_state with "
      "state=query repair=true, then re-run"),
     (IN_PROGRESS, NO_LEASE, "run-b", False, False, "resume", ""),
-    (IN_PROGRESS, None, "run-a", False, False, "resume", LOCKED_MIGRATION),
+    (IN_PROGRESS, None, "run-a", False, False, "resume", "resumed its own lock (run run-a)"),
     (IN_PROGRESS, None, "run-b", False, False, "locked", LOCKED_MIGRATION),
-    (IN_PROGRESS, None, "run-b", False, True, "resume", LOCKED_MIGRATION),
-    (IN_PROGRESS, EXPIRED, "run-b", False, False, "resume", LOCKED_MIGRATION),
+    (IN_PROGRESS, None, "run-b", False, True, "resume", "took over the lock of run run-a (takeover)"),
+    (IN_PROGRESS, EXPIRED, "run-b", False, False, "resume", "took over the lock of run run-a (its lease had expired)"),
     # a rollback lock is judged like any lock here; the in-progress move then refuses it (plan_move)
     (IN_PROGRESS, ROLLBACK_LEASE, "run-b", False, False, "locked", LOCKED_MIGRATION),
 ]
