@@ -23,8 +23,9 @@ import yaml  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (  # noqa: E402  pylint: disable=wrong-import-position
     timing_headline, window_headline)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import PRIVATE_SUFFIX  # noqa: E402  pylint: disable=wrong-import-position
 from testenv import yamlio  # noqa: E402  pylint: disable=wrong-import-position
-from testenv.hcp import build, fleet  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.hcp import fleet  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.pods import containers_named, unwell  # noqa: E402  pylint: disable=wrong-import-position
@@ -81,6 +82,11 @@ def hostedcluster_states(server):
             for hc in listed["items"]}
 
 
+def private_crds(server):
+    listed = server.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions").json()["items"]
+    return sorted(crd["metadata"]["name"] for crd in listed if crd["spec"]["group"].endswith(PRIVATE_SUFFIX))
+
+
 def latest_report(report_root):
     runs = sorted(name for name in os.listdir(report_root) if name.startswith("fleet-"))
     return os.path.join(report_root, runs[-1]) if runs else None
@@ -92,12 +98,13 @@ def demo(args, server, seed):
     started = time.monotonic()
     loaded = fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
     print("   %d objects loaded in %.1f s" % (loaded, time.monotonic() - started), flush=True)
-    # a ValidatingAdmissionPolicy refuses every private Machine of one HCP namespace
+    # a ValidatingAdmissionPolicy refuses every private Machine of one HCP namespace (no probe: the private CRDs do not
+    # exist yet - migrate_fleet.yml creates them - and the policy is in force long before the first copy)
     namespace = "clusters-" + args.faulty
     with server.api_client() as api:
         refuse(api, "demo-refuse-private-machines", group="cluster.hypershift.openshift.io", resource="machines",
                namespace=namespace, message="the demo's ValidatingAdmissionPolicy refuses private Machines in "
-               + namespace, probe=build.private_machine_probe(namespace))
+               + namespace)
     print("== ValidatingAdmissionPolicy demo-refuse-private-machines refuses private Machines in %s (it must roll "
           "back)" % namespace)
     inventory = os.path.join(args.workdir, "inventory.yml")
@@ -105,6 +112,9 @@ def demo(args, server, seed):
         yaml.safe_dump({"all": {"children": {"management_clusters": {"hosts": {
             "mc-demo": {"private_capi_kubeconfig": server.kubeconfig}}}}}}, handle)
     report_root = os.path.dirname(args.workdir)
+    private_before = private_crds(server)
+    print("== private CRDs before the run: %d (a real management cluster has none; migrate_fleet.yml creates them)"
+          % len(private_before), flush=True)
     print("== migrating the fleet (serial %d)" % args.serial, flush=True)
     run_playbook("migrate_fleet.yml", inventory,
                  dict(FAST_VARS, private_capi_fleet_serial=args.serial, private_capi_fleet_report_root=report_root),
@@ -115,6 +125,8 @@ def demo(args, server, seed):
         print("== verifying the fleet (read-only)", flush=True)
         verified = run_playbook("verify_fleet.yml", inventory, {"private_capi_verify_report_root": report_root},
                                 args.serial, os.path.join(args.workdir, "verify_fleet.log"))
+    private_after = private_crds(server)
+    print("== private CRDs after the run: %d, created by the collection (role private_crds)" % len(private_after))
     states = hostedcluster_states(server)
     expected = {name: ("failed" if name == args.faulty else "migrated") for name in states}
     print("== HostedCluster states")
@@ -144,7 +156,7 @@ def demo(args, server, seed):
     print("== proxy sidecars: %d running in their Pods' network namespaces, %d Ready, restarts %d%s"
           % (len(sidecars), len([s for s in sidecars.values() if s["ready"]]),
              sum(s["restartCount"] for s in sidecars.values()), "".join("\n   " + line for line in problems)))
-    success = (states == expected and len(states) == args.count and unverified in (None, [args.faulty])
+    success = (not private_before and bool(private_after) and states == expected and len(states) == args.count and unverified in (None, [args.faulty])
                and bool(sidecars) and not problems)
     print("== demo %s" % ("OK: every HostedCluster migrated except %s, rolled back" % args.faulty if success
                           else "FAILED: see the logs in " + os.path.relpath(args.workdir, REPO_ROOT)))
@@ -160,7 +172,8 @@ def main(argv=None):
     shutil.rmtree(seed, ignore_errors=True)
     fleet.seed_fleet_dir(seed, fleet.fleet_spec(args.count, machines=args.machines))
     with open(os.path.join(seed, "crds.yaml")) as handle:
-        crds = yamlio.load_all(handle)
+        # as on a real management cluster: the standard CAPI CRDs only; migrate_fleet.yml creates the private twins
+        crds = [crd for crd in yamlio.load_all(handle) if not crd["spec"]["group"].endswith(PRIVATE_SUFFIX)]
     state_dir = os.path.join(args.workdir, "cluster")
     shutil.rmtree(state_dir, ignore_errors=True)
     print("== starting the control plane: the real etcd, kube-apiserver, kube-controller-manager, kube-scheduler "
