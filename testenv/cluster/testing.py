@@ -99,12 +99,17 @@ class RealServer(ServerClient):
 
     def kubeconfig_for(self, username, path=None):
         """A kubeconfig that authenticates as `username` with its static token (no client certificate)."""
-        path = path or os.path.join(self.workdir, "%s.kubeconfig" % username)
-        config = {"apiVersion": "v1", "kind": "Config", "current-context": username,
+        return self.token_kubeconfig(username, self.token_for(username), path)
+
+    def token_kubeconfig(self, name, token, path=None):
+        """A kubeconfig (workdir/<name>.kubeconfig unless path) that authenticates with a bearer token, e.g. a
+        ServiceAccount's from a TokenRequest (no client certificate)."""
+        path = path or os.path.join(self.workdir, "%s.kubeconfig" % name)
+        config = {"apiVersion": "v1", "kind": "Config", "current-context": name,
                   "clusters": [{"name": "testenv", "cluster": {"server": self.url,
                                                                "certificate-authority": self.ca_file}}],
-                  "users": [{"name": username, "user": {"token": self.token_for(username)}}],
-                  "contexts": [{"name": username, "context": {"cluster": "testenv", "user": username}}]}
+                  "users": [{"name": name, "user": {"token": token}}],
+                  "contexts": [{"name": name, "context": {"cluster": "testenv", "user": name}}]}
         with open(path, "w") as handle:
             yaml.safe_dump(config, handle)
         return path

@@ -122,6 +122,11 @@ def window_headline(report):
     return line
 
 
+def key_of(management_cluster, namespace, name):
+    """A HostedCluster's key across the fleet code: <management cluster>/<namespace>/<name>."""
+    return "%s/%s/%s" % (management_cluster, namespace, name)
+
+
 def resume_command(run_id):
     return "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=%s" % run_id
 
@@ -183,7 +188,7 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
             "objects_moved": sum(c["objects_total"] for c in migrated),
             "api_calls": sum(int(c.get("api_calls") or 0) for c in clusters),
             "controllers_down": window_summary(clusters),
-            "unfinished": dict(("%s/%s/%s" % (c.get("management_cluster"), c.get("namespace"), c.get("name")),
+            "unfinished": dict((key_of(c.get("management_cluster"), c.get("namespace"), c.get("name")),
                                 "%s: %s" % (c["status"], c.get("reason") or "")) for c in clusters
                                if c["status"] in FAILED_STATUSES + ("not attempted",)),
             "clusters": clusters}

@@ -19,7 +19,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import FAILED_STATUSES
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import FAILED_STATUSES, key_of
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate import selectors
 
 # the states a migration run selects unless told otherwise (migrated and invalid need no migration)
@@ -33,10 +33,6 @@ ALLOW_EMPTY_HINT = ("If a run with nothing to do is expected (a fleet already do
 
 class SelectionError(PrivateCapiError, ValueError):
     """A selection that cannot be made (a bad pattern, a name matching no HostedCluster or several); nothing changed."""
-
-
-def key_of(management_cluster, namespace, name):
-    return "%s/%s/%s" % (management_cluster, namespace, name)
 
 
 def candidates(query, management_cluster, kubeconfig=None, context=None, crds_installed=False):
@@ -173,7 +169,7 @@ def budget(results, max_fail_percentage=100):
     """
     batch = [result for result in results or () if isinstance(result, dict)]
     percentage = float(max_fail_percentage if max_fail_percentage not in (None, "") else 100)
-    failed = ["%s/%s/%s" % (r.get("management_cluster"), r.get("namespace"), r.get("name")) for r in batch
+    failed = [key_of(r.get("management_cluster"), r.get("namespace"), r.get("name")) for r in batch
               if r.get("status") in FAILED_STATUSES]
     stop = bool(batch) and 100.0 * len(failed) / len(batch) > percentage
     reason = ""

@@ -241,11 +241,4 @@ def shipped_identity(server, entry_point, hcp_namespaces):
     kubectl(server, "apply", "-f", "-", stdin=yaml.safe_dump_all(bindings))
     token = kubectl(server, "-n", render.IDENTITY_NAMESPACE, "create", "token", role_names(entry_point)["account"],
                     "--duration", "2h").strip()
-    path = os.path.join(server.workdir, "%s.kubeconfig" % entry_point)
-    config = {"apiVersion": "v1", "kind": "Config", "current-context": entry_point,
-              "clusters": [{"name": "testenv", "cluster": {"server": server.url, "certificate-authority": server.ca_file}}],
-              "users": [{"name": entry_point, "user": {"token": token}}],
-              "contexts": [{"name": entry_point, "context": {"cluster": "testenv", "user": entry_point}}]}
-    with open(path, "w") as handle:
-        yaml.safe_dump(config, handle)
-    return path
+    return server.token_kubeconfig(entry_point, token)

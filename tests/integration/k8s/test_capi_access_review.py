@@ -3,7 +3,6 @@ would, a ServiceAccount token from a TokenRequest, and kube-apiserver's RBAC aut
 import os
 
 import pytest
-import yaml
 
 from testenv.hcp import fleet
 from testenv.module_runner import run_module
@@ -86,13 +85,7 @@ def test_discovered_namespaces_are_those_of_the_hostedclusters_and_an_identity_t
     assert found["checked"] > review(verify, "verify", hostedcluster_namespaces=[], hcp_namespaces=[])["checked"]
     # a ServiceAccount bound to nothing: its review names the cluster-wide LIST of HostedClusters among what it lacks
     kubectl(server, "create", "serviceaccount", "nobody", "-n", "default")
-    token = kubectl(server, "-n", "default", "create", "token", "nobody").strip()
-    nobody = os.path.join(server.workdir, "nobody.kubeconfig")
-    with open(verify) as handle:
-        config = yaml.safe_load(handle)
-    config["users"][0]["user"]["token"] = token
-    with open(nobody, "w") as handle:
-        yaml.safe_dump(config, handle)
+    nobody = server.token_kubeconfig("nobody", kubectl(server, "-n", "default", "create", "token", "nobody").strip())
     refused = review(nobody, "verify", hostedcluster_namespaces=[], hcp_namespaces=[],
                      discover_hostedcluster_namespaces=True)
     assert not refused.failed and refused["allowed"] is False, refused
