@@ -77,6 +77,7 @@ class FaultProxy:
         self.injector = FaultInjector()
         self.request_log = RequestLog()
         self._hang_codes = set()    # ids of hang rules added with a code: hang, then answer it
+        self._hang_released = None  # asyncio.Event (in the proxy's loop) that release_hangs sets
         self._loop = None
         self._thread = None
         self._session = None
@@ -155,7 +156,25 @@ class FaultProxy:
             transport.abort()
         await asyncio.sleep(0.1)               # lets the TLS connections to the apiserver finish closing
 
+    async def _hang(self, seconds):
+        """Hold a request `seconds`, or until release_hangs."""
+        if self._hang_released is None:
+            self._hang_released = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._hang_released.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+
     # --- control API ---------------------------------------------------------------------------------------
+    def release_hangs(self):
+        """End every hang holding a request now: each goes on as if its seconds had passed (forwarded, or answered
+        with its code). Later hangs hold again."""
+        def release():
+            if self._hang_released is not None:
+                self._hang_released.set()
+                self._hang_released = None
+        self._loop.call_soon_threadsafe(release)
+
     def add_fault(self, rule):
         """Add a rule (testenv/faults.py format; ValueError when bad); returns it with defaults, id, hits."""
         added = self.injector.add(rule)
@@ -219,7 +238,7 @@ class FaultProxy:
                 request.transport.abort()
             raise asyncio.CancelledError()      # aiohttp ends the request without writing an answer
         if rule is not None and rule["action"] == "hang":
-            await asyncio.sleep(rule["seconds"])
+            await self._hang(rule["seconds"])
             if rule["id"] not in self._hang_codes:
                 rule = None
         if rule is not None:

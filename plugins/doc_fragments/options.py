@@ -36,3 +36,21 @@ options:
     type: int
     default: 8
 """
+
+    # hypershift.private_capi.options.holder: the optional lease holder of hcp_quiesce and hcp_migrate_window
+    HOLDER = r"""
+options:
+  holder:
+    description:
+      - The run id that holds the HostedCluster's migration lock (the migrate role passes its run id). When set, this
+        module process takes a lease token of its own on the HostedCluster before its first write (annotation
+        C(hypershift.openshift.io/capi-migration-lease-token)), renews it every few seconds and checks it before its
+        writes. Once another process has taken the token (the next module of a resumed run, while this one was left
+        running by a killed playbook) or another run the lock, this process's next write is refused and the module
+        fails, writing nothing more.
+      - A token another process renewed less than 30 seconds ago is taken from it with a warning, and its writes in
+        flight are waited for (3 seconds) before the first write (RV(lease_token)).
+      - Empty writes without a token (the module used on its own). Nothing is taken in check mode.
+    type: str
+    default: ""
+"""

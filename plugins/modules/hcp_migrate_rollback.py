@@ -76,7 +76,10 @@ options:
     default: clusters
   holder:
     description:
-      - The holder of the lock (the run id it was taken with); the final move is refused for another holder.
+      - The holder of the lock (the run id it was taken with); the final move is refused for another holder. This module process also
+        takes a lease token of its own on the HostedCluster before its first write and checks it before each write -
+        once another process has taken it (a resumed run's module, while this one was left running by a killed
+        playbook), this one writes nothing more (RV(lease_token)).
     type: str
     required: true
   reason:
@@ -269,6 +272,16 @@ waited_seconds:
   returned: always
   type: float
   sample: 3.1
+lease_token:
+  description:
+    - This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced), the live
+      token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds)
+      for that process's writes in flight; C(lost), why this process stopped writing, or null; C(unlocked), why it
+      took no token (the HostedCluster is not locked by its run: a re-run with nothing to do succeeds, a write is
+      refused), or null.
+  returned: with a lock holder, not in check mode
+  type: dict
+  sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0, "lost": null, "unlocked": null}
 api_calls:
   description: Requests this run sent to the API server - C(total) and C(by_method).
   returned: always

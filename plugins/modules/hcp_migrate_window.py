@@ -46,6 +46,7 @@ extends_documentation_fragment:
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.parallelism
+  - hypershift.private_capi.options.holder
 options:
   namespace:
     description:
@@ -107,6 +108,11 @@ options:
         back. Empty sends no signal.
     type: str
     default: ""
+  hostedcluster_namespace:
+    description:
+      - Namespace of the HostedCluster named O(hostedcontrolplane_name), whose lock O(holder) holds.
+    type: str
+    default: clusters
   signal_annotations:
     description:
       - Annotations set on the HostedControlPlane (only those it does not hold already are written).
@@ -223,6 +229,16 @@ waited_seconds:
   returned: always
   type: float
   sample: 2.9
+lease_token:
+  description:
+    - This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced), the live
+      token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds)
+      for that process's writes in flight; C(lost), why this process stopped writing, or null; C(unlocked), why it
+      took no token (the HostedCluster is not locked by its run: a re-run with nothing to do succeeds, a write is
+      refused), or null.
+  returned: with a lock holder, not in check mode
+  type: dict
+  sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0, "lost": null, "unlocked": null}
 api_calls:
   description: Requests this run sent to the API server - C(total) and C(by_method).
   returned: always
@@ -246,7 +262,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("namespace", NAMESPACE), ("deployments[]", OBJECT_NAME),
-              ("hostedcontrolplane_name", OBJECT_NAME.or_empty("no signal")),
+              ("hostedcontrolplane_name", OBJECT_NAME.or_empty("no signal")), ("hostedcluster_namespace", NAMESPACE),
               ("pause_group", API_GROUP.or_empty("leave them alone"))]
 
 
@@ -264,6 +280,8 @@ def argspec():
         carry_deletions=dict(type="bool", default=False),
         verify=dict(type="bool", default=True),
         hostedcontrolplane_name=dict(type="str", default=""),
+        hostedcluster_namespace=dict(type="str", default="clusters"),
+        holder=dict(type="str", default=""),
         signal_annotations=dict(type="dict"),
         parallelism=parallelism_option(),
         extra_groups=extra_groups_option(),

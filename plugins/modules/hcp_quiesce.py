@@ -43,6 +43,7 @@ extends_documentation_fragment:
   - kubernetes.core.k8s_auth_options
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.options.holder
 options:
   namespace:
     description:
@@ -229,6 +230,16 @@ controllers_down_seconds:
   returned: always
   type: float
   sample: 5.59
+lease_token:
+  description:
+    - This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced), the live
+      token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds)
+      for that process's writes in flight; C(lost), why this process stopped writing, or null; C(unlocked), why it
+      took no token (the HostedCluster is not locked by its run: a re-run with nothing to do succeeds, a write is
+      refused), or null.
+  returned: with a lock holder, not in check mode
+  type: dict
+  sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0, "lost": null, "unlocked": null}
 api_calls:
   description: Requests this run sent to the API server - C(total) and C(by_method).
   returned: always
@@ -261,6 +272,7 @@ def argspec():
         hostedcluster_name=dict(type="str", default=""),
         hostedcluster_namespace=dict(type="str", default="clusters"),
         fence=dict(type="bool", default=False),
+        holder=dict(type="str", default=""),
         pause_group=dict(type="str", default=""),
         settle_seconds=dict(type="int", default=0),
         deployments=dict(type="list", elements="str", default=[]),

@@ -135,6 +135,9 @@ class RealServer(ServerClient):
     def clear_faults(self):
         return self._fault_proxy().clear_faults()
 
+    def release_hangs(self):
+        return self._fault_proxy().release_hangs()
+
     def _fault_proxy(self):
         if self.faults is None:
             raise AssertionError("faults need the fault proxy: call server.enable_faults() before the run")

@@ -175,6 +175,7 @@ def run_module(module):
         client = run.connect(connections=params["parallelism"] + 2,
                              namespaces=[("namespace", params["namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
+        run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         state["service"] = service = FinishService(client, params, check_mode=module.check_mode, diff=module._diff)
         report = service.run()
         for warning in report.warnings + service.warnings:

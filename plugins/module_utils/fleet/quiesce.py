@@ -18,7 +18,7 @@ import re
 import time
 from datetime import datetime, timezone
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
@@ -527,6 +527,10 @@ def run_module(module):
         client = run.connect(namespaces=[("namespace", params["namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_name"]
                                           and params["hostedcluster_namespace"])])
+        if params["holder"]:
+            if not params["hostedcluster_name"]:
+                raise OptionError("holder needs hostedcluster_name (the HostedCluster whose lock the run holds)")
+            run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         state["service"] = service = QuiesceService(client, params, check_mode=module.check_mode)
         service.run()
         return quiesce_result(service, module._diff)

@@ -42,7 +42,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.wind
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, OptionError, PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
@@ -50,7 +50,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseLost
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
+    hostedcluster_event,
     hostedcluster_path,
     move_held_lock,
 )
@@ -67,6 +69,7 @@ PAUSE, COPY, PROXY, START, VERIFY, FINISH, STATE = "pause", "copy", "proxy", "re
 STOP = "scale_down"
 # where a rollback goes on (the HostedCluster's phase annotation, written by this service)
 RESUME_PHASE, DELETE_PHASE = "revert-resume", "revert-finish"
+ROLLBACK_FAILED_REASON = "CAPIMigrationRollbackFailed"  # the Warning Event of note_failure
 SIGNAL_ANNOTATION = states.PRIVATE_TYPES_ANNOTATION  # on the HostedControlPlane: the control-plane-operator's signal
 
 
@@ -224,6 +227,32 @@ class RollbackService(object):
             self._rollback(hostedcluster)
         return self.result()
 
+    def note_failure(self, error):
+        """The run failed: the lock stays held by its run. Say so on the HostedCluster - the annotation
+        ROLLBACK_FAILED_ANNOTATION (it goes with the lock) and a Warning Event - with the error (a refused request names
+        its verb, resource and namespace: the right to grant) and what to do. Best effort; not in check mode, and not
+        when this process lost its lease token (the lock is another process's now)."""
+        if self.check_mode or isinstance(error, LeaseLost):
+            return
+        name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
+        holder, now = self.params["holder"], self.now()
+        note = ("%s: the %s by run %s failed at %s: %s. The lock stays with run %s and nothing else touches the "
+                "HostedCluster: fix the cause (for a refused request, grant that right: docs/operator-guide.md#rbac), "
+                "then re-run with that run id" % (
+                    states.format_time(now), "rescue" if self.params["path"] == RESCUE else "rollback", holder,
+                    self.phase or "start", str(error)[:600], holder))
+        try:
+            if self.hostedcluster is None:
+                self.hostedcluster = self._hostedcluster()
+            self._annotate_hostedcluster({states.ROLLBACK_FAILED_ANNOTATION: note}, "note the failed rollback")
+            event = hostedcluster_event(self.hostedcluster["metadata"], "Warning", ROLLBACK_FAILED_REASON, note, now,
+                                        holder)
+            self.client.create(api_path("", "v1", "events", namespace), event,
+                               "create Event for " + describe("HostedCluster", name, namespace))
+        except USER_ERRORS as exc:
+            self.warnings.append("the failure could not be noted on %s: %s" % (describe("HostedCluster", name, namespace),
+                                                                              exc))
+
     def _rescue(self, hostedcluster):
         self._begin(STOP)
         # the controllers' pods gone before their objects are touched (a failure at the health step left them
@@ -347,8 +376,13 @@ def run_module(module):
         client = run.connect(connections=params["parallelism"] + 2,
                              namespaces=[("namespace", params["namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
+        run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         state["service"] = service = RollbackService(client, params, check_mode=module.check_mode, diff=module._diff)
-        result = service.run()
+        try:
+            result = service.run()
+        except USER_ERRORS as error:
+            service.note_failure(error)
+            raise
         for warning in service.warnings:
             module.warn(warning)
         return result

@@ -33,6 +33,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quie
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
@@ -215,7 +216,13 @@ def run_module(module):
 
     def work(run):
         params = module.params
-        client = run.connect(connections=params["parallelism"] + 2, namespaces=[("namespace", params["namespace"])])
+        if params["holder"] and not params["hostedcontrolplane_name"]:
+            raise OptionError("holder needs hostedcontrolplane_name (the name of the HostedCluster whose lock the run "
+                              "holds)")
+        client = run.connect(connections=params["parallelism"] + 2, namespaces=[
+            ("namespace", params["namespace"]), ("hostedcluster_namespace", params["holder"] and params["hostedcluster_namespace"])])
+        if params["holder"]:
+            run.hold_lease(params["hostedcluster_namespace"], params["hostedcontrolplane_name"], params["holder"])
         state["service"] = service = WindowService(client, params, check_mode=module.check_mode, diff=module._diff)
         report = service.run()
         for warning in report.warnings:

@@ -53,6 +53,7 @@ except ImportError:  # urllib3 comes with kubernetes; without it nothing here ru
 DRY_RUN_ALL = "All"
 FIELD_MANAGER = "hypershift.private_capi"
 MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 # Accept header of aggregated discovery (one request describes every group, version and resource).
 AGGREGATED_DISCOVERY_ACCEPT = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
                                "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
@@ -145,6 +146,8 @@ class ApiClient(object):
     def __init__(self, k8s_client, dry_run=False):
         self._k8s_client = k8s_client
         self.dry_run = dry_run
+        # state/fence.py LeaseFence: while a module writes under a HostedCluster's lock, check() before every write
+        self.fence = None
         self._calls_lock = threading.Lock()
         self.calls_by_method = {}
 
@@ -200,7 +203,11 @@ class ApiClient(object):
         configuration.connection_pool_maxsize = connections
         api_client.rest_client = rest.RESTClientObject(configuration)
 
-    def request(self, method, path, what, body=None, query=None, content_type=None, headers=None):
+    def request(self, method, path, what, body=None, query=None, content_type=None, headers=None, unfenced=False):
+        """One request; a write first asks the lease fence, when one is held, whether this process may still write
+        (unfenced: the fence's own requests)."""
+        if method != "GET" and self.fence is not None and not unfenced:
+            self.fence.check()
         params = dict(query or {})
         if content_type:
             params["content_type"] = content_type

@@ -36,6 +36,7 @@ class ModuleRun(object):
         self.params = module.params
         self.started = time.monotonic()
         self.client = None
+        self.fence = None
 
     def connect(self, connections=None, namespaces=()):
         """The run's ApiClient (built once, authenticated as kubernetes.core does).
@@ -50,9 +51,32 @@ class ModuleRun(object):
         self.client.require_namespaces(namespaces)
         return self.client
 
+    def hold_lease(self, namespace, name, holder):
+        """Take this process's lease token on HostedCluster namespace/name, locked by run `holder` (state/fence.py):
+        from here on every write of the run's client first checks that the token is still this process's. Not in
+        check mode (nothing is written). Returns RV(lease_token), or None in check mode."""
+        if self.client.dry_run:
+            return None
+        from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseFence
+        from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import utc_now
+
+        self.fence = LeaseFence(self.client, namespace, name, holder, now=utc_now)
+        claimed = self.fence.claim()
+        warning = self.fence.warning()
+        if warning:
+            self.module.warn(warning)
+        return claimed
+
+    def release_lease(self):
+        """Give the token back (when the module's last move did not already drop it)."""
+        if self.fence is not None:
+            self.fence.release()
+
     def tail(self, calls=True, elapsed=True):
         """RV(api_calls) (once a client was built) and RV(elapsed_seconds), as the module documents them."""
         result = {}
+        if self.fence is not None:
+            result["lease_token"] = self.fence.summary()
         if calls and self.client is not None:
             result["api_calls"] = {"total": self.client.calls, "by_method": dict(self.client.calls_by_method)}
         if elapsed:
@@ -74,8 +98,12 @@ def run_module(module, work, partial=None, minimums=None, calls=True, elapsed=Tr
         if problems:
             raise OptionError("; ".join(problems))
         result = work(run)
+        if run.fence is not None:
+            run.fence.finished()
     except USER_ERRORS as error:
         failure = error
+    finally:
+        run.release_lease()
     if failure is not None:  # outside the except block: a user error gets no traceback
         failed = dict(partial() if partial else {})
         failed.update(run.tail(calls, elapsed))

@@ -104,11 +104,12 @@ RULES = (
     Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["hostedclusters"], ["get"], READERS,
          "Read the HostedCluster's migration state."),
     Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["hostedclusters"], ["update", "patch"], FORWARD,
-         "migration_state's conflict-checked moves and lease; the fence (spec.pausedUntil)."),
+         "migration_state's conflict-checked moves and lease; each writing module's lease token (taken, renewed, "
+         "released); the fence (spec.pausedUntil)."),
     Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["nodepools"], ["list"], (MIGRATE,),
          "The steady gate: no NodePool is updating."),
     Rule(HOSTEDCLUSTER_NAMESPACES, [""], ["events"], ["create"], FORWARD,
-         "migration_state records each move as an Event on the HostedCluster."),
+         "migration_state records each move as an Event on the HostedCluster; a module fenced off the lock says so."),
     # --- HCP namespaces --------------------------------------------------------------------------------------------
     Rule(HCP_NAMESPACES, ["hypershift.openshift.io"], ["hostedcontrolplanes"], ["get"], READERS,
          "The control plane the CAPI objects belong to."),

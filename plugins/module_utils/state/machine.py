@@ -64,12 +64,24 @@ LEASE_RENEW_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-rene
 LEASE_DURATION_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-duration-seconds"
 # "rollback" on a lock taken to roll a migrated HostedCluster back; absent (or anything else) means "migrate"
 LEASE_DIRECTION_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-direction"
+# The module process that writes under the lock now (state/fence.py): a token unique to that process (JSON: id, run,
+# pid, host) and the time it last renewed it. A write of any other process of the same run is refused once it is gone.
+LEASE_TOKEN_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-token"
+LEASE_TOKEN_RENEW_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-token-renew-time"
+# a token renewed within this many seconds belongs to a module that is still running (it renews every few seconds)
+TOKEN_LIVE_SECONDS = 30
+# Written by hcp_migrate_rollback when the rescue (or a rollback) fails: the lock stays held, and this says why and
+# what to do; it goes with the lock
+ROLLBACK_FAILED_ANNOTATION = "hypershift.openshift.io/capi-migration-rollback-failed"
 LEASE_ANNOTATIONS = (
     LEASE_HOLDER_ANNOTATION,
     LEASE_ACQUIRE_TIME_ANNOTATION,
     LEASE_RENEW_TIME_ANNOTATION,
     LEASE_DURATION_ANNOTATION,
     LEASE_DIRECTION_ANNOTATION,
+    LEASE_TOKEN_ANNOTATION,
+    LEASE_TOKEN_RENEW_TIME_ANNOTATION,
+    ROLLBACK_FAILED_ANNOTATION,
 )
 HISTORY_ANNOTATION = "hypershift.openshift.io/capi-migration-history"
 HISTORY_LIMIT = 20
@@ -156,6 +168,7 @@ def markers(annotations):
         "in_progress": annotations.get(IN_PROGRESS_ANNOTATION) == TRUE,
         "private_capi_types": annotations.get(PRIVATE_TYPES_ANNOTATION) == TRUE,
         "failed_reason": annotations.get(FAILED_ANNOTATION) or None,
+        "rollback_failed": annotations.get(ROLLBACK_FAILED_ANNOTATION) or None,
     }
 
 
@@ -196,6 +209,47 @@ def lease_of(annotations):
         "renew_time": annotations.get(LEASE_RENEW_TIME_ANNOTATION),
         "duration_seconds": duration if duration is not None and duration > 0 else None,
     }
+
+
+def token_of(annotations, now):
+    """The module token recorded beside the lease (see state/fence.py), or None: {id, run, pid, host, renew_time,
+    age_seconds, live}; live while its renew time is less than TOKEN_LIVE_SECONDS old."""
+    text = annotations.get(LEASE_TOKEN_ANNOTATION)
+    if not text:
+        return None
+    try:
+        token = json.loads(text)
+    except ValueError:
+        token = None
+    if not isinstance(token, dict):
+        token = {"id": text}
+    renewed = parse_time(annotations.get(LEASE_TOKEN_RENEW_TIME_ANNOTATION))
+    age = round((now - renewed).total_seconds(), 3) if renewed is not None else None
+    return {"id": str(token.get("id") or text), "run": token.get("run"), "pid": token.get("pid"), "host": token.get("host"),
+            "renew_time": annotations.get(LEASE_TOKEN_RENEW_TIME_ANNOTATION), "age_seconds": age,
+            "live": age is not None and age < TOKEN_LIVE_SECONDS}
+
+
+def describe_token(token):
+    """'module pid P on host H of run R (token renewed Ns ago)' for messages."""
+    renewed = ("renewed %ss ago" % int(token["age_seconds"])) if token.get("age_seconds") is not None else "never renewed"
+    return "the module process %s on host %s of run %s (token %s, %s)" % (
+        token.get("pid") or "?", token.get("host") or "?", token.get("run") or "?", token["id"], renewed)
+
+
+def _live_module(found):
+    """'; <who> is still running: ...' when the lease carries a live module token, else ''."""
+    token = (found.get("lease") or {}).get("module")
+    if not token or not token.get("live"):
+        return ""
+    return ("; %s is still writing: the next module of this run takes the lease token from it (its next write is "
+            "refused) and waits for its writes in flight" % describe_token(token))
+
+
+def _failed_rollback(found):
+    """'; its last rescue or rollback had failed: <note>' when the lock carries that note, else ''."""
+    note = found.get("rollback_failed")
+    return "; its last rescue or rollback had failed (%s)" % note if note else ""
 
 
 def lease_direction(annotations):
@@ -516,6 +570,7 @@ def report(hostedcluster, now, default_lease_seconds=DEFAULT_LEASE_SECONDS):
     if lease is not None:
         lease.update(judge_lease(lease, now, default_lease_seconds))
         lease["direction"] = lease_direction(annotations)
+        lease["module"] = token_of(annotations, now)
     return {
         "name": metadata.get("name"),
         "namespace": metadata.get("namespace"),
@@ -589,9 +644,10 @@ def _decide_migrate(found, holder, retry_failed, takeover):
                                    % lease["holder"])
         # the fleet record keeps how the lock was taken back
         if lease["holder"] == holder:
-            return ACTION_RESUME, "resumed its own lock (run %s)" % holder
-        return ACTION_RESUME, "took over the lock of run %s (%s)" % (
-            lease["holder"], "its lease had expired" if lease["expired"] else "takeover")
+            return ACTION_RESUME, "resumed its own lock (run %s)%s%s" % (holder, _live_module(found), _failed_rollback(found))
+        return ACTION_RESUME, "took over the lock of run %s (%s)%s%s" % (
+            lease["holder"], "its lease had expired" if lease["expired"] else "takeover", _live_module(found),
+            _failed_rollback(found))
     return ACTION_MIGRATE, ""
 
 
@@ -603,7 +659,7 @@ def _decide_rollback(found, holder, takeover):
         return ACTION_ROLLBACK, ""
     if rollback_lock:
         if lease["holder"] == holder or lease["expired"] or takeover:
-            return ACTION_RESUME_ROLLBACK, ""
+            return ACTION_RESUME_ROLLBACK, _live_module(found)[2:]
         return ACTION_LOCKED, (
             "locked by rollback run %s (lease not expired): resume it with -e private_capi_rollback_run_id=%s, or take "
             "it over with -e private_capi_rollback_takeover=true once that run is known to be dead"

@@ -77,6 +77,33 @@ def hostedcluster_path(namespace=None, name=None):
     return api_path(HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION, hypershift.HOSTEDCLUSTER_PLURAL, namespace, name)
 
 
+def hostedcluster_event(metadata, event_type, reason, message, now, instance):
+    """A core/v1 Event about the HostedCluster of `metadata` (a move, or a module process fenced off its lock)."""
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "%s.%x" % (metadata["name"], int(now.timestamp() * 1e9)), "namespace": metadata["namespace"]},
+        "involvedObject": {
+            "apiVersion": HOSTEDCLUSTER_API_VERSION,
+            "kind": "HostedCluster",
+            "name": metadata["name"],
+            "namespace": metadata["namespace"],
+            "uid": metadata.get("uid"),
+            "resourceVersion": metadata.get("resourceVersion"),
+        },
+        "reason": reason,
+        "message": message[:1024],
+        "type": event_type,
+        "source": {"component": EVENT_COMPONENT, "host": socket.gethostname()},
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+        "reportingComponent": EVENT_COMPONENT,
+        "reportingInstance": instance[:128],
+    }
+
+
 class MigrationStateService(object):
     def __init__(self, client, params):
         self.client = client
@@ -85,6 +112,8 @@ class MigrationStateService(object):
         self.lease_seconds = params["lease_seconds"]
         self.warnings = []
         self._group_versions = {}
+        # the lease fence of the module process that moves (move_held_lock): its token must be on the object judged
+        self.fence = getattr(client, "fence", None)
 
     # --- reads -------------------------------------------------------------------------------------
     def read(self, namespace, name):
@@ -115,29 +144,7 @@ class MigrationStateService(object):
         """A core/v1 Event on the HostedCluster; a failure here is a warning (the move is already written)."""
         event_type, reason, message = plan.event
         metadata = written["metadata"]
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": "%s.%x" % (metadata["name"], int(now.timestamp() * 1e9)), "namespace": metadata["namespace"]},
-            "involvedObject": {
-                "apiVersion": HOSTEDCLUSTER_API_VERSION,
-                "kind": "HostedCluster",
-                "name": metadata["name"],
-                "namespace": metadata["namespace"],
-                "uid": metadata.get("uid"),
-                "resourceVersion": metadata.get("resourceVersion"),
-            },
-            "reason": reason,
-            "message": message[:1024],
-            "type": event_type,
-            "source": {"component": EVENT_COMPONENT, "host": socket.gethostname()},
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
-            "reportingComponent": EVENT_COMPONENT,
-            "reportingInstance": self.holder[:128],
-        }
+        event = hostedcluster_event(metadata, event_type, reason, message, now, self.holder)
         try:
             created = self.client.create(api_path("", "v1", "events", metadata["namespace"]), event,
                                          "create Event for %s" % describe("HostedCluster", metadata["name"], metadata["namespace"]))
@@ -184,13 +191,18 @@ class MigrationStateService(object):
 
         def make_plan(hostedcluster, now):
             try:
-                return states.plan_move(hostedcluster, params["state"], self.holder, now, lease_seconds=self.lease_seconds,
+                plan = states.plan_move(hostedcluster, params["state"], self.holder, now, lease_seconds=self.lease_seconds,
                                         takeover=params["takeover"], force=params["force"], reason=params.get("reason"),
                                         rollback=params.get("rollback") or False)
             except states.MoveRefused as exc:
                 raise RefusedMove(str(exc), exc.refusal())
+            if self.fence is not None and plan.write:
+                self.fence.require(hostedcluster)
+            return plan
 
         plan, written, conflicts = self.apply_guarded(namespace, name, make_plan)
+        if self.fence is not None and plan.to_state != states.IN_PROGRESS:
+            self.fence.retire(done=True)  # the move dropped the token with the lease: nothing more to check
         now = utc_now()
         event = self.emit_event(written, plan, now) if plan.write and plan.event else None
         before = plan.hostedcluster.get("metadata") or {}
