@@ -168,7 +168,6 @@ def markers(annotations):
         "in_progress": annotations.get(IN_PROGRESS_ANNOTATION) == TRUE,
         "private_capi_types": annotations.get(PRIVATE_TYPES_ANNOTATION) == TRUE,
         "failed_reason": annotations.get(FAILED_ANNOTATION) or None,
-        "rollback_failed": annotations.get(ROLLBACK_FAILED_ANNOTATION) or None,
     }
 
 
@@ -579,6 +578,7 @@ def report(hostedcluster, now, default_lease_seconds=DEFAULT_LEASE_SECONDS):
         "label_in_sync": label == state if state in LABELLED_STATES else label is None,
         "markers": markers(annotations),
         "failed_reason": annotations.get(FAILED_ANNOTATION) or None,
+        "rollback_failed": annotations.get(ROLLBACK_FAILED_ANNOTATION) or None,
         "lease": lease,
         "history": read_history(annotations),
         "resource_version": metadata.get("resourceVersion"),

@@ -9,7 +9,7 @@ import sys
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
-    AGENT_EXTRA_GROUPS, TO_PRIVATE, GroupMap, translate_object)
+    AGENT_EXTRA_GROUPS, PRIVATE_SUFFIX, TO_PRIVATE, GroupMap, translate_object)
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
 from testenv import REPO_ROOT, yamlio
@@ -20,16 +20,19 @@ ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbo
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 
 
-def start_fleet(tmp_path, spec, faults=False, pods="kwok"):
+def start_fleet(tmp_path, spec, faults=False, pods="kwok", private_crds=True):
     """A real control plane with the fleet of spec loaded; returns (server, crds). With faults, the server's
     kubeconfig goes through the fault-injecting proxy (server.add_fault). pods: testenv.cluster.testing.start_cluster's
     (the default runs the sidecars and the conversion shim for real; "kwok-only" fakes them all: such a fleet's runs
-    need bed_webhook_vars)."""
+    need bed_webhook_vars). private_crds=False starts as a real management cluster does, without the private CRDs: the
+    collection's first migration creates them (role private_crds); the modules' own tests need them there.
+    crds: every CRD of the fleet, the private ones included (snapshots read both groups)."""
     seed = os.path.join(str(tmp_path), "seed")
     fleet.seed_fleet_dir(seed, spec)
     with open(os.path.join(seed, "crds.yaml")) as handle:
         crds = yamlio.load_all(handle)
-    server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=crds, pods=pods)
+    installed = crds if private_crds else [crd for crd in crds if not crd["spec"]["group"].endswith(PRIVATE_SUFFIX)]
+    server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=installed, pods=pods)
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
         wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120)
@@ -242,3 +245,15 @@ def shipped_identity(server, entry_point, hcp_namespaces):
     token = kubectl(server, "-n", render.IDENTITY_NAMESPACE, "create", "token", role_names(entry_point)["account"],
                     "--duration", "2h").strip()
     return server.token_kubeconfig(entry_point, token)
+
+
+def without_rule(entry_point, role_kind, role_name, keep):
+    """The shipped manifests of entry_point with the rules of one role filtered by keep(rule)."""
+    with open(os.path.join(REPO_ROOT, "meta", "rbac", "%s.yaml" % entry_point)) as handle:
+        listed = yaml.safe_load(handle)
+    for item in listed["items"]:
+        if item["kind"] == role_kind and item["metadata"]["name"] == role_name:
+            before = len(item["rules"])
+            item["rules"] = [rule for rule in item["rules"] if keep(rule)]
+            assert len(item["rules"]) == before - 1, item["rules"]
+    return yaml.safe_dump(listed)

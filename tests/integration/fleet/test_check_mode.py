@@ -33,7 +33,7 @@ def _cluster_view(server, crds):
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("check-mode")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), pods="kwok-only")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), pods="kwok-only", private_crds=False)
     before = _cluster_view(server, crds)
     inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     root = os.path.join(str(tmp_path), "reports")

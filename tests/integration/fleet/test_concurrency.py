@@ -23,7 +23,7 @@ RUN_TIMEOUT = 600
 @pytest.fixture(scope="module")
 def raced_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("concurrency")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=MACHINES), pods="kwok-only")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=MACHINES), pods="kwok-only", private_crds=False)
     before = {name: snapshot(server, crds, "clusters-" + name) for name in NAMES}
     inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     server.reset_requests()

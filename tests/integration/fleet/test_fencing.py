@@ -23,7 +23,7 @@ FENCED, UNFENCED = "hc-01", "hc-02"
 @pytest.fixture(scope="module")
 def fenced_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("fencing")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(2, machines=1), pods="kwok-only")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(2, machines=1), pods="kwok-only", private_crds=False)
     before = {name: snapshot(server, crds, "clusters-" + name) for name in (FENCED, UNFENCED)}
     operator = LegacyOperator(server.kubeconfig).start()
     # the operator is live: it has reconciled both HostedClusters (nothing to un-pause yet)

@@ -65,7 +65,7 @@ def _deployments(server):
 @pytest.fixture(scope="module")
 def fenced(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("fenced")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(1, machines=1), faults=True, pods="kwok-only")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(1, machines=1), faults=True, pods="kwok-only", private_crds=False)
     before = snapshot(server, crds, hcp_ns(NAME))
     replicas_before = {name: d["spec"]["replicas"] for name, d in _deployments(server).items()}
     inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))

@@ -9,7 +9,6 @@ import json
 import os
 
 import pytest
-import yaml
 
 from testenv import REPO_ROOT
 from testenv.cluster.admission import refuse
@@ -17,7 +16,8 @@ from testenv.cluster.pods import get_in_pod
 from testenv.faults import is_write
 from testenv.hcp import build, fleet
 from tests.integration.fleet.support import (
-    hostedcluster_states, kubectl, list_items, run_playbook, shipped_identity, snapshot, start_fleet, write_inventory)
+    hostedcluster_states, kubectl, list_items, run_playbook, shipped_identity, snapshot, start_fleet, without_rule,
+    write_inventory)
 from tests.integration.fleet.test_inventory import inventory, write_source
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac import rules
@@ -159,18 +159,6 @@ def test_the_fleet_runs_as_the_shipped_rbac_with_no_denial_and_uses_every_rule_i
     others = {event["user"]["username"] for event in events if event["user"]["username"].startswith("system:serviceaccount:")}
     assert any(name.startswith("system:serviceaccount:clusters-") for name in others), sorted(others)
     assert any(name.startswith("system:serviceaccount:%s:" % OPERATOR_NAMESPACE) for name in others), sorted(others)
-
-
-def without_rule(entry_point, role_kind, role_name, keep):
-    """The shipped manifests of entry_point with the rules of one role filtered by keep(rule)."""
-    with open(os.path.join(REPO_ROOT, "meta", "rbac", "%s.yaml" % entry_point)) as handle:
-        listed = yaml.safe_load(handle)
-    for item in listed["items"]:
-        if item["kind"] == role_kind and item["metadata"]["name"] == role_name:
-            before = len(item["rules"])
-            item["rules"] = [rule for rule in item["rules"] if keep(rule)]
-            assert len(item["rules"]) == before - 1, item["rules"]
-    return yaml.safe_dump(listed)
 
 
 def writes_by(events, username):

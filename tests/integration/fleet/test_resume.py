@@ -73,7 +73,7 @@ def _last_seq(server):
 @pytest.fixture(scope="module")
 def resumed_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("resume")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), faults=True, pods="kwok-only")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), faults=True, pods="kwok-only", private_crds=False)
     before = {name: snapshot(server, crds, hcp_ns(name)) for name in NAMES}
     inventory = write_inventory(tmp_path, server.kubeconfig, host_vars=bed_webhook_vars(server))
     root = os.path.join(str(tmp_path), "reports")

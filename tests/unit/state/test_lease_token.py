@@ -87,3 +87,16 @@ def test_json_pointers_escape_the_annotation_key():
     assert json_pointer(ms.LEASE_TOKEN_ANNOTATION) == \
         "/metadata/annotations/hypershift.openshift.io~1capi-migration-lease-token"
     assert json_pointer("a~b/c") == "/metadata/annotations/a~0b~1c"
+
+
+def test_a_failed_rescue_is_noted_with_the_lock_read_by_the_query_named_by_the_resume_and_dropped_with_the_lock():
+    note = {ms.ROLLBACK_FAILED_ANNOTATION: "the rescue by run run-a failed at copy: forbidden"}
+    found = ms.report(hostedcluster(LOCKED, note), NOW)
+    assert found["rollback_failed"] == "the rescue by run run-a failed at copy: forbidden"
+    assert ms.decide(found, "run-a")["reason"] == (
+        "resumed its own lock (run run-a); its last rescue or rollback had failed (the rescue by run run-a failed at "
+        "copy: forbidden)")
+    assert ms.report(hostedcluster(LOCKED), NOW)["rollback_failed"] is None
+    for target, reason in ((ms.MIGRATED, None), (ms.FAILED, "copy: refused")):
+        plan = ms.plan_move(hostedcluster(LOCKED, note), target, "run-a", NOW, reason=reason)
+        assert ms.ROLLBACK_FAILED_ANNOTATION not in plan.annotations
