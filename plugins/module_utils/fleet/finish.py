@@ -67,9 +67,11 @@ def record_patch(hostedcluster, source_counts):
 class FinishService(object):
     """One run of hcp_migrate_finish: record, delete, release, state - in that order, with one client."""
 
-    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
+    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now, hold_lease=None):
         self.client = client
         self.params = params
+        # takes this process's lease token (runner.ModuleRun.hold_lease) once the read-only health checks passed
+        self.hold_lease = hold_lease or (lambda: None)
         self.check_mode = check_mode
         self.diff = diff
         self.now = now
@@ -114,6 +116,7 @@ class FinishService(object):
     def run(self):
         params = self.params
         self._check_health()
+        self.hold_lease()
         self._begin(RECORD)
         self._record()
         self._begin(DELETE)
@@ -175,8 +178,10 @@ def run_module(module):
         client = run.connect(connections=params["parallelism"] + 2,
                              namespaces=[("namespace", params["namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
-        run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
-        state["service"] = service = FinishService(client, params, check_mode=module.check_mode, diff=module._diff)
+        state["service"] = service = FinishService(
+            client, params, check_mode=module.check_mode, diff=module._diff,
+            hold_lease=lambda: run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"],
+                                              params["holder"]))
         report = service.run()
         for warning in report.warnings + service.warnings:
             module.warn(warning)

@@ -56,6 +56,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.state.serv
     hostedcluster_path,
     move_held_lock,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import utc_now as datetime_now
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
     TO_STANDARD,
@@ -235,7 +236,7 @@ class RollbackService(object):
         if self.check_mode or isinstance(error, LeaseLost):
             return
         name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
-        holder, now = self.params["holder"], self.now()
+        holder, now = self.params["holder"], datetime_now()
         note = ("%s: the %s by run %s failed at %s: %s. The lock stays with run %s and nothing else touches the "
                 "HostedCluster: fix the cause (for a refused request, grant that right: docs/operator-guide.md#rbac), "
                 "then re-run with that run id" % (
@@ -389,7 +390,8 @@ def run_module(module):
 
     def partial():
         service = state.get("service")
-        return service.result() if service is not None else {}
+        # a failure before the first step (the connection, the namespaces, the lease token) is the "start" phase's
+        return service.result() if service is not None else {"phase": "start", "marks": []}
 
     minimums = dict(PARALLELISM_MINIMUM, scale_down_timeout=0, available_timeout=0, settle_seconds=0)
     run_module_with(module, work, partial=partial, minimums=minimums)

@@ -659,7 +659,7 @@ def _decide_rollback(found, holder, takeover):
         return ACTION_ROLLBACK, ""
     if rollback_lock:
         if lease["holder"] == holder or lease["expired"] or takeover:
-            return ACTION_RESUME_ROLLBACK, _live_module(found)[2:]
+            return ACTION_RESUME_ROLLBACK, (_live_module(found) + _failed_rollback(found))[2:]
         return ACTION_LOCKED, (
             "locked by rollback run %s (lease not expired): resume it with -e private_capi_rollback_run_id=%s, or take "
             "it over with -e private_capi_rollback_takeover=true once that run is known to be dead"

@@ -174,6 +174,9 @@ def test_a_failed_rollback_stays_locked_and_says_how_to_resume(world):
     assert annotations["hypershift.openshift.io/capi-migration-lease-holder"] == RUN_ID
     assert annotations["hypershift.openshift.io/capi-migration-lease-direction"] == "rollback"
     assert annotations["hypershift.openshift.io/capi-migration-phase"] == "revert-finish"
+    # the HostedCluster itself says why and what to do (the note goes with the lock)
+    note = annotations["hypershift.openshift.io/capi-migration-rollback-failed"]
+    assert "the rollback by run %s failed at finish" % RUN_ID in note and "deletion denied by an admission webhook" in note
     assert hostedcluster_states(server) == {TARGET: "in-progress", OTHER: "migrated"}
     state = snapshot(server, world["crds"], HCP)
     assert [key for key in state if key.startswith(PRIVATE + "/Machine/")], "the private Machines were kept"
