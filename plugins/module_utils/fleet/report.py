@@ -131,6 +131,32 @@ def resume_command(run_id):
     return "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=%s" % run_id
 
 
+# the phases of the window without CAPI controllers: a migration stopped there left its Deployments at 0
+CONTROLLERS_DOWN_PHASES = ("scale_down", "copy", "resume")
+
+
+def unknown_reason(run_id, failed_task, error, locked=False, status="", phase="", reason="", stopped_at=""):
+    """The reason of an "unknown" row (roles/migrate/tasks/fleet_unknown.yml: the migrate role failed outside its own
+    rescue, most often because the management cluster stopped answering): how far this run's migration got when it
+    held the lock (status, phase and reason as the role had them; stopped_at, when its window scaled the CAPI
+    Deployments to 0), then the failed task, its error and the command that resumes it."""
+    got = ""
+    if locked and status == "rollback-failed":
+        got = "its migration failed and so did the rollback: %s" % reason.strip()[:900]
+        if stopped_at and phase in CONTROLLERS_DOWN_PHASES:
+            got += ("; its CAPI Deployments were scaled to 0 at %s and may still be (no CAPI controller runs for it "
+                    "until the resume)" % stopped_at)
+    elif locked and status == "failed":
+        got = "its migration failed and was rolled back: %s" % reason.strip()[:400]
+    elif locked and status == "migrated":
+        got = "its migration had finished"
+    elif locked and status:
+        got = "its migration (locked by this run) was at phase %s" % (phase or "?")
+    told = ("task '%s' failed: %s; once the management cluster answers, resume with %s (the same run id takes its own "
+            "lock back)" % (failed_task, str(error)[:400], resume_command(run_id)))
+    return "%s; then %s" % (got, told) if got else told
+
+
 def complete(records, selection, run_id, final=False, stopped=""):
     """records plus a row for each selected HostedCluster that has none, so that the report lists the whole selection:
     "pending" while the run goes on, "not attempted" once it has ended (final), with why and how to resume. A record

@@ -8,7 +8,7 @@ from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.hypershift.private_capi.plugins.action.fleet_report_files import read_records, report_files
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
-    FleetReportError, build_report, complete, phases, report_markdown, report_root, report_summary)
+    FleetReportError, build_report, complete, phases, report_markdown, report_root, report_summary, unknown_reason)
 
 
 def record(name, status, marks, objects=None, reason=""):
@@ -230,3 +230,26 @@ def test_with_several_management_clusters_report_md_names_each_cluster_with_its_
     # one management cluster: named as before
     single = report_markdown(build_report([unknown("mc-1", "hc-02"), MIGRATED], "run-5"))
     assert "\n- `clusters/hc-02`: task" in single and "| clusters/hc-01 |" in single and "section hc-01" in single
+
+
+@pytest.mark.parametrize("locked, status, phase, stopped_at, says", [
+    (False, "", "", "", ""),  # the lock was never taken: the failed task and the resume only
+    (True, "migrating", "copy", "", "its migration (locked by this run) was at phase copy; then "),
+    (True, "failed", "copy", "", "its migration failed and was rolled back: copy: refused; then "),
+    (True, "migrated", "finish", "", "its migration had finished; then "),
+    (True, "rollback-failed", "copy", "2026-03-01T12:00:05.000000",
+     "its migration failed and so did the rollback: copy: refused; its CAPI Deployments were scaled to 0 at "
+     "2026-03-01T12:00:05.000000 and may still be (no CAPI controller runs for it until the resume); then "),
+    # stopped before the window, or after it: nothing says the Deployments are at 0
+    (True, "rollback-failed", "finish", "2026-03-01T12:00:05.000000",
+     "its migration failed and so did the rollback: copy: refused; then "),
+    (False, "failed", "copy", "", ""),  # a status of an earlier run (no lock taken by this one) says nothing
+])
+def test_an_unknown_row_says_how_far_the_migration_got_then_the_error_and_the_resume(locked, status, phase,
+                                                                                      stopped_at, says):
+    reason = unknown_reason("run-1", "Read the state", "no answer from the API server", locked=locked,
+                                   status=status, phase=phase, reason=" copy: refused \n", stopped_at=stopped_at)
+    assert reason == says + (
+        "task 'Read the state' failed: no answer from the API server; once the management cluster answers, resume with "
+        "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=run-1 (the same run id takes its own "
+        "lock back)")
