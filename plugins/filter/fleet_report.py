@@ -1,7 +1,7 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters fleet_report, fleet_report_markdown, fleet_report_summary, fleet_report_root (docs: the .yml files beside
-this file)."""
+"""Filters fleet_report, fleet_report_markdown, fleet_report_summary, fleet_report_root, fleet_unknown_reason (docs:
+the .yml files beside this file)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments, type_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
-    FleetReportError, build_report, report_markdown, report_root, report_summary)
+    FleetReportError, build_report, report_markdown, report_root, report_summary, unknown_reason)
 
 REPORT_USAGE = "{{ records | hypershift.private_capi.fleet_report('run-1') | hypershift.private_capi.%s }}"
 # what fleet_report_markdown and fleet_report_summary read of a report
@@ -68,7 +68,19 @@ def fleet_report_root(root, check_mode=False, in_check_mode=False):
     return report_root(root, check_mode, in_check_mode)
 
 
+@checked_arguments("fleet_unknown_reason", "{{ run_id | hypershift.private_capi.fleet_unknown_reason(failed_task, "
+                   "error, locked=..., status=..., phase=..., reason=..., stopped_at=...) }}", AnsibleFilterError)
+def fleet_unknown_reason(run_id, failed_task, error, locked=False, status="", phase="", reason="", stopped_at=""):
+    _check(type_problem("fleet_unknown_reason", "the input", run_id, str, "the run id (a string)"))
+    for name, value in (("failed_task", failed_task), ("status", status), ("phase", phase), ("reason", reason),
+                        ("stopped_at", stopped_at)):
+        _check(type_problem("fleet_unknown_reason", name, value, str, "a string"))
+    _check(type_problem("fleet_unknown_reason", "locked", locked, bool, "true or false"))
+    return unknown_reason(run_id, failed_task, str(error), locked, status, phase, reason, stopped_at)
+
+
 class FilterModule(object):
     def filters(self):
         return {"fleet_report": fleet_report, "fleet_report_markdown": fleet_report_markdown,
-                "fleet_report_summary": fleet_report_summary, "fleet_report_root": fleet_report_root}
+                "fleet_report_summary": fleet_report_summary, "fleet_report_root": fleet_report_root,
+                "fleet_unknown_reason": fleet_unknown_reason}

@@ -729,6 +729,44 @@ class Cluster:
             },
         }
 
+    # ---- kube-apiserver alone: a management cluster whose API goes away and comes back
+    def _apiserver(self) -> Process:
+        for proc in self.processes:
+            if proc.name == "kube-apiserver":
+                return proc
+        raise ClusterError("this cluster has no kube-apiserver process (not started, or stopped whole)")
+
+    def stop_apiserver(self, timeout: float = 15.0, sig: int = signal.SIGTERM) -> int | None:
+        """Stop the kube-apiserver process alone (``sig``, default SIGTERM; ``timeout`` seconds, then SIGKILL): its
+        port refuses connections until restart_apiserver. etcd and its data, and the other components, keep running
+        (they retry against the port). Returns the exit code."""
+        proc = self._apiserver()
+        if proc.alive():
+            _signal_group(proc.popen, sig)
+            try:
+                proc.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                LOG.warning("kube-apiserver did not stop in %.0fs; killing it", timeout)
+                _signal_group(proc.popen, signal.SIGKILL)
+                proc.popen.wait(timeout=5)
+        LOG.info("stopped kube-apiserver pid %s: %s", proc.pid, proc.popen.returncode)
+        return proc.popen.returncode
+
+    def restart_apiserver(self) -> Process:
+        """Start kube-apiserver again after stop_apiserver: the same command line, so the same port, certificates,
+        tokens and etcd (its data as the stopped one left it); the log and the audit log go on in the same files.
+        Waits until /readyz answers 200; returns the new Process, in the old one's place in ``processes``."""
+        old = self._apiserver()
+        if old.alive():
+            raise ClusterError(f"kube-apiserver (pid {old.pid}) is running: stop_apiserver first")
+        index = self.processes.index(old)
+        proc = self._spawn(old.name, old.cmd[1:], command=old.cmd[:1])
+        self.processes.remove(proc)
+        self.processes[index] = proc
+        proc.health_url = old.health_url
+        self._wait_healthy(proc)
+        return proc
+
     # ---- stop
     def stop(self, timeout: float = 15.0) -> None:
         """Stop the clients first, then kube-apiserver, then etcd.

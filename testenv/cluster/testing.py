@@ -4,6 +4,7 @@
     server.kubeconfig, server.url, server.ca_file, server.admin_token, server.token_for("alice")
     server.request(...), server.kubectl(...), server.api_client()   (testenv.client.ServerClient)
     server.request_counts(since=0), server.reset_requests()       (from kube-apiserver's own audit log)
+    server.stop_apiserver(), server.start_apiserver()              kube-apiserver alone away and back (same port, etcd)
     server.stop()                                                  -> 0 once every process is gone
 
 CRDs passed to start_cluster are installed (and Established) before kube-controller-manager starts, so the
@@ -212,6 +213,17 @@ class RealServer(ServerClient):
         return [line for line in path.read_text(errors="replace").splitlines()
                 if group_suffix in line and any(word in line for word in failed)
                 and ("failed" in line or "error" in line.lower())]
+
+    def stop_apiserver(self, timeout=15):
+        """Stop this control plane's kube-apiserver process alone (SIGTERM, then SIGKILL after timeout); etcd and the
+        other components keep running. Clients then get connection refused at `url` (or, with the fault proxy in
+        front, its 503) until start_apiserver. Returns kube-apiserver's exit code."""
+        return self.cluster.stop_apiserver(timeout)
+
+    def start_apiserver(self):
+        """Start the kube-apiserver stopped by stop_apiserver again: same port, certificates and etcd data; returns
+        once it is ready."""
+        self.cluster.restart_apiserver()
 
     def alive(self):
         return (bool(self.cluster.processes) and all(proc.alive() for proc in self.cluster.processes)

@@ -131,11 +131,45 @@ def resume_command(run_id):
     return "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=%s" % run_id
 
 
+# the phases of the window without CAPI controllers: a migration stopped there left its Deployments at 0
+CONTROLLERS_DOWN_PHASES = ("scale_down", "copy", "resume")
+
+
+def unknown_reason(run_id, failed_task, error, locked=False, status="", phase="", reason="", stopped_at=""):
+    """The reason of an "unknown" row (roles/migrate/tasks/fleet_unknown.yml: the migrate role failed outside its own
+    rescue, most often because the management cluster stopped answering): how far this run's migration got when it
+    held the lock (status, phase and reason as the role had them; stopped_at, when its window scaled the CAPI
+    Deployments to 0), then the failed task, its error and the command that resumes it."""
+    got = ""
+    if locked and status == "rollback-failed":
+        got = "its migration failed and so did the rollback: %s" % reason.strip()[:900]
+        if stopped_at and phase in CONTROLLERS_DOWN_PHASES:
+            got += ("; its CAPI Deployments were scaled to 0 at %s and may still be (no CAPI controller runs for it "
+                    "until the resume)" % stopped_at)
+    elif locked and status == "failed":
+        got = "its migration failed and was rolled back: %s" % reason.strip()[:400]
+    elif locked and status == "migrated":
+        got = "its migration had finished"
+    elif locked and status:
+        got = "its migration (locked by this run) was at phase %s" % (phase or "?")
+    told = ("task '%s' failed: %s; once the management cluster answers, resume with %s (the same run id takes its own "
+            "lock back)" % (failed_task, str(error)[:400], resume_command(run_id)))
+    return "%s; then %s" % (got, told) if got else told
+
+
 def complete(records, selection, run_id, final=False, stopped=""):
     """records plus a row for each selected HostedCluster that has none, so that the report lists the whole selection:
-    "pending" while the run goes on, "not attempted" once it has ended (final), with why and how to resume."""
+    "pending" while the run goes on, "not attempted" once it has ended (final), with why and how to resume. A record
+    that could not read the state before (its management cluster did not answer: "unknown") gets the state the
+    selection read at the start of the run."""
+    chosen = dict(((s.get("management_cluster"), s.get("namespace"), s.get("name")), s) for s in selection or ())
+    rows = []
+    for record in records:
+        selected = chosen.get((record.get("management_cluster"), record.get("namespace"), record.get("name"))) or {}
+        if record.get("state_before") in (None, "", "unknown") and selected.get("state"):
+            record = dict(record, state_before=selected["state"])
+        rows.append(record)
     have = set((r.get("management_cluster"), r.get("namespace"), r.get("name")) for r in records)
-    rows = list(records)
     for selected in selection or ():
         key = (selected.get("management_cluster"), selected.get("namespace"), selected.get("name"))
         if key in have:
@@ -215,8 +249,26 @@ def _mermaid_id(text):
     return "".join(ch if ch.isalnum() else "_" for ch in text)
 
 
+def _several_management_clusters(clusters):
+    return len(set(c.get("management_cluster") for c in clusters)) > 1
+
+
+def _md_name(cluster, several):
+    """A cluster as report.md names it outside the main table: namespace/name, with its management cluster in front
+    when the report holds several (each may have a HostedCluster of that name)."""
+    name = "%s/%s" % (cluster.get("namespace"), cluster.get("name"))
+    return "%s/%s" % (cluster.get("management_cluster"), name) if several else name
+
+
+def _gantt_name(cluster, several):
+    name = cluster.get("name", "")
+    return "%s/%s" % (cluster.get("management_cluster"), name) if several else name
+
+
 def report_markdown(report):
-    """Markdown: summary, per-cluster table, failures, and a Mermaid gantt of every cluster's phases."""
+    """Markdown: summary, per-cluster table, failures, and a Mermaid gantt of every cluster's phases. With several
+    management clusters, each cluster outside the main table is named with its management cluster."""
+    several = _several_management_clusters(report["clusters"])
     lines = ["# Fleet migration report - run `%s`" % report["run_id"], ""]
     if report["check_mode"]:
         lines += ["**Dry run (check mode): nothing was changed.**", ""]
@@ -237,22 +289,23 @@ def report_markdown(report):
               "| HostedCluster | " + " | ".join(PHASE_COLUMNS) + " |", "|---|" + "---|" * len(PHASE_COLUMNS)]
     for c in report["clusters"]:
         by_name = {p["name"]: p["seconds"] for p in c["phases"]}
-        lines.append("| %s/%s | %s |" % (c.get("namespace"), c.get("name"), " | ".join(
+        lines.append("| %s | %s |" % (_md_name(c, several), " | ".join(
             "%.2f" % by_name[name] if name in by_name else "-"
             for name in PHASE_COLUMNS)))
     lines += ["", "## Rollout", "", "```mermaid", "gantt",
               "    title Fleet migration %s" % report["run_id"],
               "    dateFormat YYYY-MM-DDTHH:mm:ss.SSS", "    axisFormat %H:%M:%S"]
     for c in report["clusters"]:
-        lines.append("    section %s" % c.get("name"))
+        gantt_name = _gantt_name(c, several)
+        lines.append("    section %s" % gantt_name)
         for index, phase in enumerate(p for p in c["phases"] if p["name"] != "read"):
             tag = "crit, " if phase["name"] == "rollback" else ("done, " if c["status"] == "migrated" else "")
-            task_id = "%s_%d" % (_mermaid_id(c.get("name", "")), index)
+            task_id = "%s_%d" % (_mermaid_id(gantt_name), index)
             lines.append("    %s :%s%s, %s, %s" % (phase["name"], tag, task_id, phase["start"][:23], phase["end"][:23]))
         window = c.get("controllers_down") or {}
         if c.get("controllers_down_seconds") is not None and window.get("stopped_at") and window.get("available_at"):
             lines.append("    controllers down :active, %s_down, %s, %s" % (
-                _mermaid_id(c.get("name", "")), window["stopped_at"][:23], window["available_at"][:23]))
+                _mermaid_id(gantt_name), window["stopped_at"][:23], window["available_at"][:23]))
     lines += ["```", ""]
     sections = (
         (("deferred",), "Deferred HostedClusters (not steady: nothing was changed; run again once they are, or see the "
@@ -268,8 +321,8 @@ def report_markdown(report):
         listed = [c for c in report["clusters"] if c["status"] in statuses]
         if listed:
             lines += ["## " + title, ""]
-            lines += ["- `%s/%s`%s: %s" % (c["namespace"], c["name"], " (%s)" % c["status"] if len(statuses) > 1 else "",
-                                           c.get("reason")) for c in listed]
+            lines += ["- `%s`%s: %s" % (_md_name(c, several), " (%s)" % c["status"] if len(statuses) > 1 else "",
+                                        c.get("reason")) for c in listed]
             lines.append("")
     return "\n".join(lines)
 

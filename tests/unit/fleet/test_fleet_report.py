@@ -8,7 +8,7 @@ from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.hypershift.private_capi.plugins.action.fleet_report_files import read_records, report_files
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
-    FleetReportError, build_report, complete, phases, report_markdown, report_root, report_summary)
+    FleetReportError, build_report, complete, phases, report_markdown, report_root, report_summary, unknown_reason)
 
 
 def record(name, status, marks, objects=None, reason=""):
@@ -191,3 +191,65 @@ def test_the_selection_completes_the_report_pending_while_running_not_attempted_
                                    "mc-1/clusters/hc-09": "not attempted: " + rest["reason"]}
     assert "## HostedClusters not attempted" in report_markdown(ended)
     assert report_summary(ended)[0] == "Fleet migration run-4: 3 HostedClusters - migrated 1, failed 1, not attempted 1"
+
+
+def unknown(management_cluster, name, marks=(), state_before="unknown"):
+    """A record as roles/migrate/tasks/fleet_unknown.yml writes it (its management cluster stopped answering)."""
+    return dict(record(name, "unknown", marks, reason="task 'Read the state' failed: refused; once the management "
+                       "cluster answers, resume with ansible-playbook playbooks/migrate_fleet.yml -e "
+                       "private_capi_fleet_run_id=run-5"),
+                management_cluster=management_cluster, state_before=state_before, state_after="unknown")
+
+
+def test_an_unknown_record_takes_the_state_before_from_the_selection():
+    selection = [{"management_cluster": "mc-1", "namespace": "clusters", "name": name, "state": state}
+                 for name, state in (("hc-01", "legacy"), ("hc-02", "in-progress"), ("hc-03", "legacy"))]
+    records = [unknown("mc-1", "hc-01", state_before="legacy"), unknown("mc-1", "hc-02"), unknown("mc-9", "hc-03")]
+    before = copy.deepcopy(records)
+    rows = complete(records, selection, "run-5", final=True)
+    assert records == before
+    # read by the migration (kept), not read (the selection's), of another management cluster (not that selection's)
+    assert [(r["management_cluster"], r["name"], r["state_before"]) for r in rows] == [
+        ("mc-1", "hc-01", "legacy"), ("mc-1", "hc-02", "in-progress"), ("mc-9", "hc-03", "unknown"),
+        ("mc-1", "hc-03", "legacy")]
+    assert rows[3]["status"] == "not attempted"
+
+
+def test_with_several_management_clusters_report_md_names_each_cluster_with_its_management_cluster():
+    in_flight = unknown("mc-1", "hc-01", [("read", 0), ("pause", 1), ("scale_down", 2), ("end", 3)], "legacy")
+    report = build_report([in_flight, unknown("mc-1", "hc-02"), dict(MIGRATED, management_cluster="mc-2")], "run-5")
+    assert report["totals"] == {"migrated": 1, "unknown": 2}
+    markdown = report_markdown(report)
+    section = markdown.split("## HostedClusters in an unknown state", 1)[1]
+    assert "\n- `mc-1/clusters/hc-01`: task 'Read the state' failed" in section
+    assert "\n- `mc-1/clusters/hc-02`: task" in section and "mc-2/" not in section
+    assert "| mc-1/clusters/hc-01 | - | 1.00 | - | 1.00 |" in markdown and "| mc-2/clusters/hc-01 | - | 2.50 |" in markdown
+    assert "section mc-1/hc-01" in markdown and "section mc-2/hc-01" in markdown
+    # the same HostedCluster name on two management clusters: the gantt's task ids stay unique
+    assert "pause :mc_1_hc_01_0, " in markdown and "pause :done, mc_2_hc_01_0, " in markdown
+    # one management cluster: named as before
+    single = report_markdown(build_report([unknown("mc-1", "hc-02"), MIGRATED], "run-5"))
+    assert "\n- `clusters/hc-02`: task" in single and "| clusters/hc-01 |" in single and "section hc-01" in single
+
+
+@pytest.mark.parametrize("locked, status, phase, stopped_at, says", [
+    (False, "", "", "", ""),  # the lock was never taken: the failed task and the resume only
+    (True, "migrating", "copy", "", "its migration (locked by this run) was at phase copy; then "),
+    (True, "failed", "copy", "", "its migration failed and was rolled back: copy: refused; then "),
+    (True, "migrated", "finish", "", "its migration had finished; then "),
+    (True, "rollback-failed", "copy", "2026-03-01T12:00:05.000000",
+     "its migration failed and so did the rollback: copy: refused; its CAPI Deployments were scaled to 0 at "
+     "2026-03-01T12:00:05.000000 and may still be (no CAPI controller runs for it until the resume); then "),
+    # stopped before the window, or after it: nothing says the Deployments are at 0
+    (True, "rollback-failed", "finish", "2026-03-01T12:00:05.000000",
+     "its migration failed and so did the rollback: copy: refused; then "),
+    (False, "failed", "copy", "", ""),  # a status of an earlier run (no lock taken by this one) says nothing
+])
+def test_an_unknown_row_says_how_far_the_migration_got_then_the_error_and_the_resume(locked, status, phase,
+                                                                                      stopped_at, says):
+    reason = unknown_reason("run-1", "Read the state", "no answer from the API server", locked=locked,
+                                   status=status, phase=phase, reason=" copy: refused \n", stopped_at=stopped_at)
+    assert reason == says + (
+        "task 'Read the state' failed: no answer from the API server; once the management cluster answers, resume with "
+        "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=run-1 (the same run id takes its own "
+        "lock back)")
