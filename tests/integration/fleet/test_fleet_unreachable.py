@@ -122,7 +122,7 @@ def run(tmp_path_factory):
     try:
         for mc in (STOPPED, HEALTHY):
             servers[mc], crds[mc] = start_fleet(tmp_path / mc, fleet.fleet_spec(len(NAMES), machines=1),
-                                                pods="kwok-only")
+                                                pods="kwok-only", private_crds=False)
         timings["control planes and fleets up"] = time.monotonic() - started
         stopped, healthy = servers[STOPPED], servers[HEALTHY]
         before = {(mc, name): snapshot(servers[mc], crds[mc], hcp_ns(name)) for mc in servers for name in NAMES}
