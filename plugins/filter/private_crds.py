@@ -28,13 +28,18 @@ def private_crds_plan(settings, shim=None):
 
 
 @checked_arguments("private_crd_twin_problems", PROBLEMS_USAGE, AnsibleFilterError)
-def private_crd_twin_problems(crds, extra_groups=None):
+def private_crd_twin_problems(crds, extra_groups=None, planned=None, check_mode=False):
     """Messages for the standard CAPI CRDs without a right private twin."""
-    if not isinstance(crds, (list, tuple)) or not all(isinstance(crd, dict) for crd in crds):
-        raise AnsibleFilterError("private_crd_twin_problems: the input must be the installed CRDs as read (a list of "
-                                 "mappings), got %s; usage: %s" % (type(crds).__name__, PROBLEMS_USAGE))
+    for name, value in (("the input must be the installed CRDs as read", crds),
+                        ("planned must be the rendered CRDs (private_crd_render's crds)", planned or [])):
+        if not isinstance(value, (list, tuple)) or not all(isinstance(crd, dict) for crd in value):
+            raise AnsibleFilterError("private_crd_twin_problems: %s (a list of mappings), got %s; usage: %s"
+                                     % (name, type(value).__name__, PROBLEMS_USAGE))
+    if not isinstance(check_mode, bool):
+        raise AnsibleFilterError("private_crd_twin_problems: check_mode must be true or false, got %s %r"
+                                 % (type(check_mode).__name__, check_mode))
     try:
-        return role.twin_problems(crds, extra_groups)
+        return role.twin_problems(crds, extra_groups, planned or (), check_mode)
     except role.CrdsRoleError as error:
         raise AnsibleFilterError("private_crd_twin_problems: %s" % error)
 

@@ -243,8 +243,9 @@ results:
       type: str
       returned: O(state=present)
 crds:
-  description: The rendered CRDs, complete, ready to apply.
-  returned: O(state=rendered)
+  description: The rendered CRDs, complete, ready to apply (in check mode with O(state=present), those that would be
+    applied).
+  returned: O(state=rendered); O(state=present) in check mode
   type: list
   elements: dict
 diff:

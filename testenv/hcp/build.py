@@ -499,7 +499,10 @@ class RestSession(object):
             if status != 429 or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        data = json.loads(raw) if raw else {}
+        try:
+            data = json.loads(raw) if raw else {}
+        except ValueError:  # a group the server does not serve answers 404 with plain text
+            data = {"message": raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)}
         if expect and status not in expect:
             raise RuntimeError("%s %s -> %d: %s" % (method, path, status, data.get("message", data)))
         return status, data

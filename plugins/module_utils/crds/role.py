@@ -87,14 +87,22 @@ def _established(crd):
     return len([c for c in conditions if c.get("type") == "Established" and c.get("status") == "True"]) == 1
 
 
-def twin_problems(crds, extra_groups=None):
+def twin_problems(crds, extra_groups=None, planned=(), check_mode=False):
     """For each standard CAPI CRD of crds (the installed CRDs, as read) whose private twin (among crds) is missing,
-    serves other versions or is not Established, a message naming both; [] when every one has a right twin."""
+    serves other versions or is not Established, a message naming both; [] when every one has a right twin.
+
+    planned, in check mode only: the twins the run would have applied (private_crd_render's RV(crds), sent as dry runs):
+    a twin not installed yet is judged by its planned version, taken as Established (as the apply would wait for).
+    Outside check mode the twins must really be there."""
     try:
         group_map = GroupMap(extra_groups or {})
     except ValueError as error:
         raise CrdsRoleError("invalid extra_groups: %s" % error)
-    by_name = dict(((crd.get("metadata") or {}).get("name"), crd) for crd in crds)
+    by_name = {}
+    for twin in (planned or ()) if check_mode else ():
+        established = dict(twin, status={"conditions": [{"type": "Established", "status": "True"}]})
+        by_name[(twin.get("metadata") or {}).get("name")] = established
+    by_name.update(((crd.get("metadata") or {}).get("name"), crd) for crd in crds)
     problems = []
     for crd in crds:
         spec = crd.get("spec") or {}

@@ -289,8 +289,10 @@ def _work(run):
     }
     if not rendering.rendered:
         module.warn("no standard CAPI CRD found in the input; nothing to %s" % ("render" if state == "rendered" else state))
-    if state == "rendered":
+    if state == "rendered" or (state == "present" and module.check_mode):
+        # in check mode nothing is applied: what would be (the private_crds role judges its twins by it)
         outcome["crds"] = rendering.rendered
+    if state == "rendered":
         return outcome
     service = PrivateCrdService(run.connect(), module)
     if state == "present":

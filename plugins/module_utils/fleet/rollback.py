@@ -251,8 +251,8 @@ class RollbackService(object):
             self.client.create(api_path("", "v1", "events", namespace), event,
                                "create Event for " + describe("HostedCluster", name, namespace))
         except USER_ERRORS as exc:
-            self.warnings.append("the failure could not be noted on %s: %s" % (describe("HostedCluster", name, namespace),
-                                                                              exc))
+            self.warnings.append("the failure could not be noted on %s: %s"
+                                 % (describe("HostedCluster", name, namespace), exc))
 
     def _rescue(self, hostedcluster):
         self._begin(STOP)

@@ -98,7 +98,8 @@ class MigrateService(object):
         return items
 
     def read_all(self, moved, unserved, every_target=False):
-        """(sources per kind key, targets per kind key, unserved resources that hold objects).
+        """(sources per kind key, targets per kind key, [(resource, why, items)] of the unserved resources that hold
+        objects).
 
         Targets are read only for kinds that have sources (a namespace uses a handful of the many kinds served), or for
         every moved kind with every_target.
@@ -116,7 +117,7 @@ class MigrateService(object):
             if role == "source":
                 sources[item.key] = items
             elif items:
-                blocked.append("%d %s object(s): %s" % (len(items), item[0].kind, item[1]))
+                blocked.append((item[0], item[1], items))
         with_sources = [kind for kind in moved if sources[kind.key] or every_target]
         listed = parallel_map(lambda kind: self._list(kind.target_group, kind.kind, kind.version, kind.plural),
                               with_sources, self.parallelism)
@@ -144,6 +145,21 @@ class MigrateService(object):
             self.report.warn("Cluster %s/%s is not paused; copying anyway (require_paused: false)"
                              % (self.namespace, object_name(obj)))
 
+    def plan_unserved(self, blocked):
+        """Check mode on a management cluster without the private CRDs yet (the run creates them first, as dry runs
+        only): the objects of a kind whose target is not served cannot be sent as dry runs. Each is planned as a create
+        that was not sent, counted as found and created, and a warning says why."""
+        for resource, why, items in blocked:
+            self.report.count(resource.kind, "found", len(items))
+            self.report.count(resource.kind, "created", len(items))
+            for item in sorted(items, key=object_name):
+                self.report.step("create", resource.kind, object_name(item), sent=False, reason=why)
+        if blocked:
+            self.report.warn("check mode: %d object(s) of %s not sent as dry runs - their private kinds are not served "
+                             "yet (a real run creates the private CRDs first); planned as creates" % (
+                                 sum(len(items) for _resource, _why, items in blocked),
+                                 ", ".join(sorted(set(resource.kind for resource, _why, _items in blocked)))))
+
     # --- run -------------------------------------------------------------------------------------
     def run(self):
         served = read_served_resources(self.client, self.parallelism)
@@ -151,9 +167,10 @@ class MigrateService(object):
         self.kinds = moved
         discard = bool(self.params.get("discard"))
         source_lists, target_lists, blocked = self.read_all(moved, unserved, every_target=discard)
-        if blocked:
-            raise MigrationError("namespace %s holds objects that cannot be moved: %s"
-                                 % (self.namespace, "; ".join(blocked)))
+        if blocked and not self.client.dry_run:
+            raise MigrationError("namespace %s holds objects that cannot be moved: %s" % (self.namespace, "; ".join(
+                "%d %s object(s): %s" % (len(items), resource.kind, why) for resource, why, items in blocked)))
+        self.plan_unserved(blocked)
         kind_by_key = {kind.key: kind for kind in moved}
         sources, kind_of, targets = {}, {}, {}
         for key, items in source_lists.items():

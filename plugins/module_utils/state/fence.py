@@ -162,18 +162,22 @@ class LeaseFence(object):
                 "refused; this one waited %ss for its writes in flight before its first" % (
                     "this module", self.what, states.describe_token(self.fenced), self.waited_seconds))
 
+    def _patch_own_token(self, why, operations):
+        """One JSON patch of the HostedCluster that first tests the token is still this process's (422 when not)."""
+        patch = [{"op": "test", "path": json_pointer(states.LEASE_TOKEN_ANNOTATION), "value": self.token}]
+        self.client.request("PATCH", self.path, "patch %s (%s)" % (self.what, why), body=patch + list(operations),
+                            content_type=JSON_PATCH, unfenced=True)
+
     def _renew_loop(self):
         while not self._stop.wait(self.renew_seconds):
             self.renew()
 
     def renew(self):
         """One renewal: a JSON patch that tests the token, then sets its renew time; a refusal means it is lost."""
-        patch = [{"op": "test", "path": json_pointer(states.LEASE_TOKEN_ANNOTATION), "value": self.token},
-                 {"op": "replace", "path": json_pointer(states.LEASE_TOKEN_RENEW_TIME_ANNOTATION),
-                  "value": states.format_time(self.now())}]
         try:
-            self.client.request("PATCH", self.path, "patch %s (renew the lease token)" % self.what, body=patch,
-                                content_type=JSON_PATCH, unfenced=True)
+            self._patch_own_token("renew the lease token", [
+                {"op": "replace", "path": json_pointer(states.LEASE_TOKEN_RENEW_TIME_ANNOTATION),
+                 "value": states.format_time(self.now())}])
         except ApiError as exc:
             if exc.is_transient:
                 return
@@ -257,11 +261,9 @@ class LeaseFence(object):
         self.retire()
         if self.lost is not None or self.done or self.unlocked is not None:
             return
-        patch = [{"op": "test", "path": json_pointer(states.LEASE_TOKEN_ANNOTATION), "value": self.token},
-                 {"op": "remove", "path": json_pointer(states.LEASE_TOKEN_ANNOTATION)},
-                 {"op": "remove", "path": json_pointer(states.LEASE_TOKEN_RENEW_TIME_ANNOTATION)}]
         try:
-            self.client.request("PATCH", self.path, "patch %s (release the lease token)" % self.what, body=patch,
-                                content_type=JSON_PATCH, unfenced=True)
+            self._patch_own_token("release the lease token", [
+                {"op": "remove", "path": json_pointer(states.LEASE_TOKEN_ANNOTATION)},
+                {"op": "remove", "path": json_pointer(states.LEASE_TOKEN_RENEW_TIME_ANNOTATION)}])
         except ApiError:
             pass  # gone with the lease (the module's last move), or taken: nothing of ours to remove

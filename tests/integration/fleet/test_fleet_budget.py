@@ -23,7 +23,7 @@ REFUSAL = "refused by the test's ValidatingAdmissionPolicy"
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("fleet-budget")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), pods="kwok-only", private_crds=False)
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(len(NAMES), machines=1), pods="kwok-only")
     with server.api_client() as api:  # the real admission chain refuses the faulty clusters' private Machines
         for name in FAULTY:
             refuse(api, "refuse-" + name, group="cluster.hypershift.openshift.io", resource="machines",

@@ -7,7 +7,9 @@ refuses the deletion of the standard Cluster, which goes last. The rescue's copy
 The HostedCluster stays in-progress, locked by the run (handing half-moved objects to the legacy operator would be
 worse), and says why: the annotation hypershift.openshift.io/capi-migration-rollback-failed and a Warning Event name
 the refused request and what to do; the report row is rollback-failed. Granted again (and the policy gone), the same
-run id resumes: the HostedCluster ends migrated, the note gone, every object there.
+run id resumes. Its window finds the private copies run by the controllers since (unpaused: they differ from the
+paused sources), so it fails and the rescue, allowed now, completes: the HostedCluster ends failed, rolled back, the
+note gone. A retry of the failed cluster then migrates it with every object there.
 """
 import os
 import time
@@ -67,8 +69,12 @@ def refused(tmp_path_factory):
         Refusal(api, POLICY).remove()
     resumed = run_playbook("migrate_fleet.yml", inventory, {
         "private_capi_fleet_run_id": RUN, "private_capi_fleet_report_root": str(tmp_path / "resumed")})
+    resumed_state = {"states": hostedcluster_states(server), "hostedcluster": hostedcluster(server, NAME),
+                     "report": read_report(str(tmp_path / "resumed"))}
+    retried = run_playbook("migrate_fleet.yml", inventory, {
+        "private_capi_migrate_retry_failed": True, "private_capi_fleet_report_root": str(tmp_path / "retried")})
     yield {"server": server, "crds": crds, "before": before, "first": first, "resumed": resumed,
-           "resumed_report": read_report(str(tmp_path / "resumed"))}
+           "resumed_state": resumed_state, "retried": retried}
     assert server.stop() == 0
 
 
@@ -80,8 +86,10 @@ def test_the_refused_rescue_keeps_the_lock_and_says_why_on_the_hostedcluster(ref
     assert annotations["hypershift.openshift.io/capi-migration-lease-holder"] == RUN
     note = annotations.get(NOTE, "")
     assert "the rescue by run %s failed at copy" % RUN in note, annotations
-    # the authorizer's refusal names the verb, the resource and the namespace: the right to grant
-    assert "cannot create resource" in note and 'in API group "cluster.x-k8s.io"' in note, note
+    # the authorizer's refusal names the verb, the resource and the namespace: the right to grant (the first write of
+    # the copy back: the standard Cluster step 7 had marked for deletion gets its finalizers back, an update)
+    assert "is forbidden: User \"system:serviceaccount:" in note and "cannot update resource \"clusters\" in API " \
+        "group \"cluster.x-k8s.io\" in the namespace \"%s\"" % hcp_ns(NAME) in note, note
     assert "grant that right" in note and "re-run with that run id" in note, note
     assert len(first["events"]) == 1 and first["events"][0]["type"] == "Warning", first["events"]
     assert first["events"][0]["message"] == note
@@ -89,12 +97,18 @@ def test_the_refused_rescue_keeps_the_lock_and_says_why_on_the_hostedcluster(ref
     assert row["status"] == "rollback-failed" and "ROLLBACK FAILED at copy" in row["reason"], row
 
 
-def test_granted_again_the_same_run_resumes_to_migrated_and_nothing_is_lost(refused):
-    server, resumed = refused["server"], refused["resumed"]
-    assert resumed.returncode == 0, (resumed.stdout + resumed.stderr)[-4000:]
+def test_granted_again_the_same_run_resumes_and_ends_in_a_known_state_without_the_note(refused):
+    resumed = refused["resumed_state"]
+    assert resumed["states"] == {NAME: "failed"}, (refused["resumed"].stdout + refused["resumed"].stderr)[-4000:]
+    annotations = resumed["hostedcluster"]["metadata"]["annotations"]
+    assert NOTE not in annotations and "hypershift.openshift.io/capi-migration-lease-holder" not in annotations
+    row = resumed["report"]["clusters"][0]
+    assert row["status"] == "failed" and row["resumed"], row
+
+
+def test_a_retry_then_migrates_and_nothing_is_lost(refused):
+    server, retried = refused["server"], refused["retried"]
+    assert retried.returncode == 0, (retried.stdout + retried.stderr)[-4000:]
     assert hostedcluster_states(server) == {NAME: "migrated"}
-    assert NOTE not in hostedcluster(server, NAME)["metadata"]["annotations"]
-    row = refused["resumed_report"]["clusters"][0]
-    assert "its last rescue or rollback had failed" in row["reason"], row
     problems = migrated_content_problems(refused["before"], snapshot(server, refused["crds"], hcp_ns(NAME)))
     assert problems == [], "\n".join(problems)

@@ -245,10 +245,10 @@ def test_with_several_management_clusters_report_md_names_each_cluster_with_its_
      "its migration failed and so did the rollback: copy: refused; then "),
     (False, "failed", "copy", "", ""),  # a status of an earlier run (no lock taken by this one) says nothing
 ])
-def test_an_unknown_row_says_how_far_the_migration_got_then_the_error_and_the_resume(locked, status, phase,
-                                                                                      stopped_at, says):
+def test_an_unknown_row_says_how_far_the_migration_got_then_the_error_and_the_resume(
+        locked, status, phase, stopped_at, says):
     reason = unknown_reason("run-1", "Read the state", "no answer from the API server", locked=locked,
-                                   status=status, phase=phase, reason=" copy: refused \n", stopped_at=stopped_at)
+                            status=status, phase=phase, reason=" copy: refused \n", stopped_at=stopped_at)
     assert reason == says + (
         "task 'Read the state' failed: no answer from the API server; once the management cluster answers, resume with "
         "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=run-1 (the same run id takes its own "

@@ -86,6 +86,23 @@ def test_each_standard_crd_needs_an_established_twin_serving_the_same_versions(c
     assert role.twin_problems(crds, extra_groups) == expected
 
 
+def test_in_check_mode_the_twins_the_render_would_apply_stand_in_for_those_not_installed():
+    standard = {"metadata": {"name": "machines.cluster.x-k8s.io"},
+                "spec": {"group": "cluster.x-k8s.io", "names": {"plural": "machines"},
+                         "versions": [{"name": "v1beta1", "served": True}, {"name": "v1beta2", "served": True}]}}
+    planned = {"metadata": {"name": "machines.cluster.hypershift.openshift.io"},
+               "spec": {"group": "cluster.hypershift.openshift.io", "names": {"plural": "machines"},
+                        "versions": [{"name": "v1beta1", "served": True}, {"name": "v1beta2", "served": True}]}}
+    missing = role.twin_problems([standard])
+    assert len(missing) == 1 and "machines.cluster.hypershift.openshift.io is missing" in missing[0]
+    assert role.twin_problems([standard], planned=[planned], check_mode=True) == []
+    # outside check mode a twin must really be installed: the rendered one does not count
+    assert role.twin_problems([standard], planned=[planned]) == missing
+    # a planned twin serving other versions is still named
+    narrow = dict(planned, spec=dict(planned["spec"], versions=[{"name": "v1beta2", "served": True}]))
+    assert "serves ['v1beta2']" in role.twin_problems([standard], planned=[narrow], check_mode=True)[0]
+
+
 @pytest.mark.parametrize("name, args, message", [
     ("private_crds_plan", ("text",), "private_crds_plan: settings and shim must be mappings, got str"),
     ("private_crds_plan", ({},), "private_crds_plan: the settings lack source, src"),
