@@ -114,12 +114,13 @@ $(PROXY_VENV)/.installed: $(PROXY_SOURCES) | venv
 # make test = pytest (unit + integration + molecule) on two workers, and beside it, each in its own process: the
 # end-to-end file (tests/integration/e2e: about 17 minutes, mostly waiting on the real CAPI controllers, so it would
 # hold a worker idle) followed by AFTER_E2E, ansible-lint and ansible-test sanity (about one core between them, for
-# their first minutes). AFTER_E2E are files that time nothing (about 8 minutes of one worker): in the e2e process
+# their first minutes). AFTER_E2E are files that time nothing (about 10 minutes of one worker): in the e2e process
 # they run while the two workers finish the rest, instead of lengthening them (warm CI of 2a003ed, all files on the
 # workers: pytest 25 min 17 s, the e2e process done after 16 min 51 s). Their logs follow once pytest has ended;
 # the failed tests' names (pytest's short summary) and the summaries are repeated as the last lines.
 AFTER_E2E := tests/integration/collection/test_molecule.py tests/integration/collection/test_ansible_runner.py \
-	tests/integration/fleet/test_check_mode.py tests/integration/fleet/test_fleet_unreachable.py
+	tests/integration/fleet/test_check_mode.py tests/integration/fleet/test_fleet_unreachable.py \
+	tests/integration/fleet/test_killed_run_fenced.py
 test: binaries capi-binaries proxy-venv
 	@mkdir -p .build && rm -f .build/lint.rc .build/sanity.rc .build/e2e.rc
 	@set +e; \

@@ -29,7 +29,7 @@ HEAVY_FIRST = (  # minutes on the real control plane in a warm CI run (2 workers
     "tests/integration/fleet/test_resume.py",                     # 3
     "tests/integration/fleet/test_fleet_unreachable.py",          # 3 (make test runs it in the e2e lane)
     "tests/integration/fleet/test_rescue_refused.py",             # 2 (estimated: 3 playbook runs, 2026-11-28)
-    "tests/integration/fleet/test_killed_run_fenced.py",          # 1.5
+    "tests/integration/fleet/test_killed_run_fenced.py",          # 1.5 (make test runs it in the e2e lane)
     "tests/integration/fleet/test_rollback_playbook.py",          # 2.7
     "tests/integration/fleet/test_concurrency.py",                # 2.3
     "tests/integration/collection/test_molecule.py",

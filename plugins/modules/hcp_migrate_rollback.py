@@ -277,7 +277,7 @@ lease_token:
     - This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced), the live
       token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds)
       for that process's writes in flight; C(lost), why this process stopped writing, or null; C(unlocked), why it
-      took no token (the HostedCluster is not locked by its run: a re-run with nothing to do succeeds, a write is
+      took no token (the HostedCluster is not locked by its run - a re-run with nothing to do succeeds, a write is
       refused), or null.
   returned: with a lock holder, not in check mode
   type: dict

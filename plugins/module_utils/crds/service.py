@@ -136,7 +136,12 @@ class PrivateCrdService(object):
             live = self.client.get_or_none(path, what_get)
             source_hash = desired["metadata"]["annotations"][SOURCE_HASH_ANNOTATION]
             if live is None:
-                self.client.create(CRD_PATH, desired, "create %s" % describe("CustomResourceDefinition", name))
+                try:
+                    self.client.create(CRD_PATH, desired, "create %s" % describe("CustomResourceDefinition", name))
+                except ApiError as exc:
+                    if exc.is_already_exists:  # another run created it in between: judge it as found
+                        continue
+                    raise
                 summary = {"metadata.name": name, "spec.group": desired["spec"]["group"],
                            "spec.versions": [v["name"] for v in desired["spec"]["versions"]]}
                 return {"name": name, "action": "created", "changed": True, "source_hash": source_hash,

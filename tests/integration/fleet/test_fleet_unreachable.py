@@ -199,7 +199,7 @@ def rows(report, mc):
 
 def test_the_stop_came_mid_run_in_the_window_of_the_first_cluster(run):
     held = run["held_at"]
-    assert held["states"] == {"hc-01": "in-progress", "hc-02": "legacy", "hc-03": "legacy"}, held
+    assert held["states"] == {name: "in-progress" if name == IN_FLIGHT else "legacy" for name in NAMES}, held
     assert held["replicas"] and set(held["replicas"].values()) == {0}, held
     assert run["refused"], "kube-apiserver's port still accepted a connection after its stop"
 
@@ -254,9 +254,9 @@ def test_the_report_lists_the_stopped_clusters_unknown_with_the_error_and_the_re
 
 def test_after_the_restart_the_in_flight_cluster_is_still_locked_and_the_others_untouched(run):
     after = run["after_restart"]
-    assert after["states"] == {"hc-01": "in-progress", "hc-02": "legacy", "hc-03": "legacy"}, after
+    assert after["states"] == {name: "in-progress" if name == IN_FLIGHT else "legacy" for name in NAMES}, after
     assert after["holder"] == RUN_ID
-    assert after["untouched"] == {"hc-02": True, "hc-03": True}
+    assert after["untouched"] == {name: True for name in NAMES if name != IN_FLIGHT}
 
 
 def test_the_printed_resume_command_converges_and_nothing_is_lost(run):
