@@ -9,7 +9,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import role
-from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments, type_problem
 
 PLAN_USAGE = "{{ settings | hypershift.private_capi.private_crds_plan(private_capi_shim_result | default({})) }}"
 PROBLEMS_USAGE = "{{ crds | hypershift.private_capi.private_crd_twin_problems(extra_groups) }}"
@@ -35,9 +35,9 @@ def private_crd_twin_problems(crds, extra_groups=None, planned=None, check_mode=
         if not isinstance(value, (list, tuple)) or not all(isinstance(crd, dict) for crd in value):
             raise AnsibleFilterError("private_crd_twin_problems: %s (a list of mappings), got %s; usage: %s"
                                      % (name, type(value).__name__, PROBLEMS_USAGE))
-    if not isinstance(check_mode, bool):
-        raise AnsibleFilterError("private_crd_twin_problems: check_mode must be true or false, got %s %r"
-                                 % (type(check_mode).__name__, check_mode))
+    problem = type_problem("private_crd_twin_problems", "check_mode", check_mode, bool, "true or false")
+    if problem:
+        raise AnsibleFilterError(problem)
     try:
         return role.twin_problems(crds, extra_groups, planned or (), check_mode)
     except role.CrdsRoleError as error:

@@ -127,6 +127,11 @@ def key_of(management_cluster, namespace, name):
     return "%s/%s/%s" % (management_cluster, namespace, name)
 
 
+def _row_key(row):
+    """key_of a record or selection row."""
+    return key_of(row.get("management_cluster"), row.get("namespace"), row.get("name"))
+
+
 def resume_command(run_id):
     return "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=%s" % run_id
 
@@ -162,23 +167,23 @@ def complete(records, selection, run_id, final=False, stopped=""):
     "pending" while the run goes on, "not attempted" once it has ended (final), with why and how to resume. A record
     that could not read the state before (its management cluster did not answer: "unknown") gets the state the
     selection read at the start of the run."""
-    chosen = dict(((s.get("management_cluster"), s.get("namespace"), s.get("name")), s) for s in selection or ())
+    chosen = dict((_row_key(s), s) for s in selection or ())
     rows = []
     for record in records:
-        selected = chosen.get((record.get("management_cluster"), record.get("namespace"), record.get("name"))) or {}
+        selected = chosen.get(_row_key(record)) or {}
         if record.get("state_before") in (None, "", "unknown") and selected.get("state"):
             record = dict(record, state_before=selected["state"])
         rows.append(record)
-    have = set((r.get("management_cluster"), r.get("namespace"), r.get("name")) for r in records)
+    have = set(_row_key(r) for r in records)
     for selected in selection or ():
-        key = (selected.get("management_cluster"), selected.get("namespace"), selected.get("name"))
-        if key in have:
+        if _row_key(selected) in have:
             continue
         if not final:
             reason = "not started yet"
         else:
             reason = "%s; resume with %s" % (stopped or "the run ended before it (a stop or a kill)", resume_command(run_id))
-        rows.append({"management_cluster": key[0], "namespace": key[1], "name": key[2],
+        rows.append({"management_cluster": selected.get("management_cluster"), "namespace": selected.get("namespace"),
+                     "name": selected.get("name"),
                      "hcp_namespace": selected.get("hcp_namespace", ""), "run_id": run_id,
                      "status": "not attempted" if final else "pending", "reason": reason,
                      "state_before": selected.get("state") or "unknown", "state_after": selected.get("state") or "unknown",

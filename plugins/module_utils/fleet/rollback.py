@@ -52,7 +52,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseLost
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
-    hostedcluster_event,
+    create_hostedcluster_event,
     hostedcluster_path,
     move_held_lock,
 )
@@ -246,10 +246,8 @@ class RollbackService(object):
             if self.hostedcluster is None:
                 self.hostedcluster = self._hostedcluster()
             self._annotate_hostedcluster({states.ROLLBACK_FAILED_ANNOTATION: note}, "note the failed rollback")
-            event = hostedcluster_event(self.hostedcluster["metadata"], "Warning", ROLLBACK_FAILED_REASON, note, now,
-                                        holder)
-            self.client.create(api_path("", "v1", "events", namespace), event,
-                               "create Event for " + describe("HostedCluster", name, namespace))
+            create_hostedcluster_event(self.client, self.hostedcluster["metadata"], "Warning", ROLLBACK_FAILED_REASON,
+                                       note, now, holder)
         except USER_ERRORS as exc:
             self.warnings.append("the failure could not be noted on %s: %s"
                                  % (describe("HostedCluster", name, namespace), exc))

@@ -342,8 +342,8 @@ class ApiClient(object):
         """Every item of a collection read in pages of page_size (list_pages): (items, list metadata)."""
         return self.list_pages(path, what, label_selector=label_selector, page_size=page_size, headers=headers)
 
-    def create(self, path, body, what):
-        return self.request("POST", path, what, body=body, query=self._write_query())
+    def create(self, path, body, what, unfenced=False):
+        return self.request("POST", path, what, body=body, query=self._write_query(), unfenced=unfenced)
 
     def patch(self, path, body, what, content_type=MERGE_PATCH, dry_run=False):
         """PATCH (JSON merge patch by default); metadata.resourceVersion in the body makes it conflict-checked.

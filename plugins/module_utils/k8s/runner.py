@@ -54,18 +54,17 @@ class ModuleRun(object):
     def hold_lease(self, namespace, name, holder):
         """Take this process's lease token on HostedCluster namespace/name, locked by run `holder` (state/fence.py):
         from here on every write of the run's client first checks that the token is still this process's. Not in
-        check mode (nothing is written). Returns RV(lease_token), or None in check mode."""
+        check mode (nothing is written). RV(lease_token) comes with the run's tail."""
         if self.client.dry_run:
-            return None
+            return
         from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseFence
         from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import utc_now
 
         self.fence = LeaseFence(self.client, namespace, name, holder, now=utc_now)
-        claimed = self.fence.claim()
+        self.fence.claim()
         warning = self.fence.warning()
         if warning:
             self.module.warn(warning)
-        return claimed
 
     def release_lease(self):
         """Give the token back (when the module's last move did not already drop it)."""

@@ -28,11 +28,13 @@ import threading
 import time
 import uuid
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import JSON_PATCH, MERGE_PATCH, ApiError, api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import JSON_PATCH, MERGE_PATCH, ApiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import hostedcluster_event
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
+    create_hostedcluster_event,
+    hostedcluster_path,
+)
 
 FENCED_EVENT_REASON = "CAPIMigrationWriteFenced"
 
@@ -83,8 +85,7 @@ class LeaseFence(object):
                  settle_seconds=SETTLE_SECONDS, sleep=time.sleep, clock=time.monotonic):
         self.client = client
         self.namespace, self.name, self.holder = namespace, name, holder
-        self.path = api_path(hypershift.HOSTEDCLUSTER_GROUP, hypershift.HOSTEDCLUSTER_VERSION,
-                             hypershift.HOSTEDCLUSTER_PLURAL, namespace, name)
+        self.path = hostedcluster_path(namespace, name)
         self.now = now
         self.renew_seconds, self.fresh_seconds, self.settle_seconds = renew_seconds, fresh_seconds, settle_seconds
         self.sleep, self.clock = sleep, clock
@@ -123,7 +124,7 @@ class LeaseFence(object):
                     self.what, self.holder, states.state_of_annotations(annotations),
                     lease["holder"] if lease else "nobody")
                 self.client.fence = self
-                return self.summary()
+                return
             previous = states.token_of(annotations, self.now())
             body = {"metadata": {"resourceVersion": hostedcluster["metadata"]["resourceVersion"], "annotations": {
                 states.LEASE_TOKEN_ANNOTATION: self.token,
@@ -147,7 +148,6 @@ class LeaseFence(object):
         self._thread = threading.Thread(target=self._renew_loop, name="lease-token", daemon=True)
         self._thread.start()
         self.client.fence = self
-        return self.summary()
 
     def summary(self):
         """RV(lease_token): this process's token, the live one it fenced (or None) and how long it waited."""
@@ -230,11 +230,9 @@ class LeaseFence(object):
             return
         self._told = True
         metadata = dict(metadata, namespace=self.namespace, name=self.name)
-        event = hostedcluster_event(metadata, "Warning", FENCED_EVENT_REASON, self._refusal(refused), self.now(),
-                                    "%s:%d" % (socket.gethostname(), os.getpid()))
         try:
-            self.client.request("POST", api_path("", "v1", "events", self.namespace), "create Event for %s" % self.what,
-                                body=event, unfenced=True)
+            create_hostedcluster_event(self.client, metadata, "Warning", FENCED_EVENT_REASON, self._refusal(refused),
+                                       self.now(), "%s:%d" % (socket.gethostname(), os.getpid()), unfenced=True)
         except ApiError:
             pass
 

@@ -236,19 +236,17 @@ def describe_token(token):
         token.get("pid") or "?", token.get("host") or "?", token.get("run") or "?", token["id"], renewed)
 
 
-def _live_module(found):
-    """'; <who> is still running: ...' when the lease carries a live module token, else ''."""
+def _lock_notes(found):
+    """What a resumed lock carries, as clauses for the resume's reason: a module process still writing under it (a
+    live token), and the note of a rescue or rollback that failed."""
+    notes = []
     token = (found.get("lease") or {}).get("module")
-    if not token or not token.get("live"):
-        return ""
-    return ("; %s is still writing: the next module of this run takes the lease token from it (its next write is "
-            "refused) and waits for its writes in flight" % describe_token(token))
-
-
-def _failed_rollback(found):
-    """'; its last rescue or rollback had failed: <note>' when the lock carries that note, else ''."""
-    note = found.get("rollback_failed")
-    return "; its last rescue or rollback had failed (%s)" % note if note else ""
+    if token and token.get("live"):
+        notes.append("%s is still writing: the next module of this run takes the lease token from it (its next write "
+                     "is refused) and waits for its writes in flight" % describe_token(token))
+    if found.get("rollback_failed"):
+        notes.append("its last rescue or rollback had failed (%s)" % found["rollback_failed"])
+    return notes
 
 
 def lease_direction(annotations):
@@ -644,10 +642,11 @@ def _decide_migrate(found, holder, retry_failed, takeover):
                                    % lease["holder"])
         # the fleet record keeps how the lock was taken back
         if lease["holder"] == holder:
-            return ACTION_RESUME, "resumed its own lock (run %s)%s%s" % (holder, _live_module(found), _failed_rollback(found))
-        return ACTION_RESUME, "took over the lock of run %s (%s)%s%s" % (
-            lease["holder"], "its lease had expired" if lease["expired"] else "takeover", _live_module(found),
-            _failed_rollback(found))
+            resumed = "resumed its own lock (run %s)" % holder
+        else:
+            resumed = "took over the lock of run %s (%s)" % (
+                lease["holder"], "its lease had expired" if lease["expired"] else "takeover")
+        return ACTION_RESUME, "; ".join([resumed] + _lock_notes(found))
     return ACTION_MIGRATE, ""
 
 
@@ -659,7 +658,7 @@ def _decide_rollback(found, holder, takeover):
         return ACTION_ROLLBACK, ""
     if rollback_lock:
         if lease["holder"] == holder or lease["expired"] or takeover:
-            return ACTION_RESUME_ROLLBACK, (_live_module(found) + _failed_rollback(found))[2:]
+            return ACTION_RESUME_ROLLBACK, "; ".join(_lock_notes(found))
         return ACTION_LOCKED, (
             "locked by rollback run %s (lease not expired): resume it with -e private_capi_rollback_run_id=%s, or take "
             "it over with -e private_capi_rollback_takeover=true once that run is known to be dead"

@@ -104,6 +104,15 @@ def hostedcluster_event(metadata, event_type, reason, message, now, instance):
     }
 
 
+def create_hostedcluster_event(client, metadata, event_type, reason, message, now, instance, unfenced=False):
+    """Write hostedcluster_event(...) (a dry run in check mode); returns the Event's name. ApiError when refused.
+    unfenced: the lease fence's own Event (state/fence.py), sent while it holds its lock."""
+    event = hostedcluster_event(metadata, event_type, reason, message, now, instance)
+    created = client.create(api_path("", "v1", "events", metadata["namespace"]), event, "create Event for %s" % describe(
+        "HostedCluster", metadata["name"], metadata["namespace"]), unfenced=unfenced)
+    return (created.get("metadata") or {}).get("name") or event["metadata"]["name"]
+
+
 class MigrationStateService(object):
     def __init__(self, client, params):
         self.client = client
@@ -144,14 +153,11 @@ class MigrationStateService(object):
         """A core/v1 Event on the HostedCluster; a failure here is a warning (the move is already written)."""
         event_type, reason, message = plan.event
         metadata = written["metadata"]
-        event = hostedcluster_event(metadata, event_type, reason, message, now, self.holder)
         try:
-            created = self.client.create(api_path("", "v1", "events", metadata["namespace"]), event,
-                                         "create Event for %s" % describe("HostedCluster", metadata["name"], metadata["namespace"]))
+            return create_hostedcluster_event(self.client, metadata, event_type, reason, message, now, self.holder)
         except ApiError as exc:
             self.warnings.append("the move was written but its Event was not: %s" % exc)
             return None
-        return (created.get("metadata") or {}).get("name") or event["metadata"]["name"]
 
     def apply_guarded(self, namespace, name, make_plan):
         """Read, plan, write; on 409 re-read and re-plan (bounded). Returns (plan, written, conflicts)."""
