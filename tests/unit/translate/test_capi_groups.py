@@ -46,11 +46,18 @@ EXAMPLE_OBJECTS = [
 ]
 
 
+def is_dns_subdomain(name):
+    """Lower-case DNS labels joined by dots (what an API group name may be), with plain string operations."""
+    allowed = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+    return all(label and set(label) <= allowed and label[0] != "-" and label[-1] != "-" for label in name.split("."))
+
+
 def expected_group(group):
-    """Independent oracle: whole-label suffix replacement, written with plain string operations."""
+    """Independent oracle: whole-label suffix replacement, written with plain string operations. A prefix that is no
+    group name ("AWSMachineTemplate.infrastructure" has upper-case letters) leaves the string as it is."""
     if group == STANDARD_SUFFIX:
         return PRIVATE_SUFFIX
-    if group.endswith("." + STANDARD_SUFFIX):
+    if group.endswith("." + STANDARD_SUFFIX) and is_dns_subdomain(group[: -len(STANDARD_SUFFIX) - 1]):
         return group[: -len(STANDARD_SUFFIX)] + PRIVATE_SUFFIX
     return group
 
