@@ -15,8 +15,8 @@ __metaclass__ = type
 
 from collections import namedtuple
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
-    SKIPPED_DEPENDENT_RESOURCES, preferred_resources)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import preferred_resources
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.kinds import SKIPPED_DEPENDENT_RESOURCES
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import CLUSTER, rules_for
 
 

@@ -139,7 +139,7 @@ def test_minimum_problems_names_every_option_below_its_minimum():
 
 
 def test_extra_groups_default_is_the_cores_agent_pair_and_a_copy():
-    option = k8s_args.extra_groups_option(k8s_args.AGENT_DEFAULT)
+    option = k8s_args.extra_groups_option(AGENT_EXTRA_GROUPS)
     assert option == {"type": "dict", "default": AGENT_EXTRA_GROUPS}
     option["default"]["x"] = "y"
     assert "x" not in AGENT_EXTRA_GROUPS
