@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
 import random
 import threading
@@ -146,8 +147,9 @@ class ApiClient(object):
     def __init__(self, k8s_client, dry_run=False):
         self._k8s_client = k8s_client
         self.dry_run = dry_run
-        # state/fence.py LeaseFence: while a module writes under a HostedCluster's lock, check() before every write
-        self.fence = None
+        # before_write(method, path, what): called before every request but a GET, may raise to refuse it (the lease
+        # fence of state/fence.py while a module process writes under a HostedCluster's lock)
+        self.before_write = None
         self._calls_lock = threading.Lock()
         self.calls_by_method = {}
 
@@ -203,11 +205,17 @@ class ApiClient(object):
         configuration.connection_pool_maxsize = connections
         api_client.rest_client = rest.RESTClientObject(configuration)
 
-    def request(self, method, path, what, body=None, query=None, content_type=None, headers=None, unfenced=False):
-        """One request; a write first asks the lease fence, when one is held, whether this process may still write
-        (unfenced: the fence's own requests)."""
-        if method != "GET" and self.fence is not None and not unfenced:
-            self.fence.check()
+    def unhooked(self):
+        """This client without its before_write hook, sharing its connections, check mode and call counts: the
+        hook's own writes (the lease fence renewing its token) go through it."""
+        clone = copy.copy(self)
+        clone.before_write = None
+        return clone
+
+    def request(self, method, path, what, body=None, query=None, content_type=None, headers=None):
+        """One request; a write first goes through the before_write hook, when one is set."""
+        if method != "GET" and self.before_write is not None:
+            self.before_write(method, path, what)
         params = dict(query or {})
         if content_type:
             params["content_type"] = content_type
@@ -342,8 +350,8 @@ class ApiClient(object):
         """Every item of a collection read in pages of page_size (list_pages): (items, list metadata)."""
         return self.list_pages(path, what, label_selector=label_selector, page_size=page_size, headers=headers)
 
-    def create(self, path, body, what, unfenced=False):
-        return self.request("POST", path, what, body=body, query=self._write_query(), unfenced=unfenced)
+    def create(self, path, body, what):
+        return self.request("POST", path, what, body=body, query=self._write_query())
 
     def patch(self, path, body, what, content_type=MERGE_PATCH, dry_run=False):
         """PATCH (JSON merge patch by default); metadata.resourceVersion in the body makes it conflict-checked.
