@@ -152,5 +152,6 @@ def test_no_import_cycle_among_the_packages():
 
 def test_cycles_finds_a_hidden_cycle_and_nothing_else():
     assert cycles({"k8s": {"state"}, "state": {"k8s"}, "fleet": {"k8s", "state"}}) == [["k8s", "state"]]
-    assert cycles({"k8s": {"move"}, "move": {"state"}, "state": {"k8s"}, "translate": set()}) == [["k8s", "move", "state"]]
+    three = {"k8s": {"move"}, "move": {"state"}, "state": {"k8s"}, "translate": set()}
+    assert cycles(three) == [["k8s", "move", "state"]]
     assert cycles({"fleet": {"k8s"}, "k8s": {"errors"}}) == []

@@ -8,10 +8,10 @@ process that writes under the lock takes a token of its own (state/machine.py LE
 host) on the HostedCluster before its first write, renews it every few seconds (a JSON patch that tests the token
 first, so it never renews a token that is no longer its own), and checks it before its writes: the fence is the
 before_write hook of the module's client (k8s/client.py), so check() runs before every mutating request and re-reads
-the HostedCluster when its last reading is more than FRESH_SECONDS old. The fence's own requests go through the
-client unhooked. A module's work takes the token with hold_lease(run, ...); the run (k8s/runner.py ModuleRun) holds
-the fence to its end: finished(), release(), and its summary() as RV(lease_token). A process whose token was replaced (or whose run lost the lease) gets LeaseLost on its
-next write and writes nothing more.
+the HostedCluster when its last reading is more than FRESH_SECONDS old; the fence's own requests go through the client
+unhooked. A process whose token was replaced (or whose run lost the lease) gets LeaseLost on its next write and writes
+nothing more. A module's work takes the token with hold_lease(run, ...); the run (k8s/runner.py ModuleRun) holds the
+fence to its end: finished(), release(), and its summary() as RV(lease_token).
 
 A process taking the token from a live one (renewed less than TOKEN_LIVE_SECONDS ago) says so and waits
 SETTLE_SECONDS before its first write, so that a write the other checked just before the token changed has reached

@@ -144,7 +144,8 @@ class Holding(object):
 
 def test_a_holding_is_finished_released_and_summarised_in_the_tail(client):
     holding = Holding()
-    exited = run(FakeModule(), lambda r: r.hold("lease_token", holding) or {"changed": True, "client": bool(r.connect())})
+    exited = run(FakeModule(), lambda r: r.hold("lease_token", holding) or {"changed": True,
+                                                                          "client": bool(r.connect())})
     assert holding.events == ["finished", "released"]
     assert exited.result["lease_token"] == {"id": "t1"} and list(exited.result)[2:] == [
         "lease_token", "api_calls", "elapsed_seconds"]
