@@ -140,7 +140,7 @@ def _status_from_exception(exc):
     return status, reason, message or str(reason or exc)
 
 
-def explain_failure(error, server="", remedy="ask for the right"):
+def explain_failure(error, server="", remedy=None):
     """The one explanation of a failure for the user: which server, what happened, what to do.
 
     error: what urllib3 raised (no HTTP answer: transport.py says why), an ApiError (the inventory's reads: unreachable,
@@ -157,8 +157,8 @@ def explain_failure(error, server="", remedy="ask for the right"):
             return ("the API server %s rejected the credentials (401: %s); renew the token or certificate in the "
                     "kubeconfig" % (server, error.api_message))
         if error.status == 403:
-            return ("%s is forbidden (403: %s); grant this identity list on it, or %s"
-                    % (error.what, error.api_message, remedy))
+            return ("%s is forbidden (403: %s); grant this identity list on it%s"
+                    % (error.what, error.api_message, ", or %s" % remedy if remedy else ""))
         return "%s failed on %s: HTTP %s %s: %s" % (error.what, server, error.status, error.reason, error.api_message)
     if isinstance(error, (ApiException, DynamicApiError)):
         return "the API server the connection options name answered /version with an error (%s); check the server " \
