@@ -154,7 +154,6 @@ from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructa
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as migration_states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import AGENT_EXTRA_GROUPS, GroupMap
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeconfig import kubeconfig_problem
 
 try:
     from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
@@ -165,14 +164,14 @@ try:
         PARTIAL_METADATA_LIST_ACCEPT,
         ApiClient,
         ApiError,
+        ConfigurationError,
         api_path,
         call_with_retries,
+        explain_failure,
         parallel_map,
     )
-    from kubernetes import client as kubernetes_client
-    from kubernetes import config as kubernetes_config
-    from kubernetes.config.config_exception import ConfigException
-    from kubernetes.dynamic import DynamicClient
+    # the client layer imports without the kubernetes client (modules report it themselves); parse() reports it here
+    import kubernetes  # noqa: F401 pylint: disable=unused-import
 except ImportError as exc:  # reported by parse(), so ansible-doc and verify_file still work without them
     IMPORT_ERROR = exc
 else:
@@ -355,85 +354,15 @@ def host_variables(record, source):
 # --- I/O: one management cluster --------------------------------------------------------------------------------
 
 
-class _NoDiscovery(object):
-    """A DynamicClient discoverer that discovers nothing: only explicit REST paths are requested (no /version,
-    no discovery requests, no discovery cache file in the temp directory)."""
-
-    def __init__(self, client, cache_file=None):
-        self.client = client
-
-
-class _TimedRequests(object):
-    """DynamicClient.request with a timeout on every request (k8s_client.ApiClient sends everything through it)."""
-
-    def __init__(self, dynamic_client, timeout):
-        self._dynamic_client = dynamic_client
-        self._timeout = timeout
-
-    def request(self, method, path, body=None, **params):
-        params.setdefault("_request_timeout", self._timeout)
-        return self._dynamic_client.request(method, path, body=body, **params)
-
-
-class _Transport(object):
-    """The shape k8s_client.ApiClient expects of kubernetes.core's client wrapper (a `.client` with request())."""
-
-    def __init__(self, requests):
-        self.client = requests
-
-
-def _kubeconfig_client(source):
-    """A kubernetes ApiClient from the entry's kubeconfig/context; SourceError naming what to fix."""
-    path = source["kubeconfig"]
-    problem = kubeconfig_problem({"kubeconfig": path, "context": source["context"]})
-    if problem:  # the modules' own check: names the file and what is wrong with it (not YAML, not a kubeconfig...)
-        raise SourceError("%s (fix the kubeconfig or context of this entry)" % problem)
-    try:
-        contexts, current = kubernetes_config.list_kube_config_contexts(config_file=path)
-    except (ConfigException, OSError, ValueError) as exc:
-        raise SourceError("cannot read kubeconfig %s: %s; fix the file or the kubeconfig of this entry"
-                          % (path or "(default: $KUBECONFIG or ~/.kube/config)", exc))
-    names = sorted(context.get("name") for context in contexts or ())
-    if source["context"] and source["context"] not in names:
-        raise SourceError("kubeconfig %s has no context %r (its contexts: %s); fix the context (or kubeconfig) of "
-                          "this entry" % (path or "(default)", source["context"], ", ".join(names) or "none"))
-    if not source["context"] and not current:
-        raise SourceError("kubeconfig %s has no current-context; set the context of this entry (its contexts: %s)"
-                          % (path or "(default)", ", ".join(names) or "none"))
-    try:
-        return kubernetes_config.new_client_from_config(config_file=path, context=source["context"], persist_config=False)
-    except (ConfigException, OSError, ValueError) as exc:
-        raise SourceError("cannot use kubeconfig %s (context %s): %s; fix the kubeconfig or context of this entry"
-                          % (path or "(default)", source["context"] or current.get("name"), exc))
-
-
 def connect(source, timeout):
-    """A k8s_client.ApiClient for one management cluster (kubeconfig/context, else in-cluster, else default)."""
-    if not source["kubeconfig"] and not source["context"] and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        configuration = kubernetes_client.Configuration()
-        try:
-            kubernetes_config.load_incluster_config(client_configuration=configuration)
-        except ConfigException as exc:
-            raise SourceError("in-cluster configuration failed (%s); give this entry a kubeconfig and context" % exc)
-        api_client = kubernetes_client.ApiClient(configuration)
-    else:
-        api_client = _kubeconfig_client(source)
-    dynamic_client = DynamicClient(api_client, discoverer=_NoDiscovery)
-    return ApiClient(_Transport(_TimedRequests(dynamic_client, timeout))), api_client.configuration.host
-
-
-def explain_api_error(error, server, what_for):
-    """An ApiError as what happened and what to do (unreachable, credentials, RBAC, not served)."""
-    if error.status is None:
-        return ("the API server %s is unreachable (%s); check that it is up and reachable from here and that the "
-                "kubeconfig's server address is right" % (server, error.api_message))
-    if error.status == 401:
-        return ("the API server %s rejected the credentials (401: %s); renew the token or certificate in the kubeconfig"
-                % (server, error.api_message))
-    if error.status == 403:
-        return ("%s is forbidden (403: %s); grant this identity list on it, or %s"
-                % (error.what, error.api_message, what_for))
-    return "%s failed on %s: HTTP %s %s: %s" % (error.what, server, error.status, error.reason, error.api_message)
+    """(k8s_client.ApiClient, server URL) for one management cluster: its kubeconfig/context, else in-cluster, else the
+    default kubeconfig (ApiClient.from_kubeconfig: no request sent until the LIST)."""
+    try:
+        client = ApiClient.from_kubeconfig(source["kubeconfig"], source["context"], request_timeout=timeout,
+                                           owner="this entry")
+    except ConfigurationError as exc:
+        raise SourceError(str(exc))
+    return client, client.server
 
 
 def list_snapshot(client, path, what, page_size, label_selector=None, headers=None):
@@ -457,7 +386,7 @@ def read_hostedclusters(client, server, source, page_size):
                 "this is not a HyperShift management cluster (or the kubeconfig/context points at the wrong cluster); "
                 "fix the entry, install HyperShift, or remove the entry"
                 % (server, HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION, exc.api_message))
-        raise SourceError(explain_api_error(exc, server, "remove the entry"))
+        raise SourceError(explain_failure(exc, server, "remove the entry"))
     return items
 
 
@@ -476,7 +405,7 @@ def read_capi_tallies(client, server, page_size, parallelism):
 
         return parallel_map(tally, resources, max(1, parallelism))
     except ApiError as exc:
-        raise SourceError(explain_api_error(exc, server, "set object_counts: false in the inventory file"))
+        raise SourceError(explain_failure(exc, server, "set object_counts: false in the inventory file"))
 
 
 def read_source(source, page_size, object_counts, parallelism, timeout):

@@ -191,9 +191,12 @@ elapsed_seconds:
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
-    AGENT_DEFAULT, auth_argspec, extra_groups_option, parallelism_option)
+    auth_argspec, extra_groups_option, parallelism_option)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+# extra_groups: every provider a HostedCluster may use, the Agent provider's pair included
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    AGENT_EXTRA_GROUPS as AGENT_DEFAULT)
 
 DEFAULT_DEPLOYMENTS = ["cluster-api", "capi-provider", "control-plane-operator", "cluster-autoscaler",
                        "machine-approver", "hosted-cluster-config-operator", "karpenter-operator"]

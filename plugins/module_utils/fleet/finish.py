@@ -35,6 +35,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
     hostedcluster_path,
     move_held_lock,
@@ -70,7 +71,7 @@ class FinishService(object):
     def __init__(self, client, params, check_mode=False, diff=False, now=utc_now, hold_lease=None):
         self.client = client
         self.params = params
-        # takes this process's lease token (runner.ModuleRun.hold_lease) once the read-only health checks passed
+        # takes this process's lease token (state/fence.py hold_lease) once the read-only health checks passed
         self.hold_lease = hold_lease or (lambda: None)
         self.check_mode = check_mode
         self.diff = diff
@@ -180,7 +181,7 @@ def run_module(module):
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
         state["service"] = service = FinishService(
             client, params, check_mode=module.check_mode, diff=module._diff,
-            hold_lease=lambda: run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"],
+            hold_lease=lambda: hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"],
                                               params["holder"]))
         report = service.run()
         for warning in report.warnings + service.warnings:

@@ -22,6 +22,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
 # ApiError: re-exported, callers and tests catch it from here
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (  # noqa: F401 pylint: disable=unused-import
     ApiError,
@@ -530,7 +531,7 @@ def run_module(module):
         if params["holder"]:
             if not params["hostedcluster_name"]:
                 raise OptionError("holder needs hostedcluster_name (the HostedCluster whose lock the run holds)")
-            run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
+            hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         state["service"] = service = QuiesceService(client, params, check_mode=module.check_mode)
         service.run()
         return quiesce_result(service, module._diff)

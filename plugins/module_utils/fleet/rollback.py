@@ -50,7 +50,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseLost
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseLost, hold_lease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
     create_hostedcluster_event,
     hostedcluster_path,
@@ -375,7 +375,7 @@ def run_module(module):
         client = run.connect(connections=params["parallelism"] + 2,
                              namespaces=[("namespace", params["namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
-        run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
+        hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         state["service"] = service = RollbackService(client, params, check_mode=module.check_mode, diff=module._diff)
         try:
             result = service.run()

@@ -41,6 +41,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.machine import PRIVATE_TYPES_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 
 HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"
@@ -222,7 +223,7 @@ def run_module(module):
         client = run.connect(connections=params["parallelism"] + 2, namespaces=[
             ("namespace", params["namespace"]), ("hostedcluster_namespace", params["holder"] and params["hostedcluster_namespace"])])
         if params["holder"]:
-            run.hold_lease(params["hostedcluster_namespace"], params["hostedcontrolplane_name"], params["holder"])
+            hold_lease(run, params["hostedcluster_namespace"], params["hostedcontrolplane_name"], params["holder"])
         state["service"] = service = WindowService(client, params, check_mode=module.check_mode, diff=module._diff)
         report = service.run()
         for warning in report.warnings:

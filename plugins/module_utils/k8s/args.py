@@ -15,10 +15,6 @@ __metaclass__ = type
 import copy
 
 from ansible_collections.kubernetes.core.plugins.module_utils.args_common import AUTH_ARG_SPEC
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import AGENT_EXTRA_GROUPS
-
-# extra_groups of the modules that read every provider a HostedCluster may use (the Agent provider's pair).
-AGENT_DEFAULT = AGENT_EXTRA_GROUPS
 
 
 def auth_argspec():
@@ -34,7 +30,8 @@ def parallelism_option(default=8):
 def extra_groups_option(default=None):
     """O(extra_groups): standard -> private group pairs outside the *.cluster.x-k8s.io pattern.
 
-    default: {} (nothing extra) or AGENT_DEFAULT; a copy, so that no module shares (or mutates) the core's constant.
+    default: {} (nothing extra) or the translation core's AGENT_EXTRA_GROUPS (a module that reads every provider a
+    HostedCluster may use); a copy, so that no module shares (or mutates) the core's constant.
     """
     return dict(type="dict", default=dict(default or {}))
 

@@ -2,20 +2,24 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The collection's client layer over kubernetes.core's module_utils.
 
-Modules build an AnsibleK8SModule with ``auth_argspec()`` (args.py) merged into their own spec; their runner
-(runner.py) calls ``ApiClient.from_module(module)``: kubernetes.core's get_api_client does authentication (kubeconfig,
-context, host/api_key, certificates, proxies, impersonation, K8S_AUTH_* environment) and sets the
-server-side dry run in check mode; an unusable kubeconfig fails the module there, naming the file (kubeconfig.py).
-``require_namespace`` checks that the namespace a module works in exists. Requests go to explicit REST paths (no
-per-kind discovery), every write carries ``dryRun=All`` in check mode, and every API failure becomes one ApiError (a
-PrivateCapiError, errors.py) carrying the API's own message and the object it concerned.
+One client, ApiClient, built one of two ways. Modules build an AnsibleK8SModule with ``auth_argspec()`` (args.py)
+merged into their own spec; their runner (runner.py) calls ``ApiClient.from_module(module)``: kubernetes.core's
+get_api_client does authentication (kubeconfig, context, host/api_key, certificates, proxies, impersonation, K8S_AUTH_*
+environment) and sets the server-side dry run in check mode; an unusable kubeconfig fails the module there, naming the
+file (kubeconfig.py). The inventory plugin calls ``ApiClient.from_kubeconfig(kubeconfig, context)``, which sends no
+request of its own (no /version, no discovery). ``require_namespace`` checks that the namespace a module works in
+exists. Requests go to explicit REST paths (no per-kind discovery), every write carries ``dryRun=All`` in check mode,
+and every API failure becomes one ApiError (a PrivateCapiError, errors.py) carrying the API's own message and the
+object it concerned. ``explain_failure`` is the one explanation of a failure for the user (what happened, what to do).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import copy
 import json
+import os
 import random
 import threading
 import time
@@ -34,12 +38,16 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeco
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
 try:
-    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient, get_api_client
+    from kubernetes import client as kubernetes_client
+    from kubernetes import config as kubernetes_config
     from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.dynamic import DynamicClient
     from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
-except ImportError:  # reported by AnsibleK8SModule's requirement check
-    get_api_client = None
-    ApiException = DynamicApiError = Exception
+except ImportError:  # reported by AnsibleK8SModule's requirement check (the inventory: by its parse())
+    get_api_client = K8SClient = kubernetes_client = kubernetes_config = DynamicClient = None
+    ApiException = DynamicApiError = ConfigException = Exception
 
     class ResourceNotFoundError(Exception):
         pass
@@ -96,6 +104,11 @@ class ApiError(PrivateCapiError):
         return {"status": self.status, "reason": self.reason, "api_message": self.api_message}
 
 
+class ConfigurationError(PrivateCapiError):
+    """The kubeconfig (or the in-cluster configuration) a client is built from cannot be used; the message names the
+    file and what to fix."""
+
+
 class NamespaceNotFoundError(ApiError):
     """The namespace a module was asked to work in does not exist (a typo would otherwise read as 'nothing there')."""
 
@@ -127,6 +140,66 @@ def _status_from_exception(exc):
     return status, reason, message or str(reason or exc)
 
 
+def explain_failure(error, server="", remedy=None):
+    """The one explanation of a failure for the user: which server, what happened, what to do.
+
+    error: what urllib3 raised (no HTTP answer: transport.py says why), an ApiError (the inventory's reads: unreachable,
+    credentials, RBAC - `remedy` is the way out besides granting the right), the HTTP error the client's first request
+    (/version) got while kubernetes.core built it, or anything else building a client raised.
+    """
+    if isinstance(error, TransportError):
+        return transport_problem(error, server)
+    if isinstance(error, ApiError):
+        if error.status is None:
+            return ("the API server %s is unreachable (%s); check that it is up and reachable from here and that the "
+                    "kubeconfig's server address is right" % (server, error.api_message))
+        if error.status == 401:
+            return ("the API server %s rejected the credentials (401: %s); renew the token or certificate in the "
+                    "kubeconfig" % (server, error.api_message))
+        if error.status == 403:
+            return ("%s is forbidden (403: %s); grant this identity list on it%s"
+                    % (error.what, error.api_message, ", or %s" % remedy if remedy else ""))
+        return "%s failed on %s: HTTP %s %s: %s" % (error.what, server, error.status, error.reason, error.api_message)
+    if isinstance(error, (ApiException, DynamicApiError)):
+        return "the API server the connection options name answered /version with an error (%s); check the server " \
+               "URL of the kubeconfig context (or host) and the credentials" % error
+    return "could not build the API client from the connection options: %s; check the kubeconfig's cluster and user " \
+           "entries (server URL, certificate and key files)" % error
+
+
+class _NoDiscovery(object):
+    """A DynamicClient discoverer that discovers nothing: only explicit REST paths are requested (no /version, no
+    discovery requests, no discovery cache file in the temp directory)."""
+
+    def __init__(self, client, cache_file=None):
+        self.client = client
+
+
+def _kubeconfig_api_client(kubeconfig, context, owner):
+    """A kubernetes ApiClient from a kubeconfig file (None: $KUBECONFIG or ~/.kube/config) and context (None: its
+    current context); ConfigurationError naming the file and what to fix in `owner`."""
+    problem = kubeconfig_problem({"kubeconfig": kubeconfig, "context": context})
+    if problem:  # the modules' own check: names the file and what is wrong with it (not YAML, not a kubeconfig...)
+        raise ConfigurationError("%s (fix the kubeconfig or context of %s)" % (problem, owner))
+    try:
+        contexts, current = kubernetes_config.list_kube_config_contexts(config_file=kubeconfig)
+    except (ConfigException, OSError, ValueError) as exc:
+        raise ConfigurationError("cannot read kubeconfig %s: %s; fix the file or the kubeconfig of %s"
+                                 % (kubeconfig or "(default: $KUBECONFIG or ~/.kube/config)", exc, owner))
+    names = sorted(entry.get("name") for entry in contexts or ())
+    if context and context not in names:
+        raise ConfigurationError("kubeconfig %s has no context %r (its contexts: %s); fix the context (or kubeconfig) "
+                                 "of %s" % (kubeconfig or "(default)", context, ", ".join(names) or "none", owner))
+    if not context and not current:
+        raise ConfigurationError("kubeconfig %s has no current-context; set the context of %s (its contexts: %s)"
+                                 % (kubeconfig or "(default)", owner, ", ".join(names) or "none"))
+    try:
+        return kubernetes_config.new_client_from_config(config_file=kubeconfig, context=context, persist_config=False)
+    except (ConfigException, OSError, ValueError) as exc:
+        raise ConfigurationError("cannot use kubeconfig %s (context %s): %s; fix the kubeconfig or context of %s"
+                                 % (kubeconfig or "(default)", context or current.get("name"), exc, owner))
+
+
 def api_path(group, version, plural, namespace=None, name=None, subresource=None):
     """The REST path of a collection or object: core group when group is '' or None."""
     parts = ["/api/%s" % version if not group else "/apis/%s/%s" % (group, version)]
@@ -143,11 +216,13 @@ def api_path(group, version, plural, namespace=None, name=None, subresource=None
 class ApiClient(object):
     """Thin REST client: JSON in, dicts out, ApiError on failure, dryRun=All on writes in check mode."""
 
-    def __init__(self, k8s_client, dry_run=False):
-        self._k8s_client = k8s_client
+    def __init__(self, k8s_client, dry_run=False, request_timeout=None):
+        self._k8s_client = k8s_client  # kubernetes.core's K8SClient: .client (a DynamicClient), .resource()
         self.dry_run = dry_run
-        # state/fence.py LeaseFence: while a module writes under a HostedCluster's lock, check() before every write
-        self.fence = None
+        self.request_timeout = request_timeout  # seconds each request may take (None: the kubernetes client's)
+        # before_write(method, path, what): called before every request but a GET, may raise to refuse it (the lease
+        # fence of state/fence.py while a module process writes under a HostedCluster's lock)
+        self.before_write = None
         self._calls_lock = threading.Lock()
         self.calls_by_method = {}
 
@@ -163,18 +238,36 @@ class ApiClient(object):
         if problem is None:
             try:
                 k8s_client = get_api_client(module=module)
-            except TransportError as exc:  # the client reads /version when built
-                problem = transport_problem(exc, module.params.get("host") or "")
-            except (ApiException, DynamicApiError) as exc:
-                problem = "the API server the connection options name answered /version with an error (%s); check " \
-                          "the server URL of the kubeconfig context (or host) and the credentials" % exc
-            except (CoreException, TypeError, ValueError, KeyError, AttributeError, IOError, OSError) as exc:
-                problem = "could not build the API client from the connection options: %s; check the kubeconfig's " \
-                          "cluster and user entries (server URL, certificate and key files)" % exc
+            except (TransportError, ApiException, DynamicApiError,  # the client reads /version when built
+                    CoreException, TypeError, ValueError, KeyError, AttributeError, IOError, OSError) as exc:
+                problem = explain_failure(exc, module.params.get("host") or "")
         if problem is not None:
             unmask_kubeconfig_path(module)
             module.fail_json(msg=problem, changed=False)
         return cls(k8s_client, dry_run=bool(module.check_mode))
+
+    @classmethod
+    def from_kubeconfig(cls, kubeconfig=None, context=None, request_timeout=None, owner="the connection options"):
+        """A client for a kubeconfig file and context (its current context when None); with neither, the in-cluster
+        service account when running in a pod, else the default kubeconfig.
+
+        Sends no request of its own (no /version, no discovery): only the REST paths asked later, each given
+        request_timeout seconds. ConfigurationError names the file and what to fix in `owner` (the inventory: "this
+        entry").
+        """
+        if not kubeconfig and not context and os.environ.get("KUBERNETES_SERVICE_HOST"):
+            configuration = kubernetes_client.Configuration()
+            try:
+                kubernetes_config.load_incluster_config(client_configuration=configuration)
+            except ConfigException as exc:
+                raise ConfigurationError("in-cluster configuration failed (%s); give %s a kubeconfig and context"
+                                         % (exc, owner))
+            api_client = kubernetes_client.ApiClient(configuration)
+        else:
+            api_client = _kubeconfig_api_client(kubeconfig, context, owner)
+        dynamic_client = DynamicClient(api_client, discoverer=_NoDiscovery)
+        return cls(K8SClient(configuration=api_client.configuration, client=dynamic_client),
+                   request_timeout=request_timeout)
 
     @property
     def server(self):
@@ -203,16 +296,24 @@ class ApiClient(object):
         configuration.connection_pool_maxsize = connections
         api_client.rest_client = rest.RESTClientObject(configuration)
 
-    def request(self, method, path, what, body=None, query=None, content_type=None, headers=None, unfenced=False):
-        """One request; a write first asks the lease fence, when one is held, whether this process may still write
-        (unfenced: the fence's own requests)."""
-        if method != "GET" and self.fence is not None and not unfenced:
-            self.fence.check()
+    def unhooked(self):
+        """This client without its before_write hook, sharing its connections, check mode and call counts: the
+        hook's own writes (the lease fence renewing its token) go through it."""
+        clone = copy.copy(self)
+        clone.before_write = None
+        return clone
+
+    def request(self, method, path, what, body=None, query=None, content_type=None, headers=None):
+        """One request; a write first goes through the before_write hook, when one is set."""
+        if method != "GET" and self.before_write is not None:
+            self.before_write(method, path, what)
         params = dict(query or {})
         if content_type:
             params["content_type"] = content_type
         if headers:
             params["header_params"] = dict(headers)
+        if self.request_timeout:
+            params["_request_timeout"] = self.request_timeout
         self._count(method)
         try:
             response = self._k8s_client.client.request(method, path, body=body, serialize=False, **params)
@@ -220,7 +321,7 @@ class ApiClient(object):
             status, reason, message = _status_from_exception(exc)
             raise ApiError(status, reason, message, what)
         except TransportError as exc:  # dropped connection, reset, timeout: no HTTP answer at all
-            raise ApiError(None, CONNECTION_ERROR_REASON, transport_problem(exc, self.server), what)
+            raise ApiError(None, CONNECTION_ERROR_REASON, explain_failure(exc, self.server), what)
         data = response.data
         if not data:
             return {}
@@ -249,7 +350,7 @@ class ApiClient(object):
             status, reason, message = _status_from_exception(exc)
             raise ApiError(status, reason, message, what + " (discovery)")
         except TransportError as exc:
-            raise ApiError(None, CONNECTION_ERROR_REASON, transport_problem(exc, self.server), what + " (discovery)")
+            raise ApiError(None, CONNECTION_ERROR_REASON, explain_failure(exc, self.server), what + " (discovery)")
         namespaced = bool(resource.namespaced)
         return resource.path(namespace=namespace if namespaced else None), namespaced
 
@@ -342,8 +443,8 @@ class ApiClient(object):
         """Every item of a collection read in pages of page_size (list_pages): (items, list metadata)."""
         return self.list_pages(path, what, label_selector=label_selector, page_size=page_size, headers=headers)
 
-    def create(self, path, body, what, unfenced=False):
-        return self.request("POST", path, what, body=body, query=self._write_query(), unfenced=unfenced)
+    def create(self, path, body, what):
+        return self.request("POST", path, what, body=body, query=self._write_query())
 
     def patch(self, path, body, what, content_type=MERGE_PATCH, dry_run=False):
         """PATCH (JSON merge patch by default); metadata.resourceVersion in the body makes it conflict-checked.

@@ -1,11 +1,11 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Which resources capi_object_migrate moves and which it scans for dependents, read from API discovery.
+"""Which resources the API server serves, read from API discovery: plain ServedResource records per group, in
+preference order.
 
-Nothing is hard-coded: every namespaced resource served in a group the GroupMap maps (in the source
-naming of the direction) moves, in the source group's preferred version, to the same resource and
-version of the translated group. Aggregated discovery (one request for /apis, one for /api) is used when
-the server offers it, the legacy documents otherwise.
+Aggregated discovery (one request for /apis, one for /api) is used when the server offers it, the legacy documents
+otherwise. What the migration makes of them (the kinds that move, the resources scanned for dependents) is
+move/kinds.py's.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -13,16 +13,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE
-from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import MovedKind
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     AGGREGATED_DISCOVERY_ACCEPT,
     call_with_retries,
     parallel_map,
 )
-
-# Events are high-volume, never own anything and never carry ownerReferences to CAPI objects that matter.
-SKIPPED_DEPENDENT_RESOURCES = frozenset((("", "events"), ("events.k8s.io", "events")))
 
 
 class DiscoveryError(PrivateCapiError, ValueError):
@@ -49,6 +44,10 @@ class ServedResource(object):
         """Lower-case names a user may give in `kinds` / `dependent_resources`."""
         return {self.kind.lower(), self.plural, "%s.%s" % (self.plural, self.group),
                 "%s.%s" % (self.kind.lower(), self.group)}
+
+    def matches(self, names):
+        """Whether any of the lower-case `names` names this resource."""
+        return bool(self.names() & names)
 
 
 def _from_aggregated(document):
@@ -114,10 +113,6 @@ def read_served_resources(client, parallelism):
     return {group: [(version, listed[(group, version)]) for version in versions] for group, versions in preference.items()}
 
 
-def _matches(resource, names):
-    return bool(resource.names() & names)
-
-
 def preferred_resources(versions):
     """Each resource of a group once, in the most preferred version that serves it (kinds of one group may be
     served in different versions: the AWS kinds in v1beta2, the KubeVirt kinds only in v1alpha1)."""
@@ -140,65 +135,4 @@ def capi_resources(served, is_group):
             continue
         chosen.extend(resource for resource in preferred_resources(served[group])
                       if resource.namespaced and "list" in resource.verbs)
-    return chosen
-
-
-def moved_kinds(served, group_map, direction, kinds=None):
-    """(moved [MovedKind], unserved [(ServedResource, why)]) for every namespaced resource of a mapped group.
-
-    kinds: optional names (Kind, plural, plural.group, kind.group; case-insensitive) that narrow the set;
-    a name matching nothing served fails with the served names listed.
-    """
-    is_source = group_map.is_standard if direction == TO_PRIVATE else group_map.is_private
-    candidates = [resource for resource in capi_resources(served, is_source) if {"create", "get"} <= resource.verbs]
-    if kinds:
-        wanted = {name.lower() for name in kinds}
-        unknown = sorted(name for name in wanted if not any(name in resource.names() for resource in candidates))
-        if unknown:
-            raise DiscoveryError(
-                "kinds: %s not served in any %s CAPI group; served: %s. Fix the kinds option (or install the CRDs)"
-                % (", ".join(unknown), "standard" if direction == TO_PRIVATE else "private",
-                   ", ".join(sorted("%s (%s)" % (r.kind, r.group) for r in candidates)) or "none")
-            )
-        candidates = [resource for resource in candidates if _matches(resource, wanted)]
-    moved = []
-    unserved = []
-    for resource in candidates:
-        target_group = group_map.translate_group(resource.group, direction)
-        target = None
-        for version, resources in served.get(target_group, ()):
-            if version == resource.version:
-                target = next((r for r in resources if r.plural == resource.plural), None)
-        if target is None or not {"create", "list", "update", "get"} <= target.verbs:
-            served_versions = [version for version, _resources in served.get(target_group, ())]
-            why = ("%s.%s is not served in version %s (served versions of %s: %s); install the private CRDs "
-                   "(hypershift.private_capi.private_crd_render) first"
-                   % (resource.plural, target_group, resource.version, target_group, ", ".join(served_versions) or "none"))
-            unserved.append((resource, why))
-            continue
-        moved.append(MovedKind(resource.kind, resource.plural, resource.version, resource.group, target_group,
-                               source_status=resource.status, target_status=target.status))
-    return moved, unserved
-
-
-def dependent_resources(served, moved, names=None):
-    """Namespaced resources to scan for ownerReferences to moved objects (every one not moved, but events).
-
-    names: optional narrowing list (plural or plural.group, case-insensitive).
-    """
-    excluded = set(SKIPPED_DEPENDENT_RESOURCES)
-    for kind in moved:
-        excluded.add((kind.source_group, kind.plural))
-        excluded.add((kind.target_group, kind.plural))
-    wanted = {name.lower() for name in names} if names else None
-    chosen = []
-    for group in sorted(served):
-        for resource in preferred_resources(served[group]):
-            if not resource.namespaced or (group, resource.plural) in excluded:
-                continue
-            if not {"list", "patch"} <= resource.verbs:
-                continue
-            if wanted is not None and not _matches(resource, wanted):
-                continue
-            chosen.append(resource)
     return chosen

@@ -7,8 +7,9 @@ client/service/runner split. Its message is written for the user (the object, wh
 what to do), so it is reported as it is, without a traceback; result() adds fields beside msg (ApiError: the HTTP
 status, reason and the API's own message).
 
-The translation core (translate/: CapiTranslationError, ConversionError) stays free of kubernetes.core, because the
-proxy imports it on its own; USER_ERRORS names it beside the root, once, for the runner.
+The translation core's errors (CapiTranslationError and its ConversionError) stay free of kubernetes.core, because the
+proxy imports translate/ on its own: their root is the leaf errors.py, below translate/ and k8s/; USER_ERRORS names it
+beside PrivateCapiError, once, for the runner.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,7 +17,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import CapiTranslationError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import CapiTranslationError
 
 
 class PrivateCapiError(CoreException):

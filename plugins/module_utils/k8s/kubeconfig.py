@@ -5,7 +5,8 @@
 kubernetes' loader reports a bad kubeconfig as "'str' object does not support item assignment", "[Errno 21] Is a
 directory" or "No configuration found", naming no file. kubeconfig_problem() reads the kubeconfig the way
 kubernetes.core will (option, K8S_AUTH_* variables, KUBECONFIG or ~/.kube/config) and says which file is wrong, how,
-and what to do; k8s_client.ApiClient.from_module fails the module with it (a user error: no traceback).
+and what to do; client.ApiClient.from_module fails the module with it (a user error: no traceback), and
+ApiClient.from_kubeconfig (the inventory) raises it as a ConfigurationError.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -29,14 +29,14 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names 
 
 
 class ModuleRun(object):
-    """One run of a module: its client (built on demand by connect()) and its start time."""
+    """One run of a module: its client (built on demand by connect()), its start time and what it holds to its end."""
 
     def __init__(self, module):
         self.module = module
         self.params = module.params
         self.started = time.monotonic()
         self.client = None
-        self.fence = None
+        self.holdings = []
 
     def connect(self, connections=None, namespaces=()):
         """The run's ApiClient (built once, authenticated as kubernetes.core does).
@@ -51,31 +51,19 @@ class ModuleRun(object):
         self.client.require_namespaces(namespaces)
         return self.client
 
-    def hold_lease(self, namespace, name, holder):
-        """Take this process's lease token on HostedCluster namespace/name, locked by run `holder` (state/fence.py):
-        from here on every write of the run's client first checks that the token is still this process's. Not in
-        check mode (nothing is written). RV(lease_token) comes with the run's tail."""
-        if self.client.dry_run:
-            return
-        from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseFence
-        from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import utc_now
+    def hold(self, key, holding):
+        """Keep `holding` (state/fence.py's lease token) to the run's end: holding.finished() once work returned (a
+        user error there fails the run), holding.release() whatever happened, holding.summary() as RV(key)."""
+        self.holdings.append((key, holding))
 
-        self.fence = LeaseFence(self.client, namespace, name, holder, now=utc_now)
-        self.fence.claim()
-        warning = self.fence.warning()
-        if warning:
-            self.module.warn(warning)
-
-    def release_lease(self):
-        """Give the token back (when the module's last move did not already drop it)."""
-        if self.fence is not None:
-            self.fence.release()
+    def release(self):
+        """Release what the run holds (each holding gives back what it still has)."""
+        for _key, holding in self.holdings:
+            holding.release()
 
     def tail(self, calls=True, elapsed=True):
         """RV(api_calls) (once a client was built) and RV(elapsed_seconds), as the module documents them."""
-        result = {}
-        if self.fence is not None:
-            result["lease_token"] = self.fence.summary()
+        result = dict((key, holding.summary()) for key, holding in self.holdings)
         if calls and self.client is not None:
             result["api_calls"] = {"total": self.client.calls, "by_method": dict(self.client.calls_by_method)}
         if elapsed:
@@ -97,12 +85,12 @@ def run_module(module, work, partial=None, minimums=None, calls=True, elapsed=Tr
         if problems:
             raise OptionError("; ".join(problems))
         result = work(run)
-        if run.fence is not None:
-            run.fence.finished()
+        for _key, holding in run.holdings:
+            holding.finished()
     except USER_ERRORS as error:
         failure = error
     finally:
-        run.release_lease()
+        run.release()
     if failure is not None:  # outside the except block: a user error gets no traceback
         failed = dict(partial() if partial else {})
         failed.update(run.tail(calls, elapsed))

@@ -4,7 +4,8 @@
 
 urllib3 (under the kubernetes client) raises MaxRetryError around the cause once its retries are spent; the cause
 says whether the host name did not resolve, nothing listened, TLS verification failed, the connection timed out or
-was dropped. Pure: it reads the exception only.
+was dropped. Pure: it reads the exception only. Called through client.explain_failure, the one explanation of a
+failure.
 """
 
 from __future__ import absolute_import, division, print_function

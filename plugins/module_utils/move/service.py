@@ -25,11 +25,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy 
     what,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.delete import DeleteEngine
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
-    dependent_resources,
-    moved_kinds,
-    read_served_resources,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import read_served_resources
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.kinds import dependent_resources, moved_kinds
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import (
     DELETION_ORPHAN_FINALIZER,
     OwnershipGraph,

@@ -15,9 +15,10 @@ __metaclass__ = type
 
 from collections import namedtuple
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
-    SKIPPED_DEPENDENT_RESOURCES, preferred_resources)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import CLUSTER, rules_for
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import preferred_resources
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.kinds import SKIPPED_DEPENDENT_RESOURCES
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
+    CLUSTER, resource_matches, rules_for)
 
 
 class Access(namedtuple("Access", "verb group resource namespace scope rule")):
@@ -84,13 +85,6 @@ def _matches(values, value):
     return "*" in values or value in values
 
 
-def _resource_matches(resources, resource):
-    if _matches(resources, resource):
-        return True
-    plural, subresource = (resource.split("/", 1) + [""])[:2]
-    return bool(subresource) and ("*/" + subresource in resources or plural + "/*" in resources)
-
-
 def covered(access, resource_rules):
     """True when one of a SelfSubjectRulesReview's resourceRules allows access (rules limited to resourceNames
     never do: the plan lists and writes objects by any name)."""
@@ -98,7 +92,7 @@ def covered(access, resource_rules):
         if rule.get("resourceNames"):
             continue
         if (_matches(rule.get("verbs") or (), access.verb) and _matches(rule.get("apiGroups") or (), access.group)
-                and _resource_matches(rule.get("resources") or (), access.resource)):
+                and resource_matches(rule.get("resources") or (), access.resource)):
             return True
     return False
 

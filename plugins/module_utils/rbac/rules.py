@@ -3,9 +3,11 @@
 """Every right the collection uses, in one place: the source of the shipped RBAC, the guide's table and the pre-flight.
 
 One Rule per purpose: where it applies (SCOPES), the API groups, resources and verbs, the entry points that need it
-(ENTRY_POINTS) and why. A rule is `conditional` when a run may well not use it (its text says when); every other
-rule is used by every run of its entry points that gets that far (tests/integration/rbac checks both ways against
-kube-apiserver's audit log). render.py turns RULES into meta/rbac/*.yaml and the operator guide's table; review.py
+(ENTRY_POINTS) and why. A rule is written as the requests are, not as a cross product: each of its verbs is sent to
+each resource it lists (a status is written with update, so no rule grants create on `*/status`). A rule is
+`conditional` when a run may well not use it (its text says when); every other rule is used by every run of its entry
+points that gets that far (tests/integration/fleet/test_least_privilege.py checks both ways against kube-apiserver's
+audit log). render.py turns RULES into meta/rbac/*.yaml and the operator guide's table; review.py
 asks the API server, before the first change, whether the identity holds them.
 """
 
@@ -57,8 +59,16 @@ class Rule(namedtuple("Rule", "scope groups resources verbs entry_points why con
     def grants(self, verb, group, resource, scope):
         """True when this rule allows verb on group/resource (resource may be "plural/subresource") in scope."""
         return (scope == self.scope and (verb in self.verbs or "*" in self.verbs)
-                and (group in self.groups or "*" in self.groups)
-                and (resource in self.resources or "*" in self.resources))
+                and (group in self.groups or "*" in self.groups) and resource_matches(self.resources, resource))
+
+
+def resource_matches(resources, resource):
+    """RBAC's match of resource ("plural" or "plural/subresource") by a rule's resources: "*" is every resource and
+    subresource, "*/status" every status subresource, "plural/*" every subresource of plural."""
+    if "*" in resources or resource in resources:
+        return True
+    plural, _slash, subresource = resource.partition("/")
+    return bool(subresource) and ("*/" + subresource in resources or plural + "/*" in resources)
 
 
 # What the collection deploys runs as its own identities: roles conversion_shim and api_proxy create these rules.
@@ -73,6 +83,7 @@ SIDECAR_CRD_RULE = Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefin
 DIFFERS = "only when it exists and differs from what the role renders"
 SHIM_REMOVAL = "rollback.yml removes the conversion shim once no CRD converts through it."
 SHIM_REMOVAL_WHEN = "only when no CRD converts through the shim any more (the private CRDs were removed)"
+COPY_BACK = "only when a cluster whose standard objects were deleted goes back"
 
 RULES = (
     # --- cluster-wide --------------------------------------------------------------------------------------------
@@ -136,16 +147,23 @@ RULES = (
          "Pause the sources and lift the pause; remove their finalizers before they are deleted."),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["delete", "deletecollection"], (MIGRATE,),
          "Delete the standard objects once copied and healthy (step 7), children first."),
-    Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*", "*/status"], ["create", "update"], FORWARD,
+    Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["create", "update"], FORWARD,
          "The rollback, and the rescue of a migration that failed once the standard objects' deletion began, copy "
-         "the private objects back to the standard groups, with their status.",
-         conditional="only when a cluster whose standard objects were deleted goes back"),
+         "the private objects back to the standard groups (an original kept gets its finalizers back).",
+         conditional=COPY_BACK),
+    Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*/status"], ["update"], FORWARD,
+         "The copies back get their status (a status is written with update, never created).", conditional=COPY_BACK),
     Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*"], ["list"], READERS,
          "The private copies: state, health, verify."),
     Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*"], ["patch", "delete", "deletecollection"], FORWARD,
          "The way back (rollback, rescue) deletes the private copies, finalizers removed first."),
-    Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*", "*/status"], ["create", "update"], (MIGRATE,),
-         "Create the copies, then their status."),
+    Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*"], ["create"], (MIGRATE,),
+         "Create the copies."),
+    Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*/status"], ["update"], (MIGRATE,),
+         "Write the copies' status (a status is written with update, never created)."),
+    Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*"], ["update"], (MIGRATE,),
+         "A copy a resumed run finds gets its ownerReferences re-pointed, or is overwritten with force.",
+         conditional="only when an existing copy's ownerReferences are stale or it differs and force is set"),
     Rule(HCP_NAMESPACES, PRIVATE_CAPI_GROUPS, ["*"], ["*"], (MIGRATE,),
          "Held to grant: role api_proxy gives each CAPI workload on the private groups what its Role holds on the "
          "standard ones (HyperShift's CAPI managers hold every verb), and RBAC lets an identity grant only what it "

@@ -6,10 +6,12 @@ The lock's holder is a run (its run id), and a resumed run reuses that id; but a
 still be running (ansible-core's workers call setsid(), so killing the playbook does not kill them). So each module
 process that writes under the lock takes a token of its own (state/machine.py LEASE_TOKEN_ANNOTATION: id, run, pid,
 host) on the HostedCluster before its first write, renews it every few seconds (a JSON patch that tests the token
-first, so it never renews a token that is no longer its own), and checks it before its writes: the client
-(k8s/client.py) calls check() before every mutating request, which re-reads the HostedCluster when its last reading is
-more than FRESH_SECONDS old. A process whose token was replaced (or whose run lost the lease) gets LeaseLost on its
-next write and writes nothing more.
+first, so it never renews a token that is no longer its own), and checks it before its writes: the fence is the
+before_write hook of the module's client (k8s/client.py), so check() runs before every mutating request and re-reads
+the HostedCluster when its last reading is more than FRESH_SECONDS old; the fence's own requests go through the client
+unhooked. A process whose token was replaced (or whose run lost the lease) gets LeaseLost on its next write and writes
+nothing more. A module's work takes the token with hold_lease(run, ...); the run (k8s/runner.py ModuleRun) holds the
+fence to its end: finished(), release(), and its summary() as RV(lease_token).
 
 A process taking the token from a live one (renewed less than TOKEN_LIVE_SECONDS ago) says so and waits
 SETTLE_SECONDS before its first write, so that a write the other checked just before the token changed has reached
@@ -34,6 +36,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.state impo
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
     create_hostedcluster_event,
     hostedcluster_path,
+    utc_now,
 )
 
 FENCED_EVENT_REASON = "CAPIMigrationWriteFenced"
@@ -78,12 +81,28 @@ def judge(hostedcluster, holder, token_id, now):
     return None
 
 
+def hold_lease(run, namespace, name, holder):
+    """Take this process's lease token on HostedCluster namespace/name, locked by run `holder`, for the rest of the
+    module run `run` (k8s/runner.py ModuleRun): from here on every write of the run's client first checks that the
+    token is still this process's. Not in check mode (nothing is written). RV(lease_token) comes with the run's tail."""
+    if run.client.dry_run:
+        return
+    fence = LeaseFence(run.client, namespace, name, holder, now=utc_now)
+    run.hold("lease_token", fence)  # held before the claim: a claim that fails still releases and reports
+    fence.claim()
+    warning = fence.warning()
+    if warning:
+        run.module.warn(warning)
+
+
 class LeaseFence(object):
-    """One module process's token on one HostedCluster's lock (see the module docstring)."""
+    """One module process's token on one HostedCluster's lock (see the module docstring): the before_write hook of
+    the client it guards."""
 
     def __init__(self, client, namespace, name, holder, now, renew_seconds=RENEW_SECONDS, fresh_seconds=FRESH_SECONDS,
                  settle_seconds=SETTLE_SECONDS, sleep=time.sleep, clock=time.monotonic):
-        self.client = client
+        self.guarded = client
+        self.client = client.unhooked()  # the fence's own requests are never checked
         self.namespace, self.name, self.holder = namespace, name, holder
         self.path = hostedcluster_path(namespace, name)
         self.now = now
@@ -107,7 +126,7 @@ class LeaseFence(object):
         return "HostedCluster %s/%s" % (self.namespace, self.name)
 
     def _read(self):
-        return self.client.request("GET", self.path, "get %s (lease token)" % self.what, unfenced=True)
+        return self.client.request("GET", self.path, "get %s (lease token)" % self.what)
 
     def claim(self):
         """Put this process's token on the HostedCluster (conflict-checked), fence a live previous one, start renewing.
@@ -123,7 +142,7 @@ class LeaseFence(object):
                 self.unlocked = "%s is not locked by run %s (state %s, lock holder %s)" % (
                     self.what, self.holder, states.state_of_annotations(annotations),
                     lease["holder"] if lease else "nobody")
-                self.client.fence = self
+                self.guarded.before_write = self
                 return
             previous = states.token_of(annotations, self.now())
             body = {"metadata": {"resourceVersion": hostedcluster["metadata"]["resourceVersion"], "annotations": {
@@ -131,7 +150,7 @@ class LeaseFence(object):
                 states.LEASE_TOKEN_RENEW_TIME_ANNOTATION: states.format_time(self.now())}}}
             try:
                 self.client.request("PATCH", self.path, "patch %s (take the lease token)" % self.what, body=body,
-                                    content_type=MERGE_PATCH, unfenced=True)
+                                    content_type=MERGE_PATCH)
             except ApiError as exc:
                 if exc.is_conflict:
                     continue
@@ -147,7 +166,7 @@ class LeaseFence(object):
             self.waited_seconds = self.settle_seconds
         self._thread = threading.Thread(target=self._renew_loop, name="lease-token", daemon=True)
         self._thread.start()
-        self.client.fence = self
+        self.guarded.before_write = self
 
     def summary(self):
         """RV(lease_token): this process's token, the live one it fenced (or None) and how long it waited."""
@@ -166,7 +185,7 @@ class LeaseFence(object):
         """One JSON patch of the HostedCluster that first tests the token is still this process's (422 when not)."""
         patch = [{"op": "test", "path": json_pointer(states.LEASE_TOKEN_ANNOTATION), "value": self.token}]
         self.client.request("PATCH", self.path, "patch %s (%s)" % (self.what, why), body=patch + list(operations),
-                            content_type=JSON_PATCH, unfenced=True)
+                            content_type=JSON_PATCH)
 
     def _renew_loop(self):
         while not self._stop.wait(self.renew_seconds):
@@ -189,6 +208,10 @@ class LeaseFence(object):
             with self._lock:
                 if self.lost is None:
                     self.lost = why or "the lease token of %s could not be renewed (%s)" % (self.what, exc)
+
+    def __call__(self, method, path, what):
+        """The guarded client's before_write hook: check() before each of its writes."""
+        self.check()
 
     def check(self):
         """Before a write: LeaseLost when the token is no longer this process's (read at most every FRESH_SECONDS).
@@ -232,7 +255,7 @@ class LeaseFence(object):
         metadata = dict(metadata, namespace=self.namespace, name=self.name)
         try:
             create_hostedcluster_event(self.client, metadata, "Warning", FENCED_EVENT_REASON, self._refusal(refused),
-                                       self.now(), "%s:%d" % (socket.gethostname(), os.getpid()), unfenced=True)
+                                       self.now(), "%s:%d" % (socket.gethostname(), os.getpid()))
         except ApiError:
             pass
 
@@ -251,8 +274,8 @@ class LeaseFence(object):
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.renew_seconds + 5)
-        if getattr(self.client, "fence", None) is self:
-            self.client.fence = None
+        if self.guarded.before_write is self:
+            self.guarded.before_write = None
 
     def release(self):
         """Retire, then remove the token when it is still this process's (a JSON patch that tests it first)."""

@@ -104,13 +104,19 @@ def hostedcluster_event(metadata, event_type, reason, message, now, instance):
     }
 
 
-def create_hostedcluster_event(client, metadata, event_type, reason, message, now, instance, unfenced=False):
-    """Write hostedcluster_event(...) (a dry run in check mode); returns the Event's name. ApiError when refused.
-    unfenced: the lease fence's own Event (state/fence.py), sent while it holds its lock."""
+def create_hostedcluster_event(client, metadata, event_type, reason, message, now, instance):
+    """Write hostedcluster_event(...) (a dry run in check mode); returns the Event's name. ApiError when refused."""
     event = hostedcluster_event(metadata, event_type, reason, message, now, instance)
     created = client.create(api_path("", "v1", "events", metadata["namespace"]), event, "create Event for %s" % describe(
-        "HostedCluster", metadata["name"], metadata["namespace"]), unfenced=unfenced)
+        "HostedCluster", metadata["name"], metadata["namespace"]))
     return (created.get("metadata") or {}).get("name") or event["metadata"]["name"]
+
+
+def lease_fence(client):
+    """The lease fence (state/fence.py LeaseFence) guarding the client's writes, else None: while a module process
+    holds its lease token, the fence is the client's before_write hook."""
+    hook = getattr(client, "before_write", None)
+    return hook if callable(getattr(hook, "require", None)) else None
 
 
 class MigrationStateService(object):
@@ -122,7 +128,7 @@ class MigrationStateService(object):
         self.warnings = []
         self._group_versions = {}
         # the lease fence of the module process that moves (move_held_lock): its token must be on the object judged
-        self.fence = getattr(client, "fence", None)
+        self.fence = lease_fence(client)
 
     # --- reads -------------------------------------------------------------------------------------
     def read(self, namespace, name):

@@ -25,6 +25,9 @@ __metaclass__ = type
 import copy
 import re
 
+# the translation errors' root lives below translate/ and k8s/ (errors.py); re-exported here for the core's callers
+from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import CapiTranslationError  # noqa: F401 pylint: disable=unused-import
+
 STANDARD_SUFFIX = "cluster.x-k8s.io"
 PRIVATE_SUFFIX = "cluster.hypershift.openshift.io"
 TO_PRIVATE = "to_private"
@@ -50,10 +53,6 @@ _PRIVATE_DOT_SUFFIX = "." + PRIVATE_SUFFIX
 
 # String maps inside spec/status whose entries are user data, never references.
 _FREE_TEXT_MAP_KEYS = frozenset(("labels", "annotations", "matchLabels", "nodeSelector"))
-
-
-class CapiTranslationError(ValueError):
-    """Input that cannot be translated; the message names the input and what to do."""
 
 
 def _is_dns_subdomain(value):

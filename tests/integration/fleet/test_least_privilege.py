@@ -3,8 +3,9 @@ HostedClusters, AWS and KubeVirt, one whose private Machines a ValidatingAdmissi
 migrate_fleet.yml, verified by verify_fleet.yml, one cluster rolled back by rollback.yml and the fleet read by the
 inventory plugin - each as a ServiceAccount bound to exactly the shipped RBAC (meta/rbac, applied with kubectl as the
 operator guide says). The authorizer denies none of their requests, and every rule the source does not call
-conditional is used by its entry point. Then, with one rule taken out, the pre-flight refuses before any change and
-names it."""
+conditional is used by its entry point as written: each of its verbs on each resource it lists (no cross product: a
+"*/status" is used by a request on a status, a "*" by one on an object itself). Then, with one rule taken out, the
+pre-flight refuses before any change and names it."""
 import json
 import os
 
@@ -72,16 +73,31 @@ def resource_requests(events, username):
     return found
 
 
+def written_for(pattern, resource):
+    """Whether a request on resource ("plural" or "plural/subresource") is what a rule's resource, as written, is for:
+    "*" an object itself, "*/status" a status, "plural/*" a subresource of plural, a name that resource."""
+    plural, _slash, subresource = resource.partition("/")
+    if pattern == "*":
+        return not subresource
+    if pattern.startswith("*/"):
+        return subresource == pattern[2:]
+    if pattern.endswith("/*"):
+        return plural == pattern[:-2] and bool(subresource)
+    return pattern == resource
+
+
 def unused_rules(entry_point, requests):
-    """Each (rule, verb) of entry_point's non-conditional rules that none of its requests used."""
+    """Each (rule, resource, verb) of entry_point's non-conditional rules that none of its requests used."""
     unused = []
     for rule in rules.rules_for(entry_point):
         if rule.conditional:
             continue
         for verb in rule.verbs:
-            if not any(seen == verb and any(rule.grants(verb, group, resource, scope) for scope in scopes_of(namespace))
-                       for seen, group, resource, namespace in requests):
-                unused.append((rule.scope, rule.groups, rule.resources, verb))
+            for pattern in rule.resources:
+                if not any(seen == verb and written_for(pattern, resource)
+                           and any(rule.grants(verb, group, resource, scope) for scope in scopes_of(namespace))
+                           for seen, group, resource, namespace in requests):
+                    unused.append((rule.scope, rule.groups, pattern, verb))
     return unused
 
 

@@ -220,5 +220,5 @@ def test_a_bad_kubeconfig_is_named_with_what_is_wrong(tmp_path, content, expecte
     elif content is not None:
         path.write_text(content)
     with pytest.raises(plugin.SourceError) as raised:
-        plugin._kubeconfig_client({"name": "mc-1", "kubeconfig": str(path), "context": None})  # pylint: disable=protected-access
+        plugin.connect({"name": "mc-1", "kubeconfig": str(path), "context": None}, 30)
     assert str(path) in str(raised.value) and expected in str(raised.value)

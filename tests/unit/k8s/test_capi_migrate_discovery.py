@@ -1,4 +1,4 @@
-"""capi_migrate_discovery (kinds from discovery documents) and the retry/parallel helpers it relies on."""
+"""capi_migrate_discovery (served resources from discovery documents, the moved kinds of move/kinds.py) and the retry/parallel helpers it relies on."""
 import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
@@ -7,12 +7,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     TO_STANDARD,
     GroupMap,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
-    DiscoveryError,
-    _from_aggregated,
-    dependent_resources,
-    moved_kinds,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import DiscoveryError, _from_aggregated
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.kinds import dependent_resources, moved_kinds
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, call_with_retries, parallel_map
 
 

@@ -123,6 +123,73 @@ def test_a_bug_is_not_swallowed(client):
         runner.run_module(FakeModule(), lambda r: {}["missing"])
 
 
+class Holding(object):
+    """What a run holds to its end (the lease token of state/fence.py): finished, released, summarised in the tail."""
+
+    def __init__(self, lost=None):
+        self.lost = lost
+        self.events = []
+
+    def finished(self):
+        self.events.append("finished")
+        if self.lost:
+            raise PrivateCapiError(self.lost)
+
+    def release(self):
+        self.events.append("released")
+
+    def summary(self):
+        return {"id": "t1"}
+
+
+def test_a_holding_is_finished_released_and_summarised_in_the_tail(client):
+    holding = Holding()
+    exited = run(FakeModule(), lambda r: r.hold("lease_token", holding) or {"changed": True,
+                                                                          "client": bool(r.connect())})
+    assert holding.events == ["finished", "released"]
+    assert exited.result["lease_token"] == {"id": "t1"} and list(exited.result)[2:] == [
+        "lease_token", "api_calls", "elapsed_seconds"]
+
+
+def test_a_holding_that_finds_its_token_lost_fails_the_run_and_is_still_released(client):
+    holding = Holding(lost="the lease token of HostedCluster ns/hc now belongs to another process")
+    exited = run(FakeModule(), lambda r: r.hold("lease_token", holding) or {"changed": True})
+    assert exited.result["failed"] and exited.result["msg"].startswith("the lease token") and not exited.in_except
+    assert holding.events == ["finished", "released"] and exited.result["lease_token"] == {"id": "t1"}
+
+
+class RecordingTransport(object):
+    def __init__(self):
+        self.client = self
+        self.sent = []
+
+    def request(self, method, path, body=None, serialize=False, **params):
+        self.sent.append(method)
+        return Response({})
+
+
+def test_before_write_runs_before_every_write_and_not_for_its_own_requests():
+    transport = RecordingTransport()
+    client = ApiClient(transport)
+    asked = []
+
+    def before_write(method, path, what):
+        asked.append((method, path))
+        if method == "DELETE":
+            raise PrivateCapiError("refused")
+
+    client.before_write = before_write
+    client.get("/api/v1/namespaces/ns", "get")
+    client.create("/api/v1/namespaces/ns/events", {}, "create")
+    with pytest.raises(PrivateCapiError):
+        client.delete("/api/v1/namespaces/ns/events/e", "delete")
+    unhooked = client.unhooked()
+    unhooked.patch("/api/v1/namespaces/ns", {}, "patch")
+    assert asked == [("POST", "/api/v1/namespaces/ns/events"), ("DELETE", "/api/v1/namespaces/ns/events/e")]
+    assert transport.sent == ["GET", "POST", "PATCH"] and client.before_write is before_write
+    assert client.calls == unhooked.calls == 3 and client.calls_by_method == {"GET": 1, "POST": 1, "PATCH": 1}
+
+
 @pytest.mark.parametrize("params, message", [
     ({"parallelism": 0}, "parallelism must be 1 or more, got 0"),
     ({"parallelism": -2}, "parallelism must be 1 or more, got -2"),
@@ -139,7 +206,7 @@ def test_minimum_problems_names_every_option_below_its_minimum():
 
 
 def test_extra_groups_default_is_the_cores_agent_pair_and_a_copy():
-    option = k8s_args.extra_groups_option(k8s_args.AGENT_DEFAULT)
+    option = k8s_args.extra_groups_option(AGENT_EXTRA_GROUPS)
     assert option == {"type": "dict", "default": AGENT_EXTRA_GROUPS}
     option["default"]["x"] = "y"
     assert "x" not in AGENT_EXTRA_GROUPS

@@ -1,6 +1,7 @@
 """A request that gets no HTTP answer fails with a message naming the server, what happened and what to check: real
 urllib3 and kubernetes-client requests to loopback (a closed port, a TLS server whose CA the client does not trust),
-and the exceptions urllib3 raises for what loopback cannot show (DNS, timeouts, a dropped connection)."""
+and the exceptions urllib3 raises for what loopback cannot show (DNS, timeouts, a dropped connection). Then the rest
+of explain_failure, the one explanation of a failure (the inventory's API errors)."""
 import socket
 import ssl
 import threading
@@ -10,7 +11,7 @@ import urllib3
 from kubernetes import client as k8s_client
 from urllib3.exceptions import MaxRetryError, NameResolutionError, ProtocolError, ReadTimeoutError
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, explain_failure
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.transport import server_of, transport_problem
 from testenv import certs
 
@@ -106,3 +107,22 @@ def test_each_kind_of_no_answer_says_what_to_check(error, words):
     message = transport_problem(error, "https://api:6443")
     for word in words:
         assert word in message, message
+
+
+@pytest.mark.parametrize("status, expected", [
+    (None, "the API server https://api:6443 is unreachable (nothing listens); check that it is up and reachable from "
+           "here and that the kubeconfig's server address is right"),
+    (401, "the API server https://api:6443 rejected the credentials (401: Unauthorized); renew the token or "
+          "certificate in the kubeconfig"),
+    (403, "LIST HostedClusters is forbidden (403: Forbidden); grant this identity list on it, or remove the entry"),
+    (500, "LIST HostedClusters failed on https://api:6443: HTTP 500 Reason: Internal"),
+])
+def test_explain_failure_is_the_one_explanation_of_an_api_error(status, expected):
+    message = {None: "nothing listens", 401: "Unauthorized", 403: "Forbidden", 500: "Internal"}[status]
+    error = ApiError(status, "Reason", message, "LIST HostedClusters")
+    assert explain_failure(error, "https://api:6443", "remove the entry") == expected
+
+
+def test_explain_failure_of_a_request_with_no_answer_is_the_transport_problem():
+    error = urllib3.exceptions.HTTPError("something else")
+    assert explain_failure(error, "https://api:6443") == transport_problem(error, "https://api:6443")
