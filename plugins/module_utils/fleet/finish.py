@@ -16,16 +16,14 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import COUNTS_ANNOTATION, PHASE_ANNOTATION, utc_now
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import HealthChecksFailed, HealthService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
-    PHASE_ANNOTATION,
     QuiesceService,
     phase_mark,
     quiesce_params,
     quiesce_result,
-    utc_now,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM, minimum_problems
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with

@@ -16,8 +16,20 @@ __metaclass__ = type
 
 import re
 import time
-from datetime import datetime, timezone
+from datetime import datetime
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    ANNOTATION_TIME_FORMAT,
+    EVENT_TIME_FORMAT,
+    PAUSED_ANNOTATION,
+    PAUSED_UNTIL_ANNOTATION,
+    PHASE_ANNOTATION,
+    REPLICAS_ANNOTATION,
+    STOPPED_AT_ANNOTATION,
+    format_mark,
+    format_time,
+    utc_now,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
@@ -29,14 +41,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
 
-PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
-REPLICAS_ANNOTATION = "hypershift.openshift.io/capi-migration-replicas"
-# when the Deployment was first scaled to 0 by a migration (kept with the replica record, so a resumed run still
-# measures the whole window without controllers)
-STOPPED_AT_ANNOTATION = "hypershift.openshift.io/capi-migration-stopped-at"
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-PAUSED_UNTIL_ANNOTATION = "hypershift.openshift.io/capi-migration-paused-until"
-PHASE_ANNOTATION = "hypershift.openshift.io/capi-migration-phase"
 NO_PAUSED_UNTIL = "none"
 HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP
 HYPERSHIFT_VERSION = hypershift.HOSTEDCLUSTER_VERSION
@@ -96,18 +100,14 @@ def pause_patch(obj, paused):
     return None
 
 
-def utc_now():
-    return datetime.now(timezone.utc).strftime(TIME_FORMAT)
-
-
 def phase_mark(name, now):
-    """A phase mark of the migrate role's record: the name and the time now (a utc_now string) without its Z."""
-    return {"name": name, "at": now.rstrip("Z")}
+    """A phase mark of the migrate role's record: the name and the time now (an aware datetime, MARK_TIME_FORMAT)."""
+    return {"name": name, "at": format_mark(now)}
 
 
 def stop_patch(deployment, now):
-    """Merge patch recording the replicas and the time now (once, so a resumed run keeps the original) and scaling to
-    0, or None."""
+    """Merge patch recording the replicas and the time now (format_time; once, so a resumed run keeps the original and
+    still measures the whole window without controllers) and scaling to 0, or None."""
     annotations = _annotations(deployment)
     replicas = (deployment.get("spec") or {}).get("replicas", 1)
     if REPLICAS_ANNOTATION in annotations and replicas == 0:
@@ -125,14 +125,15 @@ def stopped_at(deployments):
     for deployment in deployments:
         value = _annotations(deployment).get(STOPPED_AT_ANNOTATION)
         try:
-            times.append((datetime.strptime(value, TIME_FORMAT), value))
+            times.append((datetime.strptime(value, ANNOTATION_TIME_FORMAT), value))
         except (TypeError, ValueError):
             continue  # none (recorded by a release without it), or not ours to judge: the window is then not known
     return min(times)[1] if times else None
 
 
 def seconds_between(start, end):
-    return round((datetime.strptime(end, TIME_FORMAT) - datetime.strptime(start, TIME_FORMAT)).total_seconds(), 3)
+    return round((datetime.strptime(end, ANNOTATION_TIME_FORMAT) - datetime.strptime(start, ANNOTATION_TIME_FORMAT))
+                 .total_seconds(), 3)
 
 
 def recorded_replicas(deployment):
@@ -222,7 +223,7 @@ def ready_since(pod):
     for condition in (pod.get("status") or {}).get("conditions") or ():
         if condition.get("type") == "Ready" and condition.get("status") == "True":
             try:
-                return datetime.strptime(condition.get("lastTransitionTime") or "", "%Y-%m-%dT%H:%M:%SZ")
+                return datetime.strptime(condition.get("lastTransitionTime") or "", EVENT_TIME_FORMAT)
             except ValueError:
                 return None
     return None
@@ -230,7 +231,7 @@ def ready_since(pod):
 
 def available_since(pods, expected):
     """When every Deployment of expected ({name: replicas}) last had that many Ready pods, by the pods' own Ready
-    times (TIME_FORMAT, to the second): per Deployment the replicas-th earliest, the latest of those. None when one has
+    times (ANNOTATION_TIME_FORMAT, to the second): per Deployment the replicas-th earliest, the latest of those. None when one has
     fewer Ready pods, or none is expected to run any."""
     latest = None
     for name, replicas in sorted(expected.items()):
@@ -242,7 +243,7 @@ def available_since(pods, expected):
         if len(times) < replicas:
             return None
         latest = max(latest or times[replicas - 1], times[replicas - 1])
-    return latest.strftime(TIME_FORMAT) if latest else None
+    return latest.strftime(ANNOTATION_TIME_FORMAT) if latest else None
 
 
 def unavailable(deployments, expected):
@@ -464,7 +465,7 @@ class QuiesceService(object):
             self._set_paused(group, True)
             self._check_pause_holds(group)
         deployments = self.read_deployments()
-        now = self.now()
+        now = format_time(self.now())
         self._scale(deployments, lambda deployment: stop_patch(deployment, now), "record replicas and scale to 0")
         # an earlier run's record is older than now; a Deployment recorded only by this run was stopped now
         newly = [d for d in deployments if REPLICAS_ANNOTATION not in _annotations(d)]
@@ -498,7 +499,7 @@ class QuiesceService(object):
         self._wait("Deployments %s to be available" % ", ".join(sorted(expected)), lambda: self._unavailable(expected))
         if expected and not self.check_mode and self.params["wait_timeout"] > 0:
             # the controllers run again: the window that began with the first scale to 0 ends here
-            self.result["available_at"] = self.now()
+            self.result["available_at"] = format_time(self.now())
             if self.result["stopped_at"]:
                 self.result["controllers_down_seconds"] = seconds_between(self.result["stopped_at"],
                                                                           self.result["available_at"])

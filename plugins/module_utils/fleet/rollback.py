@@ -25,17 +25,22 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    COUNTS_ANNOTATION,
+    PHASE_ANNOTATION,
+    PRIVATE_TYPES_ANNOTATION,
+    ROLLBACK_FAILED_ANNOTATION,
+    format_time,
+    utc_now,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge, sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import FINISH_PHASE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
-    PHASE_ANNOTATION,
     QuiesceService,
     phase_mark,
     quiesce_params,
     quiesce_steps,
-    utc_now,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import (
     annotations_patch,
     hostedcontrolplane_path,
@@ -56,7 +61,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.state.serv
     hostedcluster_path,
     move_held_lock,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import utc_now as datetime_now
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
     TO_STANDARD,
@@ -71,7 +75,6 @@ STOP = "scale_down"
 # where a rollback goes on (the HostedCluster's phase annotation, written by this service)
 RESUME_PHASE, DELETE_PHASE = "revert-resume", "revert-finish"
 ROLLBACK_FAILED_REASON = "CAPIMigrationRollbackFailed"  # the Warning Event of note_failure
-SIGNAL_ANNOTATION = states.PRIVATE_TYPES_ANNOTATION  # on the HostedControlPlane: the control-plane-operator's signal
 
 
 class RollbackFailed(PrivateCapiError):
@@ -205,7 +208,7 @@ class RollbackService(object):
             if exc.is_not_found:
                 return
             raise
-        patch = annotations_patch(hostedcontrolplane, {SIGNAL_ANNOTATION: None})
+        patch = annotations_patch(hostedcontrolplane, {PRIVATE_TYPES_ANNOTATION: None})
         if patch is None:
             return
         if not self.check_mode:  # as the other HostedControlPlane and HostedCluster writes: none in check mode
@@ -236,16 +239,16 @@ class RollbackService(object):
         if self.check_mode or isinstance(error, LeaseLost):
             return
         name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
-        holder, now = self.params["holder"], datetime_now()
+        holder, now = self.params["holder"], utc_now()
         note = ("%s: the %s by run %s failed at %s: %s. The lock stays with run %s and nothing else touches the "
                 "HostedCluster: fix the cause (for a refused request, grant that right: docs/operator-guide.md#rbac), "
                 "then re-run with that run id" % (
-                    states.format_time(now), "rescue" if self.params["path"] == RESCUE else "rollback", holder,
+                    format_time(now), "rescue" if self.params["path"] == RESCUE else "rollback", holder,
                     self.phase or "start", str(error)[:600], holder))
         try:
             if self.hostedcluster is None:
                 self.hostedcluster = self._hostedcluster()
-            self._annotate_hostedcluster({states.ROLLBACK_FAILED_ANNOTATION: note}, "note the failed rollback")
+            self._annotate_hostedcluster({ROLLBACK_FAILED_ANNOTATION: note}, "note the failed rollback")
             create_hostedcluster_event(self.client, self.hostedcluster["metadata"], "Warning", ROLLBACK_FAILED_REASON,
                                        note, now, holder)
         except USER_ERRORS as exc:

@@ -20,6 +20,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PRIVATE_TYPES_ANNOTATION, utc_now
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
     QuiesceService,
     deployment_patches_by_name,
@@ -29,7 +30,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quie
     recorded_replicas,
     seconds_between,
     start_patch,
-    utc_now,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
@@ -40,7 +40,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_params,
     migrate_result,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.machine import PRIVATE_TYPES_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 
 HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"

@@ -4,7 +4,7 @@ failure at every step): tests/integration/fleet/test_rollback_playbook.py, test_
 import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import rollback
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import PHASE_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PHASE_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.modules import hcp_migrate_rollback as rollback_module
 from testenv.module_runner import run_module
 from tests.unit.module_docs import assert_argspec_matches_documentation

@@ -6,12 +6,14 @@ import copy
 import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import quiesce as hcp_quiesce
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
     PAUSED_ANNOTATION,
     PAUSED_UNTIL_ANNOTATION,
     PHASE_ANNOTATION,
     REPLICAS_ANNOTATION,
     STOPPED_AT_ANNOTATION,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
     QuiesceError,
     QuiesceService,
 )
