@@ -21,7 +21,7 @@ __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PRIVATE_TYPES_ANNOTATION, utc_now
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
     deployment_patches_by_name,
     phase_mark,

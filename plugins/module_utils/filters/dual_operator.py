@@ -25,7 +25,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     OPERATOR_ORIGINAL_ANNOTATION,
     OPERATOR_SCOPE_LABEL,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine
 

@@ -33,15 +33,15 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     format_time,
     utc_now,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge, sidecar
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import FINISH_PHASE
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import judge, sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.finish import FINISH_PHASE
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
     phase_mark,
     quiesce_params,
     quiesce_steps,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import (
     annotations_patch,
     hostedcontrolplane_path,
 )

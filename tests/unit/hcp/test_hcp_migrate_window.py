@@ -6,11 +6,11 @@ import datetime
 import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import REPLICAS_ANNOTATION
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     available_since,
     phase_mark,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import (
     annotations_patch,
     back_at_record,
 )

@@ -17,8 +17,8 @@ __metaclass__ = type
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import COUNTS_ANNOTATION, PHASE_ANNOTATION, utc_now
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import HealthChecksFailed, HealthService
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import HealthChecksFailed, HealthService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
     phase_mark,
     quiesce_params,

@@ -1,4 +1,4 @@
-"""What the dual_operator role does (plugins/module_utils/fleet/dual_operator.py and the filters dual_operator_plan and
+"""What the dual_operator role does (plugins/module_utils/filters/dual_operator.py and the filters dual_operator_plan and
 dual_operator_cleanup): the cases its Jinja templates (plan.json.j2, blockers.json.j2) covered, as pure functions."""
 import copy
 import json
@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.filter import dual_operator as dual_operator_filter
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import dual_operator
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters import dual_operator
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine
 from ansible_collections.hypershift.private_capi.plugins.module_utils import contract

@@ -1,11 +1,11 @@
-"""The API proxy sidecar's merge patches (plugins/module_utils/fleet/sidecar.py): the cases the role's Jinja templates
+"""The API proxy sidecar's merge patches (plugins/module_utils/hcp/sidecar.py): the cases the role's Jinja templates
 (deployment_present.json.j2, original.json.j2, deployment_absent.json.j2) covered, as pure functions."""
 import copy
 import json
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
 from ansible_collections.hypershift.private_capi.plugins.module_utils import contract
 
