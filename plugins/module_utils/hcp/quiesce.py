@@ -26,14 +26,13 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     PHASE_ANNOTATION,
     REPLICAS_ANNOTATION,
     STOPPED_AT_ANNOTATION,
-    format_mark,
     format_time,
     utc_now,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import run_service
 # ApiError: re-exported, callers and tests catch it from here
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (  # noqa: F401 pylint: disable=unused-import
     ApiError,
@@ -98,11 +97,6 @@ def pause_patch(obj, paused):
     if not paused and present:
         return {"metadata": {"annotations": {PAUSED_ANNOTATION: None}}}
     return None
-
-
-def phase_mark(name, now):
-    """A phase mark of the migrate role's record: the name and the time now (an aware datetime, MARK_TIME_FORMAT)."""
-    return {"name": name, "at": format_mark(now)}
 
 
 def stop_patch(deployment, now):
@@ -520,9 +514,7 @@ class QuiesceService(object):
 
 def run_module(module):
     """Run the service and exit with the result (k8s/runner.py: fail_json naming the step on any error)."""
-    state = {}
-
-    def work(run):
+    def work(run, start):
         params = module.params
         # a typo must not read as "nothing to stop"; the HostedCluster's namespace only matters when one is named
         client = run.connect(namespaces=[("namespace", params["namespace"]),
@@ -532,17 +524,12 @@ def run_module(module):
             if not params["hostedcluster_name"]:
                 raise OptionError("holder needs hostedcluster_name (the HostedCluster whose lock the run holds)")
             run.hold_lease(params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
-        state["service"] = service = QuiesceService(client, params, check_mode=module.check_mode)
+        service = start(QuiesceService(client, params, check_mode=module.check_mode))
         service.run()
         return quiesce_result(service, module._diff)
 
-    def partial():
-        service = state.get("service")
-        done = quiesce_result(service, module._diff)
-        done["changed"] = bool(service and service.changed)
-        return done
-
-    run_module_with(module, work, partial=partial, minimums={"settle_seconds": 0, "wait_timeout": 0})
+    run_service(module, work, minimums={"settle_seconds": 0, "wait_timeout": 0},
+                partial_of=lambda service: quiesce_result(service, module._diff), not_started={"changed": False})
 
 
 def quiesce_result(service, diff):

@@ -6,14 +6,9 @@ import datetime
 import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import REPLICAS_ANNOTATION
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
-    available_since,
-    phase_mark,
-)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import (
-    annotations_patch,
-    back_at_record,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import annotations_patch, phase_mark
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import available_since
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import back_at_record
 from ansible_collections.hypershift.private_capi.plugins.modules import hcp_migrate_window as window_module
 from tests.unit.module_docs import assert_argspec_matches_documentation
 
