@@ -36,6 +36,7 @@ import time
 
 import yaml
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import build_report
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
@@ -46,7 +47,6 @@ from testenv.hcp.fleet import deployments_settled
 MACHINES = 3
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 # serial -> (fleet size, per cluster s, migrate play s) as this benchmark measured them at 8afd1a1 on tests/kubeapi
 KUBEAPI_8AFD1A1 = {1: (4, 19.73, 78.9), 10: (4, 16.48, 65.9)}
 # target -> (measured, fleet size, serial) at 1c28d58, before the window and step 7 were one module run each
@@ -104,7 +104,7 @@ def read_records(report_root):
 
 
 def parse_time(text):
-    return datetime.datetime.strptime(text, TIME_FORMAT)
+    return datetime.datetime.strptime(text, MARK_TIME_FORMAT)
 
 
 def slowest_tasks(output, count=15):

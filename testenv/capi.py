@@ -37,7 +37,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from testenv import certs, proxy_stack, yamlio
 from testenv.cluster import build
 from testenv.cluster.cluster import die_with_parent, free_port, terminate

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import shim_manifests
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters import shim_manifests
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments
 
 MANIFESTS_USAGE = "{{ settings | hypershift.private_capi.conversion_shim_manifests(answers) }}"

@@ -8,7 +8,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import dual_operator
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters import dual_operator
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments
 
 PLAN_USAGE = "{{ deployments | hypershift.private_capi.dual_operator_plan(hostedclusters, settings) }}"

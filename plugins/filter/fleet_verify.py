@@ -8,7 +8,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import judge
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move import graph
 

@@ -149,7 +149,7 @@ elapsed_seconds:
   type: float
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main

@@ -189,7 +189,7 @@ elapsed_seconds:
   type: float
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.verify import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
     auth_argspec, extra_groups_option, parallelism_option)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME

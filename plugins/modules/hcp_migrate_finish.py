@@ -234,7 +234,7 @@ elapsed_seconds:
   sample: 0.9
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.finish import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
     auth_argspec,
     extra_groups_option,

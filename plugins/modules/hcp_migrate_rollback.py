@@ -294,8 +294,8 @@ elapsed_seconds:
   sample: 9.8
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.rollback import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollback import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
     auth_argspec,
     extra_groups_option,

@@ -251,7 +251,7 @@ elapsed_seconds:
   sample: 4.61
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
     auth_argspec,
     extra_groups_option,

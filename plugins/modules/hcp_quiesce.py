@@ -252,7 +252,7 @@ elapsed_seconds:
   sample: 0.21
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main

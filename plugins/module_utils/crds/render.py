@@ -30,11 +30,19 @@ import hashlib
 import json
 import re
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    CRD_MANAGED_LABEL,
+    RENDER_HASH_ANNOTATION,
+    SOURCE_CRD_ANNOTATION,
+    SOURCE_GROUP_ANNOTATION,
+    SOURCE_HASH_ANNOTATION,
+    SOURCE_LABELS_ANNOTATION,
+    SOURCE_VERSIONS_ANNOTATION,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (  # noqa: F401
     DEFAULT_CATEGORY,
     DEFAULT_SHORT_NAME_PREFIX,
-    SOURCE_LABELS_ANNOTATION,
     STANDARD_CATEGORY,
     dropped_labels,
 )
@@ -58,13 +66,7 @@ DEFAULT_WEBHOOK_SERVICE_PORT = 443
 CONVERSION_REVIEW_VERSIONS = ["v1"]
 
 # Provenance written on every rendered CRD (keys under the HyperShift domain, values plain strings).
-MANAGED_LABEL = "hypershift.openshift.io/private-capi-crd"
 MANAGED_LABEL_VALUE = "true"
-SOURCE_GROUP_ANNOTATION = "hypershift.openshift.io/private-capi-source-group"
-SOURCE_CRD_ANNOTATION = "hypershift.openshift.io/private-capi-source-crd"
-SOURCE_VERSIONS_ANNOTATION = "hypershift.openshift.io/private-capi-source-served-versions"
-SOURCE_HASH_ANNOTATION = "hypershift.openshift.io/private-capi-source-hash"
-RENDER_HASH_ANNOTATION = "hypershift.openshift.io/private-capi-render-hash"
 PROVENANCE_ANNOTATIONS = (
     SOURCE_GROUP_ANNOTATION,
     SOURCE_CRD_ANNOTATION,
@@ -297,7 +299,7 @@ def private_categories(categories, options):
 
 def _kept_labels(labels):
     aside = dropped_labels(labels)
-    return {key: value for key, value in (labels or {}).items() if key not in aside and key != MANAGED_LABEL}
+    return {key: value for key, value in (labels or {}).items() if key not in aside and key != CRD_MANAGED_LABEL}
 
 
 def _kept_annotations(annotations):
@@ -324,7 +326,7 @@ def render_private_crd(source_crd, options):
     spec["conversion"] = twin_conversion(source_crd, options)
     source_metadata = source_crd.get("metadata") or {}
     labels = _kept_labels(source_metadata.get("labels"))
-    labels[MANAGED_LABEL] = MANAGED_LABEL_VALUE
+    labels[CRD_MANAGED_LABEL] = MANAGED_LABEL_VALUE
     annotations = _kept_annotations(source_metadata.get("annotations"))
     annotations[SOURCE_GROUP_ANNOTATION] = source_spec["group"]
     annotations[SOURCE_CRD_ANNOTATION] = source_name

@@ -15,10 +15,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     GroupMap,
     describe,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import CRD_MANAGED_LABEL, SOURCE_HASH_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import (
-    MANAGED_LABEL,
     MANAGED_LABEL_VALUE,
-    SOURCE_HASH_ANNOTATION,
     CrdRenderError,
     RenderOptions,
     change_kind,
@@ -198,10 +197,10 @@ class PrivateCrdService(object):
                 results.append({"name": name, "action": "absent", "changed": False})
                 continue
             labels = (live.get("metadata") or {}).get("labels") or {}
-            if labels.get(MANAGED_LABEL) != MANAGED_LABEL_VALUE:
+            if labels.get(CRD_MANAGED_LABEL) != MANAGED_LABEL_VALUE:
                 results.append({"name": name, "action": "unmanaged", "changed": False,
                                 "reason": "label %s=%s missing: not made by this collection, left alone"
-                                % (MANAGED_LABEL, MANAGED_LABEL_VALUE)})
+                                % (CRD_MANAGED_LABEL, MANAGED_LABEL_VALUE)})
                 continue
             if (live.get("metadata") or {}).get("deletionTimestamp"):
                 # the API server is already deleting it (its customresourcecleanup finalizer removes the objects first)

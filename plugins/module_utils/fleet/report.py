@@ -17,9 +17,9 @@ import os
 import statistics
 from datetime import datetime
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 PHASE_COLUMNS = ("crds", "pause", "prepare", "scale_down", "copy", "resume", "signal", "health", "finish", "rollback")
 SUMMARY_CLUSTERS = 19  # the console summary fits 24 lines: 3 headlines, the clusters, "... more", the report path
 STATUS_ORDER = ("migrated", "planned", "skipped", "deferred", "refused", "failed", "rollback-failed", "unknown", "pending",
@@ -36,10 +36,10 @@ class FleetReportError(PrivateCapiError, ValueError):
 
 def _parse(record, at):
     try:
-        return datetime.strptime(at, TIME_FORMAT)
+        return datetime.strptime(at, MARK_TIME_FORMAT)
     except (TypeError, ValueError):
         raise FleetReportError("record %s/%s: mark time %r is not %s; re-run the migrate role to rewrite it"
-                               % (record.get("namespace"), record.get("name"), at, TIME_FORMAT))
+                               % (record.get("namespace"), record.get("name"), at, MARK_TIME_FORMAT))
 
 
 def phases(record):
@@ -216,7 +216,7 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
     first, last = (min(starts), max(ends)) if starts else (started, finished)
     wall = 0.0
     if first and last:
-        wall = round((datetime.strptime(last, TIME_FORMAT) - datetime.strptime(first, TIME_FORMAT)).total_seconds(), 3)
+        wall = round((datetime.strptime(last, MARK_TIME_FORMAT) - datetime.strptime(first, MARK_TIME_FORMAT)).total_seconds(), 3)
     migrated = [c for c in clusters if c["status"] == "migrated"]
     migrated_seconds = round(sum(c["seconds"] for c in migrated), 3)
     return {"run_id": run_id, "check_mode": bool(check_mode), "started": first, "finished": last,

@@ -12,12 +12,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SOURCE_UID_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
     DIFFERS,
     IN_SYNC,
-    SOURCE_UID_ANNOTATION,
     canonical,
     decide,
     desired_target,

@@ -19,6 +19,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import DELETE_LABEL
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy import (
     MigrationError,
     object_name,
@@ -26,7 +27,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy 
     what,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
-    DELETE_LABEL,
     DELETE_LABEL_VALUE,
     is_marked_for_deletion,
     marked_for_deletion,

@@ -16,23 +16,21 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    CARRIED_ANNOTATION,
+    CARRIED_DELETION_ANNOTATION,
+    DELETE_LABEL,
+    FINALIZERS_ANNOTATION,
+    SOURCE_UID_ANNOTATION,
+    SOURCE_VERSION_ANNOTATION,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import DELETION_ORPHAN_FINALIZER
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json, translate_object
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
 
-SOURCE_UID_ANNOTATION = "hypershift.openshift.io/capi-migration-source-uid"
-SOURCE_VERSION_ANNOTATION = "hypershift.openshift.io/capi-migration-source-resource-version"
-# Set on a source in the delete phase, in the same write that removes its finalizers (kept here as JSON).
-DELETE_LABEL = "hypershift.openshift.io/capi-migration-delete"
 DELETE_LABEL_VALUE = "true"
-FINALIZERS_ANNOTATION = "hypershift.openshift.io/capi-migration-finalizers"
-# on a source whose deletion (or its owner's) a run carried to its copy (the copy's uid): never copied again
-CARRIED_ANNOTATION = "hypershift.openshift.io/capi-migration-carried"
-# beside it on a source that was itself being deleted when it was carried: its copy is deleted by this module (a
-# source only taken along is not: its copy goes with its owner's, once the target's controllers have done their work)
-CARRIED_DELETION_ANNOTATION = "hypershift.openshift.io/capi-migration-carried-deletion"
 MIGRATION_ANNOTATIONS = (SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, FINALIZERS_ANNOTATION, CARRIED_ANNOTATION,
                          CARRIED_DELETION_ANNOTATION)
 SERVER_SET_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import CARRIED_ANNOTATION, CARRIED_DELETION_ANNOTATION, PAUSED_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
     TO_PRIVATE,
@@ -32,8 +33,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph
     OwnershipGraph,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
-    CARRIED_ANNOTATION,
-    CARRIED_DELETION_ANNOTATION,
     GC_FINALIZERS,
     carried_copy_uid,
     carried_mark,
@@ -58,7 +57,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
     parallel_map,
 )
 
-PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 ORPHAN_POLICY = "Orphan"
 LIST_PAGE_SIZE = 500

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import RBAC_ENTRY_POINT_LABEL
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
     CLUSTER, ENTRY_POINTS, HCP_NAMESPACES, HOSTEDCLUSTER_NAMESPACES, IDENTITY_NAMESPACE, OPERATOR_NAMESPACE,
     RULES, SCOPES, policy_rule, role_names, rules_for)
@@ -18,7 +19,7 @@ LABELS = {"app.kubernetes.io/part-of": "hypershift.private_capi"}
 
 
 def _metadata(name, entry_point, namespace=None):
-    metadata = {"name": name, "labels": dict(LABELS, **{"hypershift.openshift.io/private-capi-entry-point": entry_point})}
+    metadata = {"name": name, "labels": dict(LABELS, **{RBAC_ENTRY_POINT_LABEL: entry_point})}
     if namespace:
         metadata["namespace"] = namespace
     return metadata

@@ -17,6 +17,7 @@ import datetime
 import time
 
 from ansible.module_utils.basic import missing_required_lib
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SERVING_CERTIFICATE_LABEL
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
@@ -26,8 +27,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.shim.certi
     CertificateError,
 )
 
-# marks the Secrets this module made: it never overwrites a Secret someone else made
-MANAGED_LABEL = "hypershift.openshift.io/serving-certificate"
+# SERVING_CERTIFICATE_LABEL on the Secrets this module made: it never overwrites a Secret someone else made
 MANAGED_VALUE = "generated"
 CA_SECRET_TYPE = "Opaque"
 INJECT_CABUNDLE_ANNOTATION = "service.beta.openshift.io/inject-cabundle"
@@ -113,12 +113,12 @@ def refuse_foreign(secret, what, secret_type):
     if secret is None:
         return
     labels = (secret.get("metadata") or {}).get("labels") or {}
-    if labels.get(MANAGED_LABEL) != MANAGED_VALUE:
+    if labels.get(SERVING_CERTIFICATE_LABEL) != MANAGED_VALUE:
         raise ServingCertificateError(
             "%s exists and was not made by this module (label %s=%s missing; OpenShift's service CA makes such a "
             "Secret when a Service carries service.beta.openshift.io/serving-cert-secret-name): it is left alone. Use "
             "provider=openshift if the service CA makes it, or delete it (or choose another name) and re-run"
-            % (what, MANAGED_LABEL, MANAGED_VALUE))
+            % (what, SERVING_CERTIFICATE_LABEL, MANAGED_VALUE))
     if secret.get("type", "Opaque") != secret_type:
         raise ServingCertificateError("%s has type %s, expected %s (the type of a Secret cannot change): delete it "
                                       "and re-run" % (what, secret.get("type", "Opaque"), secret_type))
@@ -206,7 +206,7 @@ class ServingCertificates(object):
                                                      params["validity_days"])
             tls_crt, tls_key = certificates.certificate_pem(leaf), certificates.private_key_pem(leaf_key)
         bundle = certificates.trust_bundle(ca_certificate, (tls_data or {}).get("ca.crt", ""), self.now)
-        labels = dict(self.labels, **{MANAGED_LABEL: MANAGED_VALUE})
+        labels = dict(self.labels, **{SERVING_CERTIFICATE_LABEL: MANAGED_VALUE})
         ca_body = secret_body(self.namespace, ca_name, CA_SECRET_TYPE, {"ca.crt": ca_pem, "ca.key": ca_key_pem},
                               labels, live_ca)
         tls_body = secret_body(self.namespace, secret_name, TLS_SECRET_TYPE,

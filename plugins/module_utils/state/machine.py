@@ -18,9 +18,26 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
-import datetime
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    FAILED_ANNOTATION,
+    HISTORY_ANNOTATION,
+    IN_PROGRESS_ANNOTATION,
+    LEASE_ACQUIRE_TIME_ANNOTATION,
+    LEASE_DIRECTION_ANNOTATION,
+    LEASE_DURATION_ANNOTATION,
+    LEASE_HOLDER_ANNOTATION,
+    LEASE_RENEW_TIME_ANNOTATION,
+    LEASE_TOKEN_ANNOTATION,
+    LEASE_TOKEN_RENEW_TIME_ANNOTATION,
+    PRIVATE_TYPES_ANNOTATION,
+    ROLLBACK_FAILED_ANNOTATION,
+    SCOPE_ANNOTATION,
+    STATE_LABEL,
+    format_time,
+    parse_time,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hypershift import describe, hcp_namespace
 
 NEW = "new"
@@ -51,28 +68,10 @@ MIGRATE = "migrate"
 ROLLBACK = "rollback"
 DIRECTIONS = (MIGRATE, ROLLBACK)
 
-SCOPE_ANNOTATION = "hypershift.openshift.io/scope"
 SCOPE_LEGACY = "legacy"
-IN_PROGRESS_ANNOTATION = "hypershift.openshift.io/migration-in-progress"
-PRIVATE_TYPES_ANNOTATION = "hypershift.openshift.io/private-capi-types"
-FAILED_ANNOTATION = "hypershift.openshift.io/migration-failed"
 TRUE = "true"
-STATE_LABEL = "hypershift.openshift.io/capi-migration-state"
-LEASE_HOLDER_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-holder"
-LEASE_ACQUIRE_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-acquire-time"
-LEASE_RENEW_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-renew-time"
-LEASE_DURATION_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-duration-seconds"
-# "rollback" on a lock taken to roll a migrated HostedCluster back; absent (or anything else) means "migrate"
-LEASE_DIRECTION_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-direction"
-# The module process that writes under the lock now (state/fence.py): a token unique to that process (JSON: id, run,
-# pid, host) and the time it last renewed it. A write of any other process of the same run is refused once it is gone.
-LEASE_TOKEN_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-token"
-LEASE_TOKEN_RENEW_TIME_ANNOTATION = "hypershift.openshift.io/capi-migration-lease-token-renew-time"
 # a token renewed within this many seconds belongs to a module that is still running (it renews every few seconds)
 TOKEN_LIVE_SECONDS = 30
-# Written by hcp_migrate_rollback when the rescue (or a rollback) fails: the lock stays held, and this says why and
-# what to do; it goes with the lock
-ROLLBACK_FAILED_ANNOTATION = "hypershift.openshift.io/capi-migration-rollback-failed"
 LEASE_ANNOTATIONS = (
     LEASE_HOLDER_ANNOTATION,
     LEASE_ACQUIRE_TIME_ANNOTATION,
@@ -83,12 +82,9 @@ LEASE_ANNOTATIONS = (
     LEASE_TOKEN_RENEW_TIME_ANNOTATION,
     ROLLBACK_FAILED_ANNOTATION,
 )
-HISTORY_ANNOTATION = "hypershift.openshift.io/capi-migration-history"
 HISTORY_LIMIT = 20
 MARKER_ANNOTATIONS = (SCOPE_ANNOTATION, IN_PROGRESS_ANNOTATION, PRIVATE_TYPES_ANNOTATION, FAILED_ANNOTATION)
 DEFAULT_LEASE_SECONDS = 900
-
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 EVENT_REASONS = {
     (NEW, LEGACY): ("Normal", "CAPIMigrationMarkedLegacy"),
@@ -130,23 +126,6 @@ class LockHeld(MoveRefused):
     def __init__(self, message, holder):
         super().__init__(message)
         self.holder = holder
-
-
-def format_time(moment):
-    """RFC 3339 UTC with microseconds (like a Lease's MicroTime)."""
-    return moment.astimezone(datetime.timezone.utc).strftime(_TIME_FORMAT)
-
-
-def parse_time(text):
-    """A timezone-aware datetime from an RFC 3339 UTC string, or None when missing or malformed."""
-    if not isinstance(text, str):
-        return None
-    for pattern in (_TIME_FORMAT, "%Y-%m-%dT%H:%M:%SZ"):
-        try:
-            return datetime.datetime.strptime(text, pattern).replace(tzinfo=datetime.timezone.utc)
-        except ValueError:
-            continue
-    return None
 
 
 def _metadata(hostedcluster):

@@ -11,7 +11,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import datetime
 import os
 import random
 import socket
@@ -19,6 +18,7 @@ import time
 import uuid
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import format_event_time, format_mark, utc_now
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
@@ -66,20 +66,13 @@ def default_holder():
     return "%s:%d:%s" % (socket.gethostname(), os.getpid(), uuid.uuid4().hex[:8])
 
 
-READ_AT_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"  # RV(read_at), as the migrate role's phase marks and the other modules' marks
-
-
-def utc_now():
-    return datetime.datetime.now(datetime.timezone.utc)
-
-
 def hostedcluster_path(namespace=None, name=None):
     return api_path(HOSTEDCLUSTER_GROUP, HOSTEDCLUSTER_VERSION, hypershift.HOSTEDCLUSTER_PLURAL, namespace, name)
 
 
 def hostedcluster_event(metadata, event_type, reason, message, now, instance):
     """A core/v1 Event about the HostedCluster of `metadata` (a move, or a module process fenced off its lock)."""
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = format_event_time(now)
     return {
         "apiVersion": "v1",
         "kind": "Event",
@@ -294,7 +287,7 @@ class MigrationStateService(object):
                                            retry_failed=params.get("retry_failed") or False,
                                            takeover=params.get("takeover") or False))
         result = {"changed": False, "holder": self.holder, "label_selector": selector, "hostedclusters": reports,
-                  "read_at": now.strftime(READ_AT_FORMAT),
+                  "read_at": format_mark(now),
                   "counts": {}, "invalid": [], "repaired": []}
         for entry in reports:
             result["counts"][entry["state"]] = result["counts"].get(entry["state"], 0) + 1

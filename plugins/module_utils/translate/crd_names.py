@@ -10,6 +10,8 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SOURCE_LABELS_ANNOTATION
+
 DEFAULT_SHORT_NAME_PREFIX = "hcp"
 DEFAULT_CATEGORY = "hypershift-capi"
 STANDARD_CATEGORY = "cluster-api"
@@ -19,7 +21,6 @@ STANDARD_CATEGORY = "cluster-api"
 # straight at the server, must never find HyperShift's objects. The twin keeps them in SOURCE_LABELS_ANNOTATION,
 # and the proxy shows them again on the standard view, so that clusterctl through the proxy works as before.
 DROPPED_LABEL_PREFIXES = ("clusterctl.cluster.x-k8s.io", "cluster.x-k8s.io/provider")
-SOURCE_LABELS_ANNOTATION = "hypershift.openshift.io/private-capi-source-labels"
 
 
 def dropped_labels(labels):

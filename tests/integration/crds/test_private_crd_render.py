@@ -16,6 +16,7 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds import render as crd_render
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import TO_PRIVATE, translate_object
+from ansible_collections.hypershift.private_capi.plugins.module_utils import contract
 from testenv.cluster.testing import install_crds
 from testenv.upstream import CAPI_CRDS, CAPI_EXAMPLES_V1BETA2, HYPERSHIFT_CRDS
 from testenv import REPO_ROOT
@@ -114,7 +115,7 @@ def test_apply_from_cluster_creates_every_twin_and_a_rerun_writes_nothing(server
         source = STANDARD[name]
         assert twin["spec"]["versions"] == source["spec"]["versions"], name
         assert twin["metadata"]["annotations"][crd_render.SOURCE_CRD_ANNOTATION] == name
-        assert twin["metadata"]["labels"][crd_render.MANAGED_LABEL] == "true"
+        assert twin["metadata"]["labels"][contract.CRD_MANAGED_LABEL] == "true"
         assert twin["spec"]["conversion"]["strategy"] == ("Webhook" if through_the_shim(source) else "None"), name
     since = last_seq(server)
     second = render(server, wait=True)

@@ -7,7 +7,7 @@ so the waits (and the window measured) are real.
 """
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import POLL_MAX_DELAY
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import POLL_MAX_DELAY
 from testenv.cluster.admission import refuse
 from testenv.hcp import fleet
 from tests.integration.fleet.support import list_items, start_fleet
@@ -49,7 +49,7 @@ def workloads(server, namespace=NS):
 
 
 def patches(server, namespace=NS):
-    """What the api_proxy role's sidecar patches are (fleet/sidecar.py present_patch): a JSON merge patch replacing the
+    """What the api_proxy role's sidecar patches are (hcp/sidecar.py present_patch): a JSON merge patch replacing the
     containers list whole - the Deployment's containers as read plus a sidecar without the fields the API server
     defaults - and a pod template annotation here, to see the patch in place."""
     found = {d["metadata"]["name"]: d for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % namespace)}

@@ -26,6 +26,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.servi
     load_src,
 )
 from ansible_collections.hypershift.private_capi.plugins.modules import private_crd_render
+from ansible_collections.hypershift.private_capi.plugins.module_utils import contract
 from testenv import upstream
 from tests.unit.module_docs import assert_argspec_matches_documentation
 
@@ -156,7 +157,7 @@ def test_every_shared_crd_renders_to_a_valid_twin_or_is_skipped(path):
     else:
         assert conversion == {"strategy": "None"}
     labels, annotations = twin["metadata"]["labels"], twin["metadata"]["annotations"]
-    assert labels[crd_render.MANAGED_LABEL] == "true"
+    assert labels[contract.CRD_MANAGED_LABEL] == "true"
     assert annotations[crd_render.SOURCE_GROUP_ANNOTATION] == group
     assert annotations[crd_render.SOURCE_CRD_ANNOTATION] == source["metadata"]["name"]
     assert annotations[crd_render.SOURCE_VERSIONS_ANNOTATION] == ",".join(served)
@@ -305,7 +306,7 @@ def test_capi_installer_metadata_is_dropped_and_contract_labels_kept():
                      "kubectl.kubernetes.io/last-applied-configuration": "{}"},
     )
     twin = _render_one(source, RenderOptions())
-    assert twin["metadata"]["labels"] == {"cluster.x-k8s.io/v1beta1": "v1beta1", "app": "capi", crd_render.MANAGED_LABEL: "true"}
+    assert twin["metadata"]["labels"] == {"cluster.x-k8s.io/v1beta1": "v1beta1", "app": "capi", contract.CRD_MANAGED_LABEL: "true"}
     assert "keep" in twin["metadata"]["annotations"]
     assert not [key for key in twin["metadata"]["annotations"] if key.startswith(("cert-manager", "kubectl"))]
 

@@ -15,7 +15,7 @@ from ansible_collections.hypershift.private_capi.plugins.filter import (
     private_crds,
     proxy_sidecar,
 )
-from tests.unit.fleet.test_dual_operator import SETTINGS
+from tests.unit.filters.test_dual_operator import SETTINGS
 
 FILTERS = {}
 for plugin in (capi, capi_diff, conversion_shim, dual_operator, fleet_report, fleet_select, fleet_verify, private_crds, proxy_sidecar):

@@ -22,8 +22,8 @@ MODULE_UTILS = "ansible_collections.hypershift.private_capi.plugins.module_utils
 ERROR_CLASSES = [
     ("k8s.client", "ApiError"), ("k8s.client", "NamespaceNotFoundError"), ("k8s.discovery", "DiscoveryError"),
     ("crds.render", "CrdRenderError"), ("move.plan", "MigrationPlanError"), ("move.copy", "MigrationError"),
-    ("move.graph", "OwnershipCycleError"), ("fleet.quiesce", "QuiesceError"), ("fleet.health", "HealthInputError"),
-    ("fleet.health", "HealthChecksFailed"), ("fleet.judge", "VerifyInputError"), ("fleet.report", "FleetReportError"),
+    ("move.graph", "OwnershipCycleError"), ("hcp.quiesce", "QuiesceError"), ("hcp.health", "HealthInputError"),
+    ("hcp.health", "HealthChecksFailed"), ("hcp.judge", "VerifyInputError"), ("fleet.report", "FleetReportError"),
 ]
 
 

@@ -10,6 +10,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 from ansible_collections.hypershift.private_capi.plugins.module_utils.shim import certificates as certs
 from ansible_collections.hypershift.private_capi.plugins.module_utils.shim import serving
 from ansible_collections.hypershift.private_capi.plugins.modules import conversion_webhook_users, serving_certificate
+from ansible_collections.hypershift.private_capi.plugins.module_utils import contract
 from tests.unit.module_docs import assert_argspec_matches_documentation
 
 NOW = datetime.datetime(2026, 11, 27, 12, 0, tzinfo=datetime.timezone.utc)
@@ -113,7 +114,7 @@ def test_created_once_then_unchanged_with_a_bundle_that_verifies_the_service_nam
     assert tls["type"] == "kubernetes.io/tls" and sorted(tls["data"]) == ["ca.crt", "tls.crt", "tls.key"]
     assert ca["type"] == "Opaque" and sorted(ca["data"]) == ["ca.crt", "ca.key"]
     assert tls["metadata"]["labels"] == {"app.kubernetes.io/name": "capi-conversion-shim",
-                                         serving.MANAGED_LABEL: "generated"}
+                                         contract.SERVING_CERTIFICATE_LABEL: "generated"}
     leaf = certs.load_certificates(certs.unb64(tls["data"]["tls.crt"], "tls.crt"), "tls.crt")[0]
     [authority] = certs.load_certificates(first["ca_bundle"], "bundle")
     assert certs.signed_by(leaf, authority)
@@ -162,7 +163,7 @@ def test_a_serving_secret_of_another_type_is_refused():
     client = FakeClient()
     client.objects[TLS] = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                            "metadata": {"name": "shim-tls", "namespace": "hypershift", "resourceVersion": "1",
-                                        "labels": {serving.MANAGED_LABEL: "generated"}}}
+                                        "labels": {contract.SERVING_CERTIFICATE_LABEL: "generated"}}}
     with pytest.raises(serving.ServingCertificateError, match="has type Opaque, expected kubernetes.io/tls"):
         generate(client)
 

@@ -14,7 +14,7 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move import graph
 

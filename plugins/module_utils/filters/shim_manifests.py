@@ -23,6 +23,7 @@ __metaclass__ = type
 import base64
 import hashlib
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SERVING_CERT_HASH_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import SHIM_CRD_RULE, policy_rule
 
@@ -34,7 +35,6 @@ TLS_DIR = "/tls"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SERVING_CERT_ANNOTATION = "service.beta.openshift.io/serving-cert-secret-name"
 # In the Pod template: a new serving certificate rolls the Pods (the shim reads it when it starts)
-CERT_HASH_ANNOTATION = "hypershift.openshift.io/serving-cert-sha256"
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 STATES = ("present", "absent")
 SETTINGS = ("state", "namespace", "name", "service_name", "service_port", "path", "image", "image_pull_policy",
@@ -225,7 +225,7 @@ def deployment(settings, cert_sha256):
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _metadata(settings, settings["name"]),
             "spec": {"replicas": _int(settings["replicas"]), "selector": {"matchLabels": selector_labels(settings)},
                      "template": {"metadata": {"labels": labels(settings),
-                                               "annotations": {CERT_HASH_ANNOTATION: cert_sha256}},
+                                               "annotations": {SERVING_CERT_HASH_ANNOTATION: cert_sha256}},
                                   "spec": pod}}}
 
 

@@ -12,7 +12,7 @@ __metaclass__ = type
 
 import time
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.conversion import conversion_problem
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.conversion import conversion_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe

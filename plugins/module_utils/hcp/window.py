@@ -10,8 +10,8 @@ kubernetes package, the kubeconfig) once instead of three or four times, and the
 Ansible's task overhead in between, so the controllers are down for the work alone.
 
 The steps are the services the modules hcp_quiesce and capi_object_migrate run (one client, its requests counted
-once); this file only orders them, marks when each began (the role's phase marks, RV(marks)) and judges whether an
-earlier run already closed the window (back_at_record with every patch in place, and a dry-run copy that finds
+once); this file only orders them, marks when each began (the role's phase marks, RV(marks): phased.py) and judges
+whether an earlier run already closed the window (back_at_record with every patch in place, and a dry-run copy that finds
 nothing left to do): then the Deployments are not stopped again and the dry run is the copy step's result.
 """
 
@@ -20,27 +20,25 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PRIVATE_TYPES_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
     deployment_patches_by_name,
-    phase_mark,
     quiesce_params,
     quiesce_steps,
     recorded_replicas,
     seconds_between,
     start_patch,
-    utc_now,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import PhasedRun, annotations_patch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
     migrate_params,
     migrate_result,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.machine import PRIVATE_TYPES_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 
@@ -63,33 +61,16 @@ def hostedcontrolplane_path(namespace, name):
                     namespace, name)
 
 
-def annotations_patch(obj, annotations):
-    """Merge patch setting annotations on obj, or None when it holds them already."""
-    held = (obj.get("metadata") or {}).get("annotations") or {}
-    missing = dict((key, value) for key, value in sorted(annotations.items()) if held.get(key) != value)
-    return {"metadata": {"annotations": missing}} if missing else None
-
-
-class WindowService(object):
+class WindowService(PhasedRun):
     """One run of hcp_migrate_window: stop, copy, start, signal - in that order, with one client."""
 
-    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
-        self.client = client
-        self.params = params
+    def __init__(self, client, params, **options):
+        super(WindowService, self).__init__(client, params, **options)
         self.namespace = params["namespace"]
-        self.check_mode = check_mode
-        self.diff = diff
-        self.now = now
-        self.phase = None
-        self.marks = []
         self.stopped = False  # whether this run stopped the Deployments (not when an earlier run closed the window)
         self.stop = self.copy = self.start = None
         self.signal = {"changed": False, "annotations": {}}
         self.signal_diff = None
-
-    def _begin(self, phase):
-        self.phase = phase
-        self.marks.append(phase_mark(phase, self.now()))
 
     def _quiesce(self, **overrides):
         params = quiesce_params(self.namespace, deployments=self.params["deployments"], **overrides)
@@ -123,7 +104,7 @@ class WindowService(object):
         return None if planned.report.changed else planned
 
     def run(self):
-        self._begin(STOP)
+        self.begin(STOP)
         # the copies of a closed window are not verified again: the controllers have run on them since (unpaused, their
         # status moved on); the run that closed the window verified them before it started the controllers
         self.copy = self._closed_by_an_earlier_run()
@@ -131,11 +112,11 @@ class WindowService(object):
             self.stop = self._quiesce(wait_timeout=self.params["scale_down_timeout"])
             self.stop.quiesce()
             self.stopped = True
-        self._begin(COPY)
+        self.begin(COPY)
         if self.stopped:
             self.copy = self._migrate(verify=self.params["verify"])
             self.copy.run()
-        self._begin(START)
+        self.begin(START)
         self.start = self._quiesce(state="resumed", wait_timeout=self.params["available_timeout"],
                                    pause_group=self.params["pause_group"],
                                    deployment_patches=self.params["deployment_patches"])
@@ -145,7 +126,7 @@ class WindowService(object):
         if self.params["signal_annotations"] is None:
             self.params["signal_annotations"] = dict(DEFAULT_SIGNAL)
         if self.params["hostedcontrolplane_name"] and self.params["signal_annotations"]:
-            self._begin(SIGNAL)
+            self.begin(SIGNAL)
             self._signal()
         return self.copy.report
 
@@ -178,8 +159,7 @@ class WindowService(object):
         self.signal["annotations"] = dict(self.params["signal_annotations"])
         if patch is None:
             return
-        if not self.check_mode:  # like the quiesce steps: check mode sends no write
-            self.client.patch(path, patch, "patch %s (signal)" % what)
+        self.annotate(path, hostedcontrolplane, patch, what, "signal")
         held = (hostedcontrolplane.get("metadata") or {}).get("annotations") or {}
         self.signal["changed"] = True
         self.signal_diff = {"before_header": what, "after_header": what,
@@ -213,9 +193,7 @@ class WindowService(object):
 
 def run_module(module):
     """Run the window and exit with the result; a failure names its phase (RV(phase)) beside what the run got done."""
-    state = {}
-
-    def work(run):
+    def work(run, start):
         params = module.params
         if params["holder"] and not params["hostedcontrolplane_name"]:
             raise OptionError("holder needs hostedcontrolplane_name (the name of the HostedCluster whose lock the run "
@@ -224,15 +202,10 @@ def run_module(module):
             ("namespace", params["namespace"]), ("hostedcluster_namespace", params["holder"] and params["hostedcluster_namespace"])])
         if params["holder"]:
             hold_lease(run, params["hostedcluster_namespace"], params["hostedcontrolplane_name"], params["holder"])
-        state["service"] = service = WindowService(client, params, check_mode=module.check_mode, diff=module._diff)
+        service = start(WindowService(client, params, check_mode=module.check_mode, diff=module._diff))
         report = service.run()
         for warning in report.warnings:
             module.warn(warning)
         return service.result()
 
-    def partial():
-        service = state.get("service")
-        return service.result() if service is not None else {}
-
-    minimums = dict(PARALLELISM_MINIMUM, scale_down_timeout=0, available_timeout=0)
-    run_module_with(module, work, partial=partial, minimums=minimums)
+    WindowService.run_module(module, work, minimums=dict(PARALLELISM_MINIMUM, scale_down_timeout=0, available_timeout=0))

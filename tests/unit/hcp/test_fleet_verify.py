@@ -111,7 +111,7 @@ ClusterScoped = _cluster_scoped()
 
 def test_verify_lists_each_namespaced_capi_resource_once_in_its_preferred_version():
     from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import capi_resources
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.verify import capi_resources
     group_map = GroupMap()
     standard = capi_resources(_served(), group_map.is_standard)
     assert [(r.group, r.version, r.plural) for r in standard] == [("cluster.x-k8s.io", "v1beta2", "machines")]
@@ -121,7 +121,7 @@ def test_verify_lists_each_namespaced_capi_resource_once_in_its_preferred_versio
 
 
 def test_verify_resolves_an_owner_in_its_own_version_else_the_preferred_one():
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import counts_by_kind, owner_resource
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.verify import counts_by_kind, owner_resource
     served = _served()
     assert owner_resource(served, {"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Machine"}).version == "v1beta1"
     assert owner_resource(served, {"apiVersion": "cluster.x-k8s.io/v1alpha4", "kind": "Machine"}).version == "v1beta2"

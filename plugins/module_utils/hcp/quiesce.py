@@ -16,28 +16,31 @@ __metaclass__ = type
 
 import re
 import time
-from datetime import datetime, timezone
+from datetime import datetime
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    ANNOTATION_TIME_FORMAT,
+    EVENT_TIME_FORMAT,
+    PAUSED_ANNOTATION,
+    PAUSED_UNTIL_ANNOTATION,
+    PHASE_ANNOTATION,
+    REPLICAS_ANNOTATION,
+    STOPPED_AT_ANNOTATION,
+    format_time,
+    utc_now,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import run_service
 # ApiError: re-exported, callers and tests catch it from here
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (  # noqa: F401 pylint: disable=unused-import
     ApiError,
     api_path,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
 
-PAUSED_ANNOTATION = "cluster.x-k8s.io/paused"
-REPLICAS_ANNOTATION = "hypershift.openshift.io/capi-migration-replicas"
-# when the Deployment was first scaled to 0 by a migration (kept with the replica record, so a resumed run still
-# measures the whole window without controllers)
-STOPPED_AT_ANNOTATION = "hypershift.openshift.io/capi-migration-stopped-at"
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-PAUSED_UNTIL_ANNOTATION = "hypershift.openshift.io/capi-migration-paused-until"
-PHASE_ANNOTATION = "hypershift.openshift.io/capi-migration-phase"
 NO_PAUSED_UNTIL = "none"
 HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP
 HYPERSHIFT_VERSION = hypershift.HOSTEDCLUSTER_VERSION
@@ -97,18 +100,9 @@ def pause_patch(obj, paused):
     return None
 
 
-def utc_now():
-    return datetime.now(timezone.utc).strftime(TIME_FORMAT)
-
-
-def phase_mark(name, now):
-    """A phase mark of the migrate role's record: the name and the time now (a utc_now string) without its Z."""
-    return {"name": name, "at": now.rstrip("Z")}
-
-
 def stop_patch(deployment, now):
-    """Merge patch recording the replicas and the time now (once, so a resumed run keeps the original) and scaling to
-    0, or None."""
+    """Merge patch recording the replicas and the time now (format_time; once, so a resumed run keeps the original and
+    still measures the whole window without controllers) and scaling to 0, or None."""
     annotations = _annotations(deployment)
     replicas = (deployment.get("spec") or {}).get("replicas", 1)
     if REPLICAS_ANNOTATION in annotations and replicas == 0:
@@ -126,14 +120,15 @@ def stopped_at(deployments):
     for deployment in deployments:
         value = _annotations(deployment).get(STOPPED_AT_ANNOTATION)
         try:
-            times.append((datetime.strptime(value, TIME_FORMAT), value))
+            times.append((datetime.strptime(value, ANNOTATION_TIME_FORMAT), value))
         except (TypeError, ValueError):
             continue  # none (recorded by a release without it), or not ours to judge: the window is then not known
     return min(times)[1] if times else None
 
 
 def seconds_between(start, end):
-    return round((datetime.strptime(end, TIME_FORMAT) - datetime.strptime(start, TIME_FORMAT)).total_seconds(), 3)
+    return round((datetime.strptime(end, ANNOTATION_TIME_FORMAT) - datetime.strptime(start, ANNOTATION_TIME_FORMAT))
+                 .total_seconds(), 3)
 
 
 def recorded_replicas(deployment):
@@ -223,7 +218,7 @@ def ready_since(pod):
     for condition in (pod.get("status") or {}).get("conditions") or ():
         if condition.get("type") == "Ready" and condition.get("status") == "True":
             try:
-                return datetime.strptime(condition.get("lastTransitionTime") or "", "%Y-%m-%dT%H:%M:%SZ")
+                return datetime.strptime(condition.get("lastTransitionTime") or "", EVENT_TIME_FORMAT)
             except ValueError:
                 return None
     return None
@@ -231,7 +226,7 @@ def ready_since(pod):
 
 def available_since(pods, expected):
     """When every Deployment of expected ({name: replicas}) last had that many Ready pods, by the pods' own Ready
-    times (TIME_FORMAT, to the second): per Deployment the replicas-th earliest, the latest of those. None when one has
+    times (ANNOTATION_TIME_FORMAT, to the second): per Deployment the replicas-th earliest, the latest of those. None when one has
     fewer Ready pods, or none is expected to run any."""
     latest = None
     for name, replicas in sorted(expected.items()):
@@ -243,7 +238,7 @@ def available_since(pods, expected):
         if len(times) < replicas:
             return None
         latest = max(latest or times[replicas - 1], times[replicas - 1])
-    return latest.strftime(TIME_FORMAT) if latest else None
+    return latest.strftime(ANNOTATION_TIME_FORMAT) if latest else None
 
 
 def unavailable(deployments, expected):
@@ -465,7 +460,7 @@ class QuiesceService(object):
             self._set_paused(group, True)
             self._check_pause_holds(group)
         deployments = self.read_deployments()
-        now = self.now()
+        now = format_time(self.now())
         self._scale(deployments, lambda deployment: stop_patch(deployment, now), "record replicas and scale to 0")
         # an earlier run's record is older than now; a Deployment recorded only by this run was stopped now
         newly = [d for d in deployments if REPLICAS_ANNOTATION not in _annotations(d)]
@@ -499,7 +494,7 @@ class QuiesceService(object):
         self._wait("Deployments %s to be available" % ", ".join(sorted(expected)), lambda: self._unavailable(expected))
         if expected and not self.check_mode and self.params["wait_timeout"] > 0:
             # the controllers run again: the window that began with the first scale to 0 ends here
-            self.result["available_at"] = self.now()
+            self.result["available_at"] = format_time(self.now())
             if self.result["stopped_at"]:
                 self.result["controllers_down_seconds"] = seconds_between(self.result["stopped_at"],
                                                                           self.result["available_at"])
@@ -520,9 +515,7 @@ class QuiesceService(object):
 
 def run_module(module):
     """Run the service and exit with the result (k8s/runner.py: fail_json naming the step on any error)."""
-    state = {}
-
-    def work(run):
+    def work(run, start):
         params = module.params
         # a typo must not read as "nothing to stop"; the HostedCluster's namespace only matters when one is named
         client = run.connect(namespaces=[("namespace", params["namespace"]),
@@ -532,17 +525,12 @@ def run_module(module):
             if not params["hostedcluster_name"]:
                 raise OptionError("holder needs hostedcluster_name (the HostedCluster whose lock the run holds)")
             hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
-        state["service"] = service = QuiesceService(client, params, check_mode=module.check_mode)
+        service = start(QuiesceService(client, params, check_mode=module.check_mode))
         service.run()
         return quiesce_result(service, module._diff)
 
-    def partial():
-        service = state.get("service")
-        done = quiesce_result(service, module._diff)
-        done["changed"] = bool(service and service.changed)
-        return done
-
-    run_module_with(module, work, partial=partial, minimums={"settle_seconds": 0, "wait_timeout": 0})
+    run_service(module, work, minimums={"settle_seconds": 0, "wait_timeout": 0},
+                partial_of=lambda service: quiesce_result(service, module._diff), not_started={"changed": False})
 
 
 def quiesce_result(service, diff):

@@ -1,17 +1,19 @@
 """hcp_quiesce: the pure patches and judgements, the order of a run; hcp_quiesce and capi_health: documentation = argspec.
 
-capi_health's judgement: tests/unit/fleet/test_capi_health.py."""
+capi_health's judgement: tests/unit/hcp/test_capi_health.py."""
 import copy
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import quiesce as hcp_quiesce
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import quiesce as hcp_quiesce
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
     PAUSED_ANNOTATION,
     PAUSED_UNTIL_ANNOTATION,
     PHASE_ANNOTATION,
     REPLICAS_ANNOTATION,
     STOPPED_AT_ANNOTATION,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceError,
     QuiesceService,
 )

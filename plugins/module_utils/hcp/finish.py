@@ -16,19 +16,16 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import HealthChecksFailed, HealthService
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
-    PHASE_ANNOTATION,
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import COUNTS_ANNOTATION, PHASE_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import HealthChecksFailed, HealthService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
-    phase_mark,
     quiesce_params,
     quiesce_result,
-    utc_now,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import PhasedRun, recorded_phase
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM, minimum_problems
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
     migrate_params,
@@ -36,11 +33,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
-    hostedcluster_path,
-    move_held_lock,
-)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import move_held_lock
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
 
 # the steps, in order (RV(step): the last one begun, on a failure the one that failed)
 HEALTH, RECORD, DELETE, RELEASE, STATE = "health", "record", "delete", "release", "state"
@@ -58,26 +52,21 @@ def record_patch(hostedcluster, source_counts):
         return None
     annotations = (hostedcluster.get("metadata") or {}).get("annotations") or {}
     wanted = {}
-    if annotations.get(PHASE_ANNOTATION) != FINISH_PHASE:
+    if recorded_phase(hostedcluster) != FINISH_PHASE:
         wanted[PHASE_ANNOTATION] = FINISH_PHASE
     if COUNTS_ANNOTATION not in annotations:
         wanted[COUNTS_ANNOTATION] = json.dumps(source_counts, sort_keys=True)
     return {"metadata": {"annotations": wanted}} if wanted else None
 
 
-class FinishService(object):
+class FinishService(PhasedRun):
     """One run of hcp_migrate_finish: record, delete, release, state - in that order, with one client."""
 
-    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now, hold_lease=None):
-        self.client = client
-        self.params = params
+    def __init__(self, client, params, hold_lease=None, **options):
+        super(FinishService, self).__init__(client, params, **options)
         # takes this process's lease token (state/fence.py hold_lease) once the read-only health checks passed
         self.hold_lease = hold_lease or (lambda: None)
-        self.check_mode = check_mode
-        self.diff = diff
-        self.now = now
         self.step = None
-        self.marks = []
         self.health = None
         self.record = {"changed": False, "annotations": {}}
         self.record_diff = None
@@ -86,22 +75,18 @@ class FinishService(object):
         self.warnings = []
 
     def _record(self):
-        name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
-        path = hostedcluster_path(namespace, name)
-        what = describe("HostedCluster", name, namespace)
-        patch = record_patch(self.client.get(path, "get " + what), self.params["source_counts"])
+        patch = record_patch(self.read_hostedcluster(), self.params["source_counts"])
         if patch is None:
             return
-        if not self.check_mode:  # as the quiesce steps: check mode sends no write to the HostedCluster
-            self.client.patch(path, patch, "patch %s (record the deletion of the sources)" % what)
+        self.annotate_hostedcluster(patch, "record the deletion of the sources")
+        what = self.describe_hostedcluster()
         self.record = {"changed": True, "annotations": dict(patch["metadata"]["annotations"])}
         self.record_diff = {"before_header": what, "after_header": what + " (record)", "before": {}, "after": patch}
 
     def _begin(self, step):
+        """The step begins; its phase is marked once (the record, delete, release and state steps are one phase)."""
         self.step = step
-        phase = PHASE_OF_STEP[step]
-        if not self.marks or self.marks[-1]["name"] != phase:
-            self.marks.append(phase_mark(phase, self.now()))
+        self.begin(PHASE_OF_STEP[step])
 
     def _check_health(self):
         """The health checks (capi_health's) gate the deletion of the sources: a failure stops the run before any
@@ -145,7 +130,7 @@ class FinishService(object):
                     or (self.release and self.release.changed) or (self.moved and self.moved["changed"]))
 
     def result(self):
-        result = {"changed": self.changed, "step": self.step, "phase": PHASE_OF_STEP.get(self.step),
+        result = {"changed": self.changed, "step": self.step, "phase": self.phase,
                   "marks": list(self.marks), "record": dict(self.record)}
         if self.health is not None:
             result[HEALTH] = dict(self.health)
@@ -169,9 +154,7 @@ class FinishService(object):
 
 def run_module(module):
     """Run step 7 and exit with the result; a failure names its step (RV(step)) beside what the run got done."""
-    state = {}
-
-    def work(run):
+    def work(run, start):
         params = module.params
         problems = minimum_problems(params["health"] or {}, {"stable_seconds": 0})
         if problems:
@@ -179,17 +162,13 @@ def run_module(module):
         client = run.connect(connections=params["parallelism"] + 2,
                              namespaces=[("namespace", params["namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
-        state["service"] = service = FinishService(
+        service = start(FinishService(
             client, params, check_mode=module.check_mode, diff=module._diff,
             hold_lease=lambda: hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"],
-                                              params["holder"]))
+                                              params["holder"])))
         report = service.run()
         for warning in report.warnings + service.warnings:
             module.warn(warning)
         return service.result()
 
-    def partial():
-        service = state.get("service")
-        return service.result() if service is not None else {}
-
-    run_module_with(module, work, partial=partial, minimums=PARALLELISM_MINIMUM)
+    FinishService.run_module(module, work, minimums=PARALLELISM_MINIMUM)

@@ -1,17 +1,14 @@
 """hcp_migrate_window: the pure judgements (are the Deployments back, the signal patch, the mark format) and
 documentation = argspec. The run itself (stop, copy, start, signal against a real control plane, its second run and
 its failure): tests/integration/fleet/test_hcp_migrate_window.py."""
+import datetime
+
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
-    REPLICAS_ANNOTATION,
-    available_since,
-    phase_mark,
-)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import (
-    annotations_patch,
-    back_at_record,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import REPLICAS_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import annotations_patch, phase_mark
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import available_since
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import back_at_record
 from ansible_collections.hypershift.private_capi.plugins.modules import hcp_migrate_window as window_module
 from tests.unit.module_docs import assert_argspec_matches_documentation
 
@@ -45,7 +42,8 @@ def test_annotations_patch_sets_only_what_differs():
 
 
 def test_phase_mark_is_the_roles_mark_format():
-    assert phase_mark("copy", "2026-11-25T13:01:02.000311Z") == {"name": "copy", "at": "2026-11-25T13:01:02.000311"}
+    now = datetime.datetime(2026, 11, 25, 13, 1, 2, 311, tzinfo=datetime.timezone.utc)
+    assert phase_mark("copy", now) == {"name": "copy", "at": "2026-11-25T13:01:02.000311"}
 
 
 def pod(owner, ready_at=None):

@@ -20,16 +20,16 @@ __metaclass__ = type
 import hashlib
 import json
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    DUAL_OPERATOR_HASH_ANNOTATION,
+    OPERATOR_ORIGINAL_ANNOTATION,
+    OPERATOR_SCOPE_LABEL,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine
 
 MANAGED_BY = "hypershift.private_capi.dual_operator"
-# On `operator`: its Deployment spec and labels before the conversion (the legacy operator is derived from it, also
-# when it has to be made again after a rollback), and the hash of what the role last applied.
-ORIGINAL_ANNOTATION = "hypershift.openshift.io/private-capi-operator-original"
-HASH_ANNOTATION = "hypershift.openshift.io/private-capi-dual-operator-hash"
-SCOPE_LABEL = "hypershift.openshift.io/capi-operator-scope"
 PROXY_CONTAINER = sidecar.CONTAINER_NAME
 STATES = ("present", "cleanup")
 NEEDS_LEGACY = (machine.LEGACY, machine.IN_PROGRESS, machine.FAILED, machine.INVALID)
@@ -129,7 +129,7 @@ def legacy_deployment(record, settings, main):
     """The legacy operator Deployment from the recorded original (labels, spec): every label value naming the operator
     renamed, scope legacy, the main container's args scoped legacy with its own lease, no proxy, a hash of it."""
     name, legacy_name = settings["name"], settings["legacy_name"]
-    scope = {SCOPE_LABEL: "legacy"}
+    scope = {OPERATOR_SCOPE_LABEL: "legacy"}
     spec = record.get("spec") or {}
     template = spec.get("template") or {}
     containers = []
@@ -151,7 +151,7 @@ def legacy_deployment(record, settings, main):
     labels["app.kubernetes.io/managed-by"] = MANAGED_BY
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": legacy_name, "namespace": settings["namespace"], "labels": labels,
-                         "annotations": {HASH_ANNOTATION: _digest({"labels": labels, "spec": legacy_spec})}},
+                         "annotations": {DUAL_OPERATOR_HASH_ANNOTATION: _digest({"labels": labels, "spec": legacy_spec})}},
             "spec": legacy_spec}
 
 
@@ -160,7 +160,7 @@ def _legacy_drifted(legacy, legacy_object, main):
     args (someone edited them), or a proxy sidecar."""
     found_spec = _pod_spec(legacy)
     wanted_args = _container_named(_pod_spec(legacy_object), main).get("args")
-    return ((_metadata(legacy).get("annotations") or {}).get(HASH_ANNOTATION, "") != legacy_object["metadata"]["annotations"][HASH_ANNOTATION]
+    return ((_metadata(legacy).get("annotations") or {}).get(DUAL_OPERATOR_HASH_ANNOTATION, "") != legacy_object["metadata"]["annotations"][DUAL_OPERATOR_HASH_ANNOTATION]
             or (_container_named(found_spec, main).get("args") or []) != wanted_args
             or any(c.get("name") == PROXY_CONTAINER for c in found_spec.get("containers") or []))
 
@@ -182,17 +182,17 @@ def _operator(source, settings, plan, problems):
     main_container = _container_named(pod_spec, main)
     current_args = main_container.get("args") or []
     new_args = list(settings["new_args"] or [])
-    plan["installed"] = ORIGINAL_ANNOTATION in annotations or (bool(new_args) and all(a in current_args for a in new_args))
+    plan["installed"] = OPERATOR_ORIGINAL_ANNOTATION in annotations or (bool(new_args) and all(a in current_args for a in new_args))
     record = None
-    if ORIGINAL_ANNOTATION in annotations:
+    if OPERATOR_ORIGINAL_ANNOTATION in annotations:
         try:
-            record = json.loads(annotations[ORIGINAL_ANNOTATION])
+            record = json.loads(annotations[OPERATOR_ORIGINAL_ANNOTATION])
         except ValueError as exc:
             record = exc
         if not isinstance(record, dict):
             plan["errors"].append("Deployment %s/%s: annotation %s is not a JSON object (%s); restore it from the "
                                   "Deployment's history or remove it and create %s by hand"
-                                  % (ns, name, ORIGINAL_ANNOTATION, record, settings["legacy_name"]))
+                                  % (ns, name, OPERATOR_ORIGINAL_ANNOTATION, record, settings["legacy_name"]))
             return None
     elif not plan["installed"]:
         record = {"labels": _metadata(source).get("labels") or {}, "spec": source.get("spec")}
@@ -203,11 +203,11 @@ def _operator(source, settings, plan, problems):
         proxy = {"image": settings["proxy_image"], "port": _int(settings, "proxy_port", problems),
                  "metrics_port": _int(settings, "proxy_metrics_port", problems), "extra_args": settings["proxy_extra_args"]}
     operator_hash = _digest({"args": operator_args, "proxy": proxy})
-    if (operator_args != current_args or annotations.get(HASH_ANNOTATION, "") != operator_hash
-            or (record is not None and ORIGINAL_ANNOTATION not in annotations)):
-        patch_annotations = {HASH_ANNOTATION: operator_hash}
+    if (operator_args != current_args or annotations.get(DUAL_OPERATOR_HASH_ANNOTATION, "") != operator_hash
+            or (record is not None and OPERATOR_ORIGINAL_ANNOTATION not in annotations)):
+        patch_annotations = {DUAL_OPERATOR_HASH_ANNOTATION: operator_hash}
         if record is not None:
-            patch_annotations[ORIGINAL_ANNOTATION] = json.dumps(record, sort_keys=True)
+            patch_annotations[OPERATOR_ORIGINAL_ANNOTATION] = json.dumps(record, sort_keys=True)
         plan["operator_patch"] = {
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": name, "namespace": ns, "annotations": patch_annotations},
@@ -260,7 +260,7 @@ def present_plan(deployments, hostedclusters, settings):
                 "Deployment %s/%s already runs with %s but has no annotation %s and %s/%s does not exist, so the legacy "
                 "operator cannot be derived; %d HostedCluster(s) need it (%s): re-run `hypershift install "
                 "--private-capi-types` or create %s by hand"
-                % (ns, name, " ".join(settings["new_args"] or []), ORIGINAL_ANNOTATION, ns, legacy_name, len(need_legacy),
+                % (ns, name, " ".join(settings["new_args"] or []), OPERATOR_ORIGINAL_ANNOTATION, ns, legacy_name, len(need_legacy),
                    ", ".join(hc.get("name") for hc in need_legacy), legacy_name))
     plan["errors"].extend(port_problems)
     return _with_outcome(plan, settings)

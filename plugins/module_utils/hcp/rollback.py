@@ -25,25 +25,30 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge, sidecar
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import FINISH_PHASE
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    COUNTS_ANNOTATION,
     PHASE_ANNOTATION,
-    QuiesceService,
-    phase_mark,
-    quiesce_params,
-    quiesce_steps,
+    PRIVATE_TYPES_ANNOTATION,
+    ROLLBACK_FAILED_ANNOTATION,
+    format_time,
     utc_now,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.window import (
-    annotations_patch,
-    hostedcontrolplane_path,
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import judge, sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.finish import FINISH_PHASE
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
+    QuiesceService,
+    quiesce_params,
+    quiesce_steps,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import (
+    PhasedRun,
+    annotations_patch,
+    recorded_phase,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import hostedcontrolplane_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, OptionError, PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
     migrate_params,
@@ -53,10 +58,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.state impo
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseLost, hold_lease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
     create_hostedcluster_event,
-    hostedcluster_path,
     move_held_lock,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import utc_now as datetime_now
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
     TO_STANDARD,
@@ -71,7 +74,6 @@ STOP = "scale_down"
 # where a rollback goes on (the HostedCluster's phase annotation, written by this service)
 RESUME_PHASE, DELETE_PHASE = "revert-resume", "revert-finish"
 ROLLBACK_FAILED_REASON = "CAPIMigrationRollbackFailed"  # the Warning Event of note_failure
-SIGNAL_ANNOTATION = states.PRIVATE_TYPES_ANNOTATION  # on the HostedControlPlane: the control-plane-operator's signal
 
 
 class RollbackFailed(PrivateCapiError):
@@ -80,14 +82,14 @@ class RollbackFailed(PrivateCapiError):
 
 def resume_point(hostedcluster):
     """Where a rollback of this HostedCluster goes on: '' (from the start), RESUME_PHASE or DELETE_PHASE."""
-    phase = ((hostedcluster.get("metadata") or {}).get("annotations") or {}).get(PHASE_ANNOTATION) or ""
+    phase = recorded_phase(hostedcluster)
     return phase if phase in (RESUME_PHASE, DELETE_PHASE) else ""
 
 
 def sources_partly_deleted(hostedcluster):
     """Whether the failed migration had begun deleting the standard objects (hcp_migrate_finish recorded its phase):
     then the private objects are copied back; otherwise they are discarded."""
-    return ((hostedcluster.get("metadata") or {}).get("annotations") or {}).get(PHASE_ANNOTATION) == FINISH_PHASE
+    return recorded_phase(hostedcluster) == FINISH_PHASE
 
 
 def plan_lines(result, hostedcluster, holder):
@@ -107,18 +109,15 @@ def plan_lines(result, hostedcluster, holder):
             "8-9. delete the private objects (dependents re-pointed first, Orphan); in-progress -> legacy"]
 
 
-class RollbackService(object):
+class RollbackService(PhasedRun):
     """One run of hcp_migrate_rollback (see the module docstring for the steps of each path)."""
 
-    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
-        self.client = client
-        self.params = params
+    # a failure before the first step (the connection, the namespaces, the lease token) is the "start" phase's
+    NOT_STARTED = {"phase": "start", "marks": []}
+
+    def __init__(self, client, params, **options):
+        super(RollbackService, self).__init__(client, params, **options)
         self.namespace = params["namespace"]
-        self.check_mode = check_mode
-        self.diff = diff
-        self.now = now
-        self.phase = None
-        self.marks = []
         self.resumed_from = ""
         self.stop = self.start = self.release = None
         self.copy = self.delete = None
@@ -127,13 +126,8 @@ class RollbackService(object):
         self.problems = []
         self.moved = None
         self.warnings = []
-        self.hostedcluster = None
 
     # --- helpers ----------------------------------------------------------------------------------
-    def _begin(self, phase):
-        self.phase = phase
-        self.marks.append(phase_mark(phase, self.now()))
-
     def _quiesce(self, **overrides):
         return QuiesceService(self.client, quiesce_params(self.namespace, deployments=self.params["deployments"],
                                                           **overrides), check_mode=self.check_mode)
@@ -150,21 +144,12 @@ class RollbackService(object):
         return self.client.list(api_path("apps", "v1", "deployments", self.namespace),
                                 "list " + describe("Deployments", namespace=self.namespace))
 
-    def _hostedcluster(self):
-        name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
-        self.hostedcluster = self.client.get(hostedcluster_path(namespace, name),
-                                             "get " + describe("HostedCluster", name, namespace))
-        return self.hostedcluster
-
     def _annotate_hostedcluster(self, annotations, why):
         """Merge the annotations (None removes one) into the HostedCluster when they are not there yet."""
         patch = annotations_patch(self.hostedcluster, annotations)
         if patch is None:
             return
-        name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
-        if not self.check_mode:
-            self.hostedcluster = self.client.patch(hostedcluster_path(namespace, name), patch,
-                                                   "patch %s (%s)" % (describe("HostedCluster", name, namespace), why))
+        self.annotate_hostedcluster(patch, why)
         self.records["changed"] = True
         self.records["annotations"].update(patch["metadata"]["annotations"])
 
@@ -205,23 +190,22 @@ class RollbackService(object):
             if exc.is_not_found:
                 return
             raise
-        patch = annotations_patch(hostedcontrolplane, {SIGNAL_ANNOTATION: None})
+        patch = annotations_patch(hostedcontrolplane, {PRIVATE_TYPES_ANNOTATION: None})
         if patch is None:
             return
-        if not self.check_mode:  # as the other HostedControlPlane and HostedCluster writes: none in check mode
-            self.client.patch(path, patch, "patch %s (signal off)" % what)
+        self.annotate(path, hostedcontrolplane, patch, what, "signal off")
         self.proxy["changed"] = True
         self.proxy["signal_removed"] = True
 
     def _start(self, removals, **overrides):
-        self._begin(START)
+        self.begin(START)
         self.start = self._quiesce(state="resumed", wait_timeout=self.params["available_timeout"],
                                    pause_group=STANDARD_SUFFIX, deployment_patches=removals, **overrides)
         self.start.resume()
 
     # --- the two paths --------------------------------------------------------------------------------
     def run(self):
-        hostedcluster = self._hostedcluster()
+        hostedcluster = self.read_hostedcluster()
         if self.params["path"] == RESCUE:
             self._rescue(hostedcluster)
         else:
@@ -235,34 +219,32 @@ class RollbackService(object):
         when this process lost its lease token (the lock is another process's now)."""
         if self.check_mode or isinstance(error, LeaseLost):
             return
-        name, namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
-        holder, now = self.params["holder"], datetime_now()
+        holder, now = self.params["holder"], utc_now()
         note = ("%s: the %s by run %s failed at %s: %s. The lock stays with run %s and nothing else touches the "
                 "HostedCluster: fix the cause (for a refused request, grant that right: docs/operator-guide.md#rbac), "
                 "then re-run with that run id" % (
-                    states.format_time(now), "rescue" if self.params["path"] == RESCUE else "rollback", holder,
+                    format_time(now), "rescue" if self.params["path"] == RESCUE else "rollback", holder,
                     self.phase or "start", str(error)[:600], holder))
         try:
             if self.hostedcluster is None:
-                self.hostedcluster = self._hostedcluster()
-            self._annotate_hostedcluster({states.ROLLBACK_FAILED_ANNOTATION: note}, "note the failed rollback")
+                self.read_hostedcluster()
+            self._annotate_hostedcluster({ROLLBACK_FAILED_ANNOTATION: note}, "note the failed rollback")
             create_hostedcluster_event(self.client, self.hostedcluster["metadata"], "Warning", ROLLBACK_FAILED_REASON,
                                        note, now, holder)
         except USER_ERRORS as exc:
-            self.warnings.append("the failure could not be noted on %s: %s"
-                                 % (describe("HostedCluster", name, namespace), exc))
+            self.warnings.append("the failure could not be noted on %s: %s" % (self.describe_hostedcluster(), exc))
 
     def _rescue(self, hostedcluster):
-        self._begin(STOP)
+        self.begin(STOP)
         # the controllers' pods gone before their objects are touched (a failure at the health step left them
         # running; after a failed window they are gone already and nothing is waited for)
         self.stop = self._quiesce(wait_timeout=self.params["scale_down_timeout"])
         self.stop.quiesce()
-        self._begin(PROXY)
+        self.begin(PROXY)
         removals = self._proxy_out()
         if COUNTS_ANNOTATION in ((hostedcluster.get("metadata") or {}).get("annotations") or {}):
             self._annotate_hostedcluster({COUNTS_ANNOTATION: None}, "remove the count record")
-        self._begin(COPY)
+        self.begin(COPY)
         if sources_partly_deleted(hostedcluster):
             # only what step 7 deleted is copied back: a standard object still there is the original, left as it is
             # (no write, no right beyond the forward path's); a private object being deleted goes on being deleted in
@@ -277,7 +259,7 @@ class RollbackService(object):
     def _rollback(self, hostedcluster):
         self.resumed_from = resume_point(hostedcluster)
         if self.resumed_from == "":
-            self._begin(PAUSE)
+            self.begin(PAUSE)
             self.stop = self._quiesce(fence=self.params["fence"], hostedcluster_name=self.params["hostedcluster_name"],
                                       hostedcluster_namespace=self.params["hostedcluster_namespace"],
                                       pause_group=GroupMap(self.params["extra_groups"] or {}).to_private(STANDARD_SUFFIX),
@@ -285,19 +267,19 @@ class RollbackService(object):
                                       wait_timeout=self.params["scale_down_timeout"])
             self.stop.quiesce()
         if self.resumed_from != DELETE_PHASE:
-            self._begin(COPY)
+            self.begin(COPY)
             # verified field by field before the standard controllers ever run; resumed after the scale-up, the copy
             # only completes: those controllers may have moved the standard objects on since
             # check mode paused nothing and wrote no copy: neither the pause nor the copies can be checked
             self.copy = self._migrate(verify=self.resumed_from == "" and not self.check_mode,
                                       require_paused=not self.check_mode, carry_deletions=True)
-            self._begin(PROXY)
+            self.begin(PROXY)
             removals = self._proxy_out()
             self._annotate_hostedcluster({PHASE_ANNOTATION: RESUME_PHASE}, "the copies are verified")
             self._start(removals)
-            self._begin(VERIFY)
+            self.begin(VERIFY)
             self._verify()
-        self._begin(FINISH)
+        self.begin(FINISH)
         self._annotate_hostedcluster({PHASE_ANNOTATION: DELETE_PHASE}, "the deletion of the private objects begins")
         self.delete = self._migrate(delete_source=True, require_paused=False, carry_deletions=True)
         self._annotate_hostedcluster({COUNTS_ANNOTATION: None}, "remove the count record")
@@ -323,7 +305,7 @@ class RollbackService(object):
     def _move(self, state, rollback, reason=None):
         if self.check_mode:  # in check mode no lock was written: the state stays the one found
             return
-        self._begin(STATE)
+        self.begin(STATE)
         self.moved, warnings = move_held_lock(self.client, self.params["hostedcluster_namespace"],
                                               self.params["hostedcluster_name"], state, self.params["holder"],
                                               rollback=rollback, reason=reason)
@@ -365,9 +347,7 @@ class RollbackService(object):
 
 def run_module(module):
     """Run the way back and exit with the result; a failure names its phase (RV(phase)) beside what the run got done."""
-    state = {}
-
-    def work(run):
+    def work(run, start):
         params = module.params
         if params["path"] == RESCUE and not (params["reason"] or "").strip():
             raise OptionError("path: rescue needs reason (why the migration failed: it is written to the HostedCluster "
@@ -376,7 +356,7 @@ def run_module(module):
                              namespaces=[("namespace", params["namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
         hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
-        state["service"] = service = RollbackService(client, params, check_mode=module.check_mode, diff=module._diff)
+        service = start(RollbackService(client, params, check_mode=module.check_mode, diff=module._diff))
         try:
             result = service.run()
         except USER_ERRORS as error:
@@ -386,10 +366,5 @@ def run_module(module):
             module.warn(warning)
         return result
 
-    def partial():
-        service = state.get("service")
-        # a failure before the first step (the connection, the namespaces, the lease token) is the "start" phase's
-        return service.result() if service is not None else {"phase": "start", "marks": []}
-
-    minimums = dict(PARALLELISM_MINIMUM, scale_down_timeout=0, available_timeout=0, settle_seconds=0)
-    run_module_with(module, work, partial=partial, minimums=minimums)
+    RollbackService.run_module(module, work, minimums=dict(PARALLELISM_MINIMUM, scale_down_timeout=0,
+                                                           available_timeout=0, settle_seconds=0))

@@ -1,9 +1,8 @@
 """hcp_migrate_finish: the record's patch (the phase, the counts once) and documentation = argspec. The run itself
 (record, delete, release, state on a real control plane, and its second run): tests/integration/fleet/
 test_hcp_migrate_window.py; a failure in it and the rollback: tests/integration/fleet/test_step_failures.py."""
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.finish import record_patch
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import PHASE_ANNOTATION
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.verify import COUNTS_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.finish import record_patch
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import COUNTS_ANNOTATION, PHASE_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.modules import hcp_migrate_finish as finish_module
 from tests.unit.module_docs import assert_argspec_matches_documentation

@@ -1,4 +1,4 @@
-"""The conversion_shim role's objects and judgements (plugins/module_utils/fleet/shim_manifests.py) and its filters
+"""The conversion_shim role's objects and judgements (plugins/module_utils/filters/shim_manifests.py) and its filters
 conversion_shim_manifests and conversion_shim_outcome.
 
 conversion_shim_golden.json holds what the role's Jinja templates (deployment.yml.j2, access.yml.j2, service.yml.j2,
@@ -16,7 +16,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hypershift.private_capi.plugins.filter import conversion_shim
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import shim_manifests
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters import shim_manifests
 from testenv import REPO_ROOT
 
 ROLE = os.path.join(REPO_ROOT, "roles", "conversion_shim")

@@ -1,4 +1,4 @@
-"""What the api_proxy role reads, writes and deletes (plugins/module_utils/fleet/sidecar.py role_reads, role_plan and
+"""What the api_proxy role reads, writes and deletes (plugins/module_utils/hcp/sidecar.py role_reads, role_plan and
 the kubeconfig ConfigMap and private-group RBAC they build, which the role's Jinja templates rbac.json.j2 and
 kubeconfig_configmap.yml.j2 rendered before), and the filters proxy_reads and proxy_plan."""
 import copy
@@ -7,7 +7,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hypershift.private_capi.plugins.filter.proxy_sidecar import FilterModule
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 
 NS = "hcp-role"
 LABELS = {"app.kubernetes.io/managed-by": "hypershift.private_capi.api_proxy",

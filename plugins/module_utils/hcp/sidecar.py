@@ -3,13 +3,14 @@
 """The API proxy sidecar in a CAPI-dependent Deployment: the merge patch that puts it in, and the one that takes it out.
 
 Pure functions of the Deployment as read (no API call). The put-in patch first records what it changes in the
-Deployment (the main containers' env and volumeMounts, the pod's volumes) in the annotation ORIGINAL_ANNOTATION. The
-take-out patch puts exactly that back and removes the record. Both are JSON merge patches, and their lists are replaced whole.
-They are idempotent: a Deployment that has the sidecar gets the same patch again (its record is kept, not recomputed
-from the patched spec), and a Deployment without sidecar or record needs no take-out patch.
+Deployment (the main containers' env and volumeMounts, the pod's volumes) in the annotation
+PROXY_ORIGINAL_ANNOTATION (contract.py). The take-out patch puts exactly that back and removes the record. Both are JSON
+merge patches, and their lists are replaced whole. They are idempotent: a Deployment that has the sidecar gets the same
+patch again (its record is kept, not recomputed from the patched spec), and a Deployment without sidecar or record needs
+no take-out patch.
 
 The roles (api_proxy, migrate) call these through the filters proxy_sidecar_patches and proxy_sidecar_removals, and the
-Python steps that restore Deployments call them directly: the names below exist here only.
+Python steps that restore Deployments call them directly: the fixed names below exist here only.
 
 The api_proxy role's whole run is decided here too (filters proxy_reads and proxy_plan): what it reads, the kubeconfig
 ConfigMap, the RBAC on the private groups derived from the workloads' grants, its labels, and what it writes or deletes.
@@ -21,19 +22,21 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    PROXY_NAMESPACE_LABEL,
+    PROXY_ORIGINAL_ANNOTATION,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import SIDECAR_CRD_RULE, policy_rule
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import DEFAULT_GROUP_MAP
 
 CONTAINER_NAME = "kube-apiserver-proxy"  # the enhancement's support commands use this name
 VOLUME_NAME = "capi-proxy-kubeconfig"
-ORIGINAL_ANNOTATION = "hypershift.openshift.io/capi-proxy-original"
 KUBECONFIG_ENV = "KUBECONFIG"
 DEFAULT_CONFIG_MAP = "capi-proxy-kubeconfig"  # the role's private_capi_proxy_config_map_name default
 # The labels the api_proxy role puts on the ConfigMap and the RBAC objects it creates for a namespace (rbac_labels):
 # how its removal and the rollback find them.
 MANAGED_BY_LABEL, MANAGED_BY = "app.kubernetes.io/managed-by", "hypershift.private_capi.api_proxy"
-NAMESPACE_LABEL = "hypershift.openshift.io/capi-proxy-namespace"
 # (group, version, plural, namespaced) of those RBAC objects
 RBAC_RESOURCES = (("rbac.authorization.k8s.io", "v1", "rolebindings", True), ("rbac.authorization.k8s.io", "v1", "roles", True),
                   ("rbac.authorization.k8s.io", "v1", "clusterrolebindings", False),
@@ -71,17 +74,17 @@ def _who(deployment):
 
 def recorded_original(deployment):
     """The record of what the sidecar changed (dict), or None when the Deployment has none."""
-    text = (_metadata(deployment).get("annotations") or {}).get(ORIGINAL_ANNOTATION)
+    text = (_metadata(deployment).get("annotations") or {}).get(PROXY_ORIGINAL_ANNOTATION)
     if not text:
         return None
     try:
         original = json.loads(text)
     except ValueError as exc:
         raise SidecarError("%s: annotation %s is not JSON (%s); restore it from the Deployment's history or remove it "
-                           "and the sidecar by hand" % (_who(deployment), ORIGINAL_ANNOTATION, exc))
+                           "and the sidecar by hand" % (_who(deployment), PROXY_ORIGINAL_ANNOTATION, exc))
     if not isinstance(original, dict):
         raise SidecarError("%s: annotation %s is not a JSON object; restore it or remove it and the sidecar by hand"
-                           % (_who(deployment), ORIGINAL_ANNOTATION))
+                           % (_who(deployment), PROXY_ORIGINAL_ANNOTATION))
     return original
 
 
@@ -159,7 +162,7 @@ def present_patch(deployment, settings):
     metadata = _metadata(deployment)
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": metadata.get("name"), "namespace": metadata.get("namespace"),
-                         "annotations": {ORIGINAL_ANNOTATION: json.dumps(original, sort_keys=True)}},
+                         "annotations": {PROXY_ORIGINAL_ANNOTATION: json.dumps(original, sort_keys=True)}},
             "spec": {"template": {"spec": {"containers": containers + [sidecar_container(settings)], "volumes": volumes}}}}
 
 
@@ -191,7 +194,7 @@ def absent_patch(deployment):
     metadata = _metadata(deployment)
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": metadata.get("name"), "namespace": metadata.get("namespace"),
-                         "annotations": {ORIGINAL_ANNOTATION: None}},
+                         "annotations": {PROXY_ORIGINAL_ANNOTATION: None}},
             "spec": {"template": {"spec": {"containers": containers, "volumes": volumes}}}}
 
 
@@ -212,7 +215,7 @@ def absent_patches(deployments, names):
 
 def rbac_labels(namespace):
     """The labels of the ConfigMap and the RBAC objects the api_proxy role creates for namespace."""
-    return {MANAGED_BY_LABEL: MANAGED_BY, NAMESPACE_LABEL: namespace}
+    return {MANAGED_BY_LABEL: MANAGED_BY, PROXY_NAMESPACE_LABEL: namespace}
 
 
 def rbac_label_selectors(namespace):

@@ -1,11 +1,11 @@
-"""The rollback's verification (fleet/judge.py rollback_problems, filter capi_rollback_judge): the cases the role's
+"""The rollback's verification (hcp/judge.py rollback_problems, filter capi_rollback_judge): the cases the role's
 Jinja (revert_verify.yml) judged, as a table."""
 import copy
 
 import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.filter.fleet_verify import FilterModule
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import judge, sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import judge, sidecar
 
 from ansible.errors import AnsibleFilterError
 

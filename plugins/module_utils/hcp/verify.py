@@ -12,7 +12,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.conversion import conversion_problem
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import COUNTS_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.conversion import conversion_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
@@ -20,7 +21,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discov
     capi_resources,
     read_served_resources,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.judge import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.judge import (
     VerifyInputError,
     capi_owners_outside,
     capi_verify_judge,
@@ -35,7 +36,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
 
 HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP
 HYPERSHIFT_VERSION = hypershift.HOSTEDCLUSTER_VERSION
-COUNTS_ANNOTATION = "hypershift.openshift.io/capi-migration-counts"
 
 
 def owner_resource(served, ref):

@@ -1,4 +1,4 @@
-"""What the dual_operator role does (plugins/module_utils/fleet/dual_operator.py and the filters dual_operator_plan and
+"""What the dual_operator role does (plugins/module_utils/filters/dual_operator.py and the filters dual_operator_plan and
 dual_operator_cleanup): the cases its Jinja templates (plan.json.j2, blockers.json.j2) covered, as pure functions."""
 import copy
 import json
@@ -8,9 +8,10 @@ import pytest
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.filter import dual_operator as dual_operator_filter
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import dual_operator
+from ansible_collections.hypershift.private_capi.plugins.module_utils.filters import dual_operator
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine
+from ansible_collections.hypershift.private_capi.plugins.module_utils import contract
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "dual_operator")
 NS = "hypershift"
@@ -21,7 +22,7 @@ SETTINGS = {"state": "present", "namespace": NS, "name": "operator", "legacy_nam
             "proxy_image": "quay.io/hypershift/capi-proxy:1.0.0", "proxy_port": 8080, "proxy_metrics_port": 9090,
             "proxy_extra_args": [], "wait_timeout": 120, "cleanup_fail_when_blocked": False, "check_mode": False}
 BASE_ARGS = ["run", "--namespace=$(MY_NAMESPACE)", "--metrics-addr=:9000"]
-ORIGINAL, HASH = dual_operator.ORIGINAL_ANNOTATION, dual_operator.HASH_ANNOTATION
+ORIGINAL, HASH = contract.OPERATOR_ORIGINAL_ANNOTATION, contract.DUAL_OPERATOR_HASH_ANNOTATION
 # {{ {'b': 1, 'a': ['\u00e9']} | to_json(sort_keys=true) | hash('sha256') }} as Ansible 2.19 renders it
 TEMPLATE_DIGEST = "9ce73ae9f746813e96560635d5fb7453ed7e37aa196f1432040ca2e87e628979"
 
@@ -85,7 +86,7 @@ def test_first_run_marks_the_new_clusters_derives_the_legacy_operator_and_patche
     assert legacy["metadata"]["name"] == "operator-legacy" and legacy["metadata"]["labels"] == {
         "name": "operator-legacy", "hypershift.openshift.io/operator-component": "operator-legacy",
         "hypershift.openshift.io/capi-operator-scope": "legacy", "app.kubernetes.io/managed-by": dual_operator.MANAGED_BY}
-    assert legacy["spec"]["selector"]["matchLabels"] == {"name": "operator-legacy", dual_operator.SCOPE_LABEL: "legacy"}
+    assert legacy["spec"]["selector"]["matchLabels"] == {"name": "operator-legacy", contract.OPERATOR_SCOPE_LABEL: "legacy"}
     assert legacy["spec"]["template"]["metadata"]["labels"]["name"] == "operator-legacy"
     assert legacy["spec"]["template"]["spec"]["containers"][0]["args"] == BASE_ARGS + [
         "--hostedcluster-scope=legacy", "--leader-election-id=hypershift-operator-legacy-leader-elect"]

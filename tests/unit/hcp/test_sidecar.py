@@ -1,12 +1,13 @@
-"""The API proxy sidecar's merge patches (plugins/module_utils/fleet/sidecar.py): the cases the role's Jinja templates
+"""The API proxy sidecar's merge patches (plugins/module_utils/hcp/sidecar.py): the cases the role's Jinja templates
 (deployment_present.json.j2, original.json.j2, deployment_absent.json.j2) covered, as pure functions."""
 import copy
 import json
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
+from ansible_collections.hypershift.private_capi.plugins.module_utils import contract
 
 SETTINGS = {"image": "quay.io/hypershift/capi-proxy:1.0.0", "image_pull_policy": "IfNotPresent",
             "mount_path": "/etc/capi-proxy", "port": 8080, "metrics_port": 9090, "log_level": "info",
@@ -61,7 +62,7 @@ def test_put_in_points_every_main_container_at_the_proxy_and_records_what_it_cha
     assert proxy["securityContext"]["readOnlyRootFilesystem"] and proxy["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     assert after["spec"]["template"]["spec"]["volumes"] == USER_VOLUMES + [
         {"name": "capi-proxy-kubeconfig", "configMap": {"name": "capi-proxy-kubeconfig"}}]
-    record = json.loads(after["metadata"]["annotations"][sidecar.ORIGINAL_ANNOTATION])
+    record = json.loads(after["metadata"]["annotations"][contract.PROXY_ORIGINAL_ANNOTATION])
     assert record == {"containers": {"manager": {"env": USER_ENV, "volumeMounts": USER_MOUNTS}, "metrics": {}},
                       "volumes": USER_VOLUMES}
 
@@ -77,7 +78,7 @@ def test_main_containers_limits_which_containers_get_the_kubeconfig():
     patch = sidecar.present_patch(deployment(), dict(SETTINGS, main_containers=["manager"]))
     found = containers(applied(deployment(), patch))
     assert found["metrics"] == deployment()["spec"]["template"]["spec"]["containers"][1]
-    assert json.loads(patch["metadata"]["annotations"][sidecar.ORIGINAL_ANNOTATION])["containers"] == {
+    assert json.loads(patch["metadata"]["annotations"][contract.PROXY_ORIGINAL_ANNOTATION])["containers"] == {
         "manager": {"env": USER_ENV, "volumeMounts": USER_MOUNTS}}
 
 
@@ -119,12 +120,12 @@ def test_the_lists_keep_the_named_deployments_in_the_order_read_and_skip_the_unt
 
 
 def test_a_broken_record_or_missing_setting_is_named():
-    broken = deployment(annotations={sidecar.ORIGINAL_ANNOTATION: "{not json"})
+    broken = deployment(annotations={contract.PROXY_ORIGINAL_ANNOTATION: "{not json"})
     with pytest.raises(sidecar.SidecarError, match="Deployment clusters-prod-01/cluster-api: annotation "
                                                    "hypershift.openshift.io/capi-proxy-original is not JSON"):
         sidecar.absent_patch(broken)
     with pytest.raises(sidecar.SidecarError, match="not a JSON object"):
-        sidecar.present_patch(deployment(annotations={sidecar.ORIGINAL_ANNOTATION: "[1]"}), SETTINGS)
+        sidecar.present_patch(deployment(annotations={contract.PROXY_ORIGINAL_ANNOTATION: "[1]"}), SETTINGS)
     settings = dict(SETTINGS)
     del settings["image"]
     with pytest.raises(sidecar.SidecarError, match="the sidecar settings lack image"):
@@ -146,6 +147,6 @@ def test_the_labels_and_names_are_defined_once_in_python():
             if name.endswith((".yml", ".j2")) and "meta" not in directory:
                 with open(os.path.join(directory, name)) as handle:
                     text = handle.read()
-                assert sidecar.MANAGED_BY_LABEL not in text and sidecar.NAMESPACE_LABEL not in text, name
+                assert sidecar.MANAGED_BY_LABEL not in text and contract.PROXY_NAMESPACE_LABEL not in text, name
     with open(os.path.join(role, "defaults", "main.yml")) as handle:
         assert yaml.safe_load(handle)["private_capi_proxy_config_map_name"] == sidecar.DEFAULT_CONFIG_MAP

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.steady import steady_reasons
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.steady import steady_reasons
 from ansible_collections.hypershift.private_capi.plugins.modules import capi_steady as capi_steady_module
 from tests.unit.module_docs import assert_argspec_matches_documentation
 

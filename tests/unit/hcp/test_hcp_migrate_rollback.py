@@ -3,8 +3,8 @@ and the options refused before any API call. The runs themselves (a rollback, it
 failure at every step): tests/integration/fleet/test_rollback_playbook.py, test_step_failures.py, test_fleet_20.py."""
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import rollback
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quiesce import PHASE_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import rollback
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PHASE_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.modules import hcp_migrate_rollback as rollback_module
 from testenv.module_runner import run_module
 from tests.unit.module_docs import assert_argspec_matches_documentation

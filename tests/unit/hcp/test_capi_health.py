@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.health import (
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import (
     HealthInputError,
     expected_counts_from,
     health_failures,

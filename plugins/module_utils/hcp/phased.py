@@ -1,0 +1,116 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The phased run of one HostedCluster that hcp_migrate_window, hcp_migrate_finish and hcp_migrate_rollback share.
+
+Each of those modules does, in one module run on one client, steps that used to be module runs of their own. What
+they have in common lives here, once (PhasedRun):
+
+- the phase marks (RV(phase), RV(marks)): begin() names the phase that begins - on a failure, the one that failed -
+  and marks when it began, as the migrate role's records mark theirs (phase_mark, MARK_TIME_FORMAT);
+- the resume: a run killed at any request is re-run to the same end, because what a run did is read back from the
+  cluster, never remembered: recorded_phase() is how far earlier runs got (the HostedCluster's PHASE_ANNOTATION), and
+  annotate() writes a record only where it is not there yet (annotations_patch), never in check mode;
+- the partial result: run_module() exits with the service's result(), and on a user error with result() of what the
+  run got done beside the message (NOT_STARTED when it failed before its service existed).
+
+hcp_quiesce's run is one step, not phased; it shares the partial result through run_service().
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PHASE_ANNOTATION, format_mark, utc_now
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import hostedcluster_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+
+
+def phase_mark(name, now):
+    """A phase mark of the migrate role's record: the name and the time now (an aware datetime, MARK_TIME_FORMAT)."""
+    return {"name": name, "at": format_mark(now)}
+
+
+def annotations_patch(obj, annotations):
+    """Merge patch setting annotations on obj (None removes one), or None when it holds them already."""
+    held = (obj.get("metadata") or {}).get("annotations") or {}
+    missing = dict((key, value) for key, value in sorted(annotations.items()) if held.get(key) != value)
+    return {"metadata": {"annotations": missing}} if missing else None
+
+
+def recorded_phase(hostedcluster):
+    """How far earlier runs of this HostedCluster got: its PHASE_ANNOTATION, '' when there is none."""
+    return ((hostedcluster.get("metadata") or {}).get("annotations") or {}).get(PHASE_ANNOTATION) or ""
+
+
+def run_service(module, work, minimums=None, partial_of=lambda service: service.result(), not_started=None):
+    """k8s/runner.run_module for a run built around one service: work(run, start) builds the service, hands it to
+    start (which returns it), runs it and returns the module's result. On a user error, partial_of(service) - what the
+    run got done - comes back beside the message; not_started when the run failed before start was called."""
+    started = []
+
+    def start(service):
+        started.append(service)
+        return service
+
+    def partial():
+        return partial_of(started[-1]) if started else dict(not_started or {})
+
+    run_module_with(module, lambda run: work(run, start), partial=partial, minimums=minimums)
+
+
+class PhasedRun(object):
+    """One run of a phased module on one HostedCluster: its client, parameters, phase marks and records."""
+
+    # the partial result of a run that failed before its service existed (the connection, the namespaces, the lease)
+    NOT_STARTED = {}
+
+    def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
+        self.client = client
+        self.params = params
+        self.check_mode = check_mode
+        self.diff = diff
+        self.now = now
+        self.phase = None
+        self.marks = []
+        self.hostedcluster = None
+
+    def begin(self, phase):
+        """The phase begins: it is the run's phase from here on, and marked unless it is the one marked last (the
+        steps of one phase mark it once)."""
+        self.phase = phase
+        if not self.marks or self.marks[-1]["name"] != phase:
+            self.marks.append(phase_mark(phase, self.now()))
+
+    def describe_hostedcluster(self):
+        """The HostedCluster of O(hostedcluster_name) in O(hostedcluster_namespace), as messages name it."""
+        return describe("HostedCluster", self.params["hostedcluster_name"], self.params["hostedcluster_namespace"])
+
+    def _hostedcluster_path(self):
+        return hostedcluster_path(self.params["hostedcluster_namespace"], self.params["hostedcluster_name"])
+
+    def read_hostedcluster(self):
+        """The HostedCluster (describe_hostedcluster), kept as self.hostedcluster."""
+        self.hostedcluster = self.client.get(self._hostedcluster_path(), "get " + self.describe_hostedcluster())
+        return self.hostedcluster
+
+    def annotate(self, path, obj, patch, what, why):
+        """Send the annotations merge patch of obj (what: its description) unless in check mode, which sends no write at
+        all; the object as written, or obj when nothing was sent."""
+        if patch is None or self.check_mode:
+            return obj
+        return self.client.patch(path, patch, "patch %s (%s)" % (what, why))
+
+    def annotate_hostedcluster(self, patch, why):
+        """annotate() the HostedCluster read last (self.hostedcluster, which becomes the answer)."""
+        self.hostedcluster = self.annotate(self._hostedcluster_path(), self.hostedcluster, patch,
+                                           self.describe_hostedcluster(), why)
+
+    def result(self):
+        """The module's result (also its partial result on a failure: what the run got done)."""
+        raise NotImplementedError
+
+    @classmethod
+    def run_module(cls, module, work, minimums=None):
+        """run_service with the service's result() as the partial result, NOT_STARTED before the service exists."""
+        run_service(module, work, minimums=minimums, not_started=cls.NOT_STARTED)
