@@ -37,12 +37,10 @@ extends_documentation_fragment:
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.hostedcluster.hcp_namespace_required
 options:
-  namespace:
-    description:
-      - The HCP namespace.
-    type: str
-    required: true
+  hcp_namespace:
+    aliases: [namespace]
   kinds:
     description:
       - The kinds to check, as M(hypershift.private_capi.capi_object_migrate) returns them in
@@ -105,12 +103,12 @@ requirements:
 EXAMPLES = r"""
 - name: Copy the CAPI objects to the private groups
   hypershift.private_capi.capi_object_migrate:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
   register: copy
 
 - name: Check the copies are healthy, and still after 30 seconds
   hypershift.private_capi.capi_health:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     kinds: "{{ copy.kinds }}"
     source_counts: "{{ copy.counts }}"
     deployments: [cluster-api, capi-provider]
@@ -153,16 +151,21 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.heal
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_REQUIRED,
+    hostedcluster_run,
+    option,
+)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
+NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
     spec.update(
-        namespace=dict(type="str", required=True),
+        hcp_namespace=option(HCP_NAMESPACE_REQUIRED, renamed_from="namespace"),
         kinds=dict(type="list", elements="dict", required=True),
         source_counts=dict(type="dict", default={}),
         not_copied=dict(type="list", elements="dict", default=[]),
@@ -175,7 +178,8 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(run_module, {"namespace": "hcp_namespace"},
+                                                           derive_hcp_namespace=False))
 
 
 if __name__ == "__main__":

@@ -44,12 +44,15 @@ extends_documentation_fragment:
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.holder
+  - hypershift.private_capi.hostedcluster
+  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
-  namespace:
+  hcp_namespace:
     description:
-      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)) whose objects and Deployments are handled.
-    type: str
-    required: true
+      - The HCP namespace whose objects and Deployments are handled.
+      - Empty means the HostedCluster's, C(<hostedcluster_namespace>-<hostedcluster_name>) with the dots of the
+        name as dashes; without O(hostedcluster_name) it is required.
+    aliases: [namespace]
   state:
     description:
       - V(quiesced) fences, pauses and stops; V(resumed) scales back, unpauses, removes the records and lifts the fence.
@@ -60,13 +63,8 @@ options:
     description:
       - Name of the HostedCluster whose operator is fenced (needed with O(fence=true)); with O(state=quiesced) its
         annotations are returned in RV(hostedcluster_annotations) even without O(fence).
-    type: str
+    required: false
     default: ""
-  hostedcluster_namespace:
-    description:
-      - Namespace of the HostedCluster.
-    type: str
-    default: clusters
   fence:
     description:
       - Put up (O(state=quiesced)) or lift (O(state=resumed)) the fence on the HostedCluster.
@@ -140,7 +138,7 @@ requirements:
 EXAMPLES = r"""
 - name: Fence the operator and pause the standard CAPI objects of clusters-prod-01 (check that the pause holds)
   hypershift.private_capi.hcp_quiesce:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     hostedcluster_name: prod-01
     fence: true
     pause_group: cluster.x-k8s.io
@@ -148,14 +146,14 @@ EXAMPLES = r"""
 
 - name: Record and scale the CAPI-dependent Deployments to zero, wait for their pods to go
   hypershift.private_capi.hcp_quiesce:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     deployments: [cluster-api, capi-provider, control-plane-operator]
     wait_timeout: 300
   register: stopped
 
 - name: Scale them back, wait for availability, unpause the private Cluster
   hypershift.private_capi.hcp_quiesce:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     state: resumed
     deployments: [cluster-api, capi-provider, control-plane-operator]
     pause_group: cluster.hypershift.openshift.io
@@ -163,7 +161,7 @@ EXAMPLES = r"""
 
 - name: Rollback - back to the record, standard objects unpaused, records removed, fence lifted
   hypershift.private_capi.hcp_quiesce:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     state: resumed
     hostedcluster_name: prod-01
     fence: true
@@ -256,9 +254,17 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.quie
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE,
+    HCP_NAMESPACE_RULE,
+    HOSTEDCLUSTER_NAME,
+    HOSTEDCLUSTER_NAMESPACE,
+    hostedcluster_run,
+    option,
+)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME.or_empty("no HostedCluster")),
+NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME.or_empty("no HostedCluster")),
               ("hostedcluster_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME),
               ("pause_group", API_GROUP.or_empty("leave them alone"))]  # goes into the CRD name clusters.<group>
 
@@ -267,10 +273,10 @@ def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
     spec.update(
-        namespace=dict(type="str", required=True),
+        hcp_namespace=option(HCP_NAMESPACE, renamed_from="namespace"),
         state=dict(type="str", choices=["quiesced", "resumed"], default="quiesced"),
-        hostedcluster_name=dict(type="str", default=""),
-        hostedcluster_namespace=dict(type="str", default="clusters"),
+        hostedcluster_name=option(HOSTEDCLUSTER_NAME, required=False, default=""),
+        hostedcluster_namespace=option(HOSTEDCLUSTER_NAMESPACE),
         fence=dict(type="bool", default=False),
         holder=dict(type="str", default=""),
         pause_group=dict(type="str", default=""),
@@ -284,7 +290,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(run_module, {"namespace": "hcp_namespace"}))
 
 
 if __name__ == "__main__":
