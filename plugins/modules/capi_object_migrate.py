@@ -66,7 +66,9 @@ description:
   - Performance on the collection's local API server (2 cores), 220 objects (100 Machines) - 3.1 API calls per
     object including the deletion, about 1 second; see the collection's docs/capi_object_migrate.md.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
+  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
@@ -153,10 +155,6 @@ notes:
 seealso:
   - module: hypershift.private_capi.private_crd_render
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

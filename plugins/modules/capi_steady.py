@@ -32,7 +32,9 @@ description:
     O(poll_seconds) until the cluster is steady or the time is up (the controllers still run meanwhile, so
     deletions and rollouts can finish). A cluster that is not steady is a result (RV(steady) false), not a failure.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
+  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
@@ -58,10 +60,6 @@ notes:
 seealso:
   - module: hypershift.private_capi.hcp_quiesce
   - module: hypershift.private_capi.capi_object_migrate
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

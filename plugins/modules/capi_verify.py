@@ -33,7 +33,9 @@ description:
     cannot read (O(hostedcluster_namespace), the HCP namespace or the HostedCluster does not exist, or the API refuses a read).
   - Used by the role C(hypershift.private_capi.verify) and C(playbooks/verify_fleet.yml).
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
+  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
@@ -76,10 +78,6 @@ notes:
 seealso:
   - module: hypershift.private_capi.capi_object_migrate
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

@@ -37,7 +37,9 @@ description:
     run changes nothing. A failure stops the run and names its step beside what was done; the migrate role rolls
     back.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
+  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
@@ -138,10 +140,6 @@ seealso:
   - module: hypershift.private_capi.capi_object_migrate
   - module: hypershift.private_capi.hcp_quiesce
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

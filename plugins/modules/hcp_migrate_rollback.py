@@ -46,7 +46,9 @@ description:
     copy only completes and is not verified again, because the standard controllers may have moved the objects on since.
   - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the lock stays held.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
+  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
@@ -132,10 +134,6 @@ seealso:
   - module: hypershift.private_capi.hcp_migrate_window
   - module: hypershift.private_capi.hcp_migrate_finish
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

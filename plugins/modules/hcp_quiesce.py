@@ -40,7 +40,9 @@ description:
     mode nothing is written; the patches a real run would send are returned. Errors
     are not retried - the step fails, naming the object, and the caller rolls back.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
+  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.holder
@@ -129,10 +131,6 @@ seealso:
   - module: hypershift.private_capi.capi_object_migrate
   - module: hypershift.private_capi.migration_state
   - module: hypershift.private_capi.capi_health
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

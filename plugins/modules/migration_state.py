@@ -54,7 +54,9 @@ description:
     V(legacy) when they are all in C(cluster.x-k8s.io), V(migrated) when all are in
     C(cluster.hypershift.openshift.io), otherwise it fails and leaves the annotations to a human.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
+  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.hostedcluster
@@ -168,10 +170,6 @@ notes:
     C(cluster.hypershift.openshift.io) in the HCP namespaces.
 seealso:
   - module: hypershift.private_capi.private_crd_render
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

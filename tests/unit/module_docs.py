@@ -30,12 +30,12 @@ def documented_options(module):
 def assert_argspec_matches_documentation(module):
     documented = documented_options(module)
     spec = module.argspec()
-    own = {name: option for name, option in spec.items() if name in documented}
-    assert set(own) == set(documented)
-    for name, option in own.items():
+    assert set(spec) == set(documented), "undocumented: %s, not in the spec: %s" % (
+        sorted(set(spec) - set(documented)), sorted(set(documented) - set(spec)))
+    for name, option in spec.items():
         assert option.get("type", "str") == documented[name].get("type", "str"), name
         assert option.get("default") == documented[name].get("default"), name
         assert option.get("choices") == documented[name].get("choices"), name
         assert bool(option.get("required")) == bool(documented[name].get("required")), name
-        assert option.get("aliases", []) == documented[name].get("aliases", []), name
+        assert sorted(option.get("aliases", [])) == sorted(documented[name].get("aliases", [])), name
     assert "kubeconfig" in spec and "api_key" in spec, "kubernetes.core's auth options are missing from the spec"
