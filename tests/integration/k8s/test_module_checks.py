@@ -164,9 +164,12 @@ def test_an_old_option_name_still_works_and_warns(kubeconfigs):
     result = race("hcp_migrate_window", [{"kubeconfig": nowhere, "namespace": "clusters-hc",
                                           "hostedcontrolplane_name": "hc/x"}])[0]
     assert_user_error(result, "invalid name: option hostedcluster_name: 'hc/x'")
-    deprecations = sorted(entry["msg"] for entry in result.get("deprecations") or [])
-    assert deprecations == ["Alias 'hostedcontrolplane_name' is deprecated. See the module docs for more information",
-                            "Alias 'namespace' is deprecated. See the module docs for more information"], result
+    # ansible-core 2.19 reports each as a DeprecationSummary (event.msg, deprecator, version); older ones flat (msg)
+    deprecations = sorted((entry.get("msg") or entry["event"]["msg"], entry["version"])
+                          for entry in result.get("deprecations") or [])
+    assert deprecations == [
+        ("Alias 'hostedcontrolplane_name' is deprecated. See the module docs for more information", "1.2.0"),
+        ("Alias 'namespace' is deprecated. See the module docs for more information", "1.2.0")], result
 
 
 def test_empty_namespace_sends_no_request(real_cluster):
