@@ -8,21 +8,16 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    """What the API modules need on the managed node, written once (ansible-core merges a fragment's requirements
-    into the module's)."""
+    """What the API modules need on the managed node, written once (ansible-core merges the requirements of a
+    module's fragments)."""
 
-    # hypershift.private_capi.requirements: every module that talks to the API server (kubernetes.core's client)
+    # hypershift.private_capi.requirements: every module that talks to the API server (kubernetes.core's client, and
+    # PyYAML, which its AnsibleK8SModule requires)
     DOCUMENTATION = r"""
 options: {}
 requirements:
   - python >= 3.9
   - kubernetes >= 24.2.0
-"""
-
-    # hypershift.private_capi.requirements.yaml: modules that read YAML (kubeconfigs, CRD definitions)
-    YAML = r"""
-options: {}
-requirements:
   - PyYAML >= 3.11
 """
 

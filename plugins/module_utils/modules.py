@@ -5,9 +5,9 @@
 names kept as deprecated aliases, and the HCP namespace derived from the HostedCluster by the one rule
 (hypershift.hcp_namespace).
 
-A module's argspec() takes ``option(HOSTEDCLUSTER_NAME, renamed_from="name")`` and its main() runs the service
-through ``hostedcluster_run(run_module, ...)``, which fills an empty O(hcp_namespace) and hands the service the keys
-it reads.
+A module's argspec() takes ``hostedcluster_options(renamed_from={"hcp_namespace": "namespace"})`` and its main()
+runs the service through ``hostedcluster_run(argspec, run_module)``, which fills an empty O(hcp_namespace) and hands
+the service the 1.0.0 names it reads.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -43,6 +43,19 @@ def option(spec, renamed_from=None, **changes):
     return spec
 
 
+def hostedcluster_options(renamed_from=None, hcp_namespace=True, **changes):
+    """{option: spec} of the options that name a HostedCluster - hostedcluster_name, hostedcluster_namespace and, with
+    hcp_namespace, its HCP namespace - for argspec()'s spec.update.
+
+    renamed_from: {option: the module's 1.0.0 name for it}; changes: {option: {key: value}}, this module's own (an
+    optional hostedcluster_name: hostedcluster_name=dict(required=False, default=""))."""
+    renamed_from = renamed_from or {}
+    bases = dict(hostedcluster_name=HOSTEDCLUSTER_NAME, hostedcluster_namespace=HOSTEDCLUSTER_NAMESPACE)
+    if hcp_namespace:
+        bases["hcp_namespace"] = HCP_NAMESPACE
+    return dict((name, option(base, renamed_from.get(name), **changes.get(name, {}))) for name, base in bases.items())
+
+
 def fill_hcp_namespace(module):
     """An empty O(hcp_namespace) becomes the HostedCluster's (hypershift.hcp_namespace); without a HostedCluster
     either, the module fails naming both options."""
@@ -56,15 +69,24 @@ def fill_hcp_namespace(module):
     params["hcp_namespace"] = hypershift.hcp_namespace(params["hostedcluster_namespace"], params["hostedcluster_name"])
 
 
-def hostedcluster_run(run_module, service_keys, derive_hcp_namespace=True):
-    """module_main's run for a module whose service reads the options under other keys: the HCP namespace filled in
-    (fill_hcp_namespace), then service_keys ({service key: option}) copied into the params, then run_module(module).
+def old_names(spec):
+    """{1.0.0 name: option} of spec's deprecated aliases."""
+    return dict((alias["name"], name) for name, settings in spec.items()
+                for alias in settings.get("deprecated_aliases", []))
+
+
+def hostedcluster_run(argspec, run_module, derive_hcp_namespace=True):
+    """module_main's run for a module whose options were renamed: an empty O(hcp_namespace) filled in
+    (fill_hcp_namespace, where the module has one), then each option's value copied under its 1.0.0 name, then
+    run_module(module).
 
     The services (fleet/, state/, move/) still read the 1.0.0 names; the copy keeps them working unchanged."""
+    service_keys = old_names(argspec())
+
     def run(module):
-        if derive_hcp_namespace:
+        if derive_hcp_namespace and "hcp_namespace" in module.params:
             fill_hcp_namespace(module)
-        for key, name in service_keys.items():
-            module.params[key] = module.params[name]
+        for old, name in service_keys.items():
+            module.params[old] = module.params[name]
         run_module(module)
     return run

@@ -28,7 +28,6 @@ description:
 extends_documentation_fragment:
   - hypershift.private_capi.k8s_auth_options
   - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.attributes.read_only
 options:
   entry_point:

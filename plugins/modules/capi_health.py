@@ -35,7 +35,6 @@ description:
 extends_documentation_fragment:
   - hypershift.private_capi.k8s_auth_options
   - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
@@ -150,10 +149,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_REQUIRED,
-    hostedcluster_run,
-    option,
-)
+    HCP_NAMESPACE_REQUIRED, hostedcluster_run, option)
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
@@ -176,8 +172,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(run_module, {"namespace": "hcp_namespace"},
-                                                           derive_hcp_namespace=False))
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ description:
 extends_documentation_fragment:
   - hypershift.private_capi.k8s_auth_options
   - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
@@ -113,13 +112,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE,
-    HCP_NAMESPACE_RULE,
-    HOSTEDCLUSTER_NAME,
-    HOSTEDCLUSTER_NAMESPACE,
-    hostedcluster_run,
-    option,
-)
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 
 NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE)]
@@ -128,10 +121,8 @@ NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJE
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(renamed_from={"hcp_namespace": "namespace"}))
     spec.update(
-        hcp_namespace=option(HCP_NAMESPACE, renamed_from="namespace"),
-        hostedcluster_name=option(HOSTEDCLUSTER_NAME),
-        hostedcluster_namespace=option(HOSTEDCLUSTER_NAMESPACE),
         wait_timeout=dict(type="int", default=0),
         poll_seconds=dict(type="int", default=5),
     )
@@ -139,7 +130,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(run_module, {"namespace": "hcp_namespace"}))
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

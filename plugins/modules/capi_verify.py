@@ -35,7 +35,6 @@ description:
 extends_documentation_fragment:
   - hypershift.private_capi.k8s_auth_options
   - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
@@ -184,13 +183,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE,
-    HCP_NAMESPACE_RULE,
-    HOSTEDCLUSTER_NAME,
-    HOSTEDCLUSTER_NAMESPACE,
-    hostedcluster_run,
-    option,
-)
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 DEFAULT_DEPLOYMENTS = ["cluster-api", "capi-provider", "control-plane-operator", "cluster-autoscaler",
                        "machine-approver", "hosted-cluster-config-operator", "karpenter-operator"]
@@ -203,10 +196,8 @@ NAME_RULES = [("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", N
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(renamed_from={"hostedcluster_name": "name", "hostedcluster_namespace": "namespace"}))
     spec.update(
-        hostedcluster_name=option(HOSTEDCLUSTER_NAME, renamed_from="name"),
-        hostedcluster_namespace=option(HOSTEDCLUSTER_NAMESPACE, renamed_from="namespace"),
-        hcp_namespace=option(HCP_NAMESPACE),
         management_cluster=dict(type="str", default="default"),
         deployments=dict(type="list", elements="str", default=list(DEFAULT_DEPLOYMENTS)),
         proxy_config_map=dict(type="str", default="capi-proxy-kubeconfig"),
@@ -218,8 +209,7 @@ def argspec():
 
 def main():
     # the service derives an empty hcp_namespace itself (hypershift.hcp_namespace) and names the option it came from
-    module_main(argspec, NAME_RULES, hostedcluster_run(
-        run_module, {"name": "hostedcluster_name", "namespace": "hostedcluster_namespace"}, derive_hcp_namespace=False))
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module, derive_hcp_namespace=False))
 
 
 if __name__ == "__main__":

@@ -39,7 +39,6 @@ description:
 extends_documentation_fragment:
   - hypershift.private_capi.k8s_auth_options
   - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
@@ -230,13 +229,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE,
-    HCP_NAMESPACE_RULE,
-    HOSTEDCLUSTER_NAME,
-    HOSTEDCLUSTER_NAMESPACE,
-    hostedcluster_run,
-    option,
-)
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
@@ -246,10 +239,8 @@ NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJE
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(renamed_from={"hcp_namespace": "namespace"}))
     spec.update(
-        hcp_namespace=option(HCP_NAMESPACE, renamed_from="namespace"),
-        hostedcluster_name=option(HOSTEDCLUSTER_NAME),
-        hostedcluster_namespace=option(HOSTEDCLUSTER_NAMESPACE),
         holder=dict(type="str", required=True),
         source_counts=dict(type="dict", default={}),
         deployments=dict(type="list", elements="str", default=[]),
@@ -271,7 +262,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(run_module, {"namespace": "hcp_namespace"}))
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

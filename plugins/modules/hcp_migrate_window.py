@@ -43,7 +43,6 @@ description:
 extends_documentation_fragment:
   - hypershift.private_capi.k8s_auth_options
   - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
@@ -256,13 +255,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE,
-    HCP_NAMESPACE_RULE,
-    HOSTEDCLUSTER_NAME,
-    HOSTEDCLUSTER_NAMESPACE,
-    hostedcluster_run,
-    option,
-)
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("deployments[]", OBJECT_NAME),
@@ -273,8 +266,10 @@ NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("deployments[]", OBJECT_NA
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(
+        renamed_from={"hcp_namespace": "namespace", "hostedcluster_name": "hostedcontrolplane_name"},
+        hostedcluster_name=dict(required=False, default="")))
     spec.update(
-        hcp_namespace=option(HCP_NAMESPACE, renamed_from="namespace"),
         deployments=dict(type="list", elements="str", default=[]),
         deployment_patches=dict(type="list", elements="dict", default=[]),
         scale_down_timeout=dict(type="int", default=300),
@@ -283,8 +278,6 @@ def argspec():
         require_paused=dict(type="bool", default=True),
         carry_deletions=dict(type="bool", default=False),
         verify=dict(type="bool", default=True),
-        hostedcluster_name=option(HOSTEDCLUSTER_NAME, renamed_from="hostedcontrolplane_name", required=False, default=""),
-        hostedcluster_namespace=option(HOSTEDCLUSTER_NAMESPACE),
         holder=dict(type="str", default=""),
         signal_annotations=dict(type="dict"),
         parallelism=parallelism_option(),
@@ -294,8 +287,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(
-        run_module, {"namespace": "hcp_namespace", "hostedcontrolplane_name": "hostedcluster_name"}))
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ description:
 extends_documentation_fragment:
   - hypershift.private_capi.k8s_auth_options
   - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace

@@ -56,7 +56,6 @@ description:
 extends_documentation_fragment:
   - hypershift.private_capi.k8s_auth_options
   - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.yaml
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.hostedcluster
@@ -445,11 +444,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HOSTEDCLUSTER_NAME,
-    HOSTEDCLUSTER_NAMESPACE,
-    hostedcluster_run,
-    option,
-)
+    hostedcluster_options, hostedcluster_run)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import run_module
 
 MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]
@@ -461,9 +456,10 @@ NAME_RULES = [("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", N
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(
+        renamed_from={"hostedcluster_name": "name", "hostedcluster_namespace": "namespace"}, hcp_namespace=False,
+        hostedcluster_name=dict(required=False), hostedcluster_namespace=dict(default=None)))
     spec.update(
-        hostedcluster_name=option(HOSTEDCLUSTER_NAME, renamed_from="name", required=False),
-        hostedcluster_namespace=option(HOSTEDCLUSTER_NAMESPACE, renamed_from="namespace", default=None),
         state=dict(type="str", choices=MOVE_STATES + ["query"], default="query"),
         reason=dict(type="str"),
         force=dict(type="bool", default=False),
@@ -481,8 +477,7 @@ def argspec():
 
 def main():
     hostedcluster = ("hostedcluster_name", "hostedcluster_namespace")
-    module_main(argspec, NAME_RULES, hostedcluster_run(
-        run_module, {"name": "hostedcluster_name", "namespace": "hostedcluster_namespace"}, derive_hcp_namespace=False),
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module),
         required_if=[
             ("state", "legacy", hostedcluster),
             ("state", "in-progress", hostedcluster),

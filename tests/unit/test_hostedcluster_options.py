@@ -107,19 +107,24 @@ class FakeModule(object):
         raise SystemExit(1)
 
 
+def renamed_spec():
+    return modules.hostedcluster_options(renamed_from={"hcp_namespace": "namespace"})
+
+
 def test_an_empty_hcp_namespace_is_the_hostedclusters_by_the_one_rule():
     module = FakeModule(hcp_namespace="", hostedcluster_name="prod.01", hostedcluster_namespace="clusters")
     seen = []
-    modules.hostedcluster_run(lambda m: seen.append(dict(m.params)), {"namespace": "hcp_namespace"})(module)
+    modules.hostedcluster_run(renamed_spec, lambda m: seen.append(dict(m.params)))(module)
+    # the service reads the 1.0.0 name (namespace): it gets the same value
     assert seen[0]["hcp_namespace"] == seen[0]["namespace"] == hypershift.hcp_namespace("clusters", "prod.01")
     given = FakeModule(hcp_namespace="elsewhere", hostedcluster_name="prod.01", hostedcluster_namespace="clusters")
-    modules.hostedcluster_run(lambda m: seen.append(dict(m.params)), {"namespace": "hcp_namespace"})(given)
+    modules.hostedcluster_run(renamed_spec, lambda m: seen.append(dict(m.params)))(given)
     assert seen[1]["namespace"] == "elsewhere"
 
 
 def test_without_the_hcp_namespace_or_the_hostedcluster_the_module_fails_naming_both():
     module = FakeModule(hcp_namespace="", hostedcluster_name="", hostedcluster_namespace="clusters")
     with pytest.raises(SystemExit):
-        modules.hostedcluster_run(lambda m: None, {"namespace": "hcp_namespace"})(module)
+        modules.hostedcluster_run(renamed_spec, lambda m: None)(module)
     assert "hcp_namespace" in module.failed["msg"] and "hostedcluster_name" in module.failed["msg"]
     assert module.failed["changed"] is False
