@@ -27,7 +27,7 @@ options:
 notes:
   - The options that name a HostedCluster are the same in every module of the collection - O(hostedcluster_name),
     O(hostedcluster_namespace) and, for its HCP namespace, C(hcp_namespace). The names the modules of 1.0.0 used
-    (C(name), C(namespace), C(hostedcontrolplane_name)) still work as aliases and warn; they are removed in 1.2.0.
+    (C(name), C(namespace), C(hostedcontrolplane_name)) still work as aliases and warn; they are removed in 2.0.0.
 """
 
     # hypershift.private_capi.hostedcluster.hcp_namespace: beside the HostedCluster, its HCP namespace derived from it
@@ -54,5 +54,5 @@ options:
     required: true
 notes:
   - The HCP namespace is O(hcp_namespace) in every module of the collection. The name the modules of 1.0.0 used,
-    C(namespace), still works as an alias and warns; it is removed in 1.2.0.
+    C(namespace), still works as an alias and warns; it is removed in 2.0.0.
 """

@@ -19,8 +19,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names 
 
 COLLECTION_NAME = "hypershift.private_capi"
 # galaxy.yml's 1.0.0 is released (changelogs/changelog.yaml): the old names ship deprecated in the next minor
-# release, 1.1.0, and go in the one after it
-OLD_NAMES_REMOVED_IN = "1.2.0"
+# release, 1.1.0, and go in the next major one - a removal is a breaking change, and ansible-test's validate-modules
+# refuses a minor release there (removal-version-must-be-major)
+OLD_NAMES_REMOVED_IN = "2.0.0"
 
 HOSTEDCLUSTER_NAME = dict(type="str", required=True)
 HOSTEDCLUSTER_NAMESPACE = dict(type="str", default="clusters")

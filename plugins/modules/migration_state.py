@@ -477,13 +477,12 @@ def argspec():
 
 def main():
     hostedcluster = ("hostedcluster_name", "hostedcluster_namespace")
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module),
-        required_if=[
-            ("state", "legacy", hostedcluster),
-            ("state", "in-progress", hostedcluster),
-            ("state", "migrated", hostedcluster),
-            ("state", "failed", hostedcluster + ("reason",)),
-        ], required_by={"hostedcluster_name": "hostedcluster_namespace"})  # HostedClusters are namespaced
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module), required_if=[
+        ("state", "legacy", hostedcluster),
+        ("state", "in-progress", hostedcluster),
+        ("state", "migrated", hostedcluster),
+        ("state", "failed", hostedcluster + ("reason",)),
+    ], required_by={"hostedcluster_name": "hostedcluster_namespace"})  # HostedClusters are namespaced
 
 
 if __name__ == "__main__":

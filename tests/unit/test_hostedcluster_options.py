@@ -71,10 +71,11 @@ def test_the_old_names_are_exactly_the_renamed_ones():
 
 
 def removal_version():
-    """The next minor release after the one that deprecates: galaxy.yml's 1.0.0 is released, 1.1.0 deprecates."""
+    """The next major release (ansible-test's validate-modules: removal-version-must-be-major): galaxy.yml's 1.0.0 is
+    released, 1.1.0 deprecates, 2.0.0 removes."""
     with open(os.path.join(REPO_ROOT, "galaxy.yml")) as handle:
-        major, minor, _patch = yaml.safe_load(handle)["version"].split(".")
-    return "%s.%d.0" % (major, int(minor) + 2)
+        major = yaml.safe_load(handle)["version"].split(".")[0]
+    return "%d.0.0" % (int(major) + 1)
 
 
 @pytest.mark.parametrize("module_name, old, new", RENAMED)

@@ -168,8 +168,8 @@ def test_an_old_option_name_still_works_and_warns(kubeconfigs):
     deprecations = sorted((entry.get("msg") or entry["event"]["msg"], entry["version"])
                           for entry in result.get("deprecations") or [])
     assert deprecations == [
-        ("Alias 'hostedcontrolplane_name' is deprecated. See the module docs for more information", "1.2.0"),
-        ("Alias 'namespace' is deprecated. See the module docs for more information", "1.2.0")], result
+        ("Alias 'hostedcontrolplane_name' is deprecated. See the module docs for more information", "2.0.0"),
+        ("Alias 'namespace' is deprecated. See the module docs for more information", "2.0.0")], result
 
 
 def test_empty_namespace_sends_no_request(real_cluster):
