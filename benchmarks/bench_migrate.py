@@ -44,7 +44,7 @@ MODULE_PLAY = """- hosts: localhost
   tasks:
     - hypershift.private_capi.capi_object_migrate:
         kubeconfig: "{{ kubeconfig }}"
-        namespace: "{{ namespace }}"
+        hcp_namespace: "{{ namespace }}"
         delete_source: true
 """
 

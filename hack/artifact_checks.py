@@ -12,7 +12,9 @@ copy, never on the checkout:
   runs on CPython 3.14 from the python-build-standalone tree that the Go module github.com/kluctl/go-embed-python
   carries (the Go module proxy is reachable where python.org is not). Each check uses tests/sanity/ignore-<minor>.txt
   of the artifact, so those files must name only shipped files.
-- `importer`: galaxy-importer (REQUIRE_V1_OR_GREATER, its ansible-lint) on the tarball.
+- `importer`: galaxy-importer (REQUIRE_V1_OR_GREATER, its ansible-lint) on the tarball, with ansible-core alone (no
+  kubernetes.core, as Galaxy imports it): no warning, no error, and every module, filter and inventory plugin's
+  documentation rendered (importer_result.json).
 - `docs`: antsibull-docs lint-collection-docs (with plugin docs) on the installed collection.
 - `changelog`: antsibull-changelog lint (fragments) and lint-changelog-yaml on the installed collection.
 
@@ -47,10 +49,10 @@ STANDALONE_PYTHON = {
     # minor: (Go module, version, directory of the linux-amd64 tree inside it)
     "3.14": ("github.com/kluctl/go-embed-python", "v0.0.0-3.14.6-20260610-1", "python/internal/data/linux-amd64"),
 }
-# galaxy-importer lints and reads the docs of the tarball alone, extracted; the `ansible` package puts the declared
-# dependency kubernetes.core (its doc fragments, its k8s modules for the roles) on its Python path, as an import
-# environment with the collection's dependencies installed has it.
-GALAXY_IMPORTER = ["galaxy-importer==0.4.44", "ansible-lint==26.10.1", "ansible-core==2.19.14", "ansible==12.3.0"]
+# galaxy-importer lints and reads the docs of the tarball alone, extracted, with ansible-core alone as Galaxy and
+# Automation Hub import it: no `ansible` package, so the declared dependency kubernetes.core is absent (every doc
+# fragment a module uses must be the collection's own).
+GALAXY_IMPORTER = ["galaxy-importer==0.4.44", "ansible-lint==26.10.1", "ansible-core==2.19.14"]
 # The one warning galaxy-importer gives for any ignore entry: accepted only while every entry of every ignore file is
 # validate-modules:missing-gplv3-license, which an Apache-2.0 module cannot satisfy (the test looks for a GPLv3 header).
 ACCEPTED_IGNORE = "validate-modules:missing-gplv3-license"
@@ -232,10 +234,26 @@ def check_importer():
         log("galaxy-importer: accepted %d ignore-file notice(s): every entry is %s (Apache-2.0, no GPLv3 header)"
             % (len(ignore_notices), ACCEPTED_IGNORE))
         findings = [line for line in findings if line not in ignore_notices]
+    undocumented = undocumented_plugins(json.loads((OUT / "importer_result.json").read_text()))
+    if undocumented:
+        findings.append("no documentation rendered for %d plugin(s): %s" % (len(undocumented), ", ".join(undocumented)))
     if findings:
         log("galaxy-importer: %d warning(s) or error(s):\n  %s" % (len(findings), "\n  ".join(findings)))
         return 1
+    log("galaxy-importer: documentation rendered for every module, filter and inventory plugin")
     return 0
+
+
+def undocumented_plugins(result):
+    """'<type> <name>' of each plugin of the tarball whose documentation the importer did not render (docs_blob of
+    importer_result.json): every module and inventory plugin (a .py each), every filter (a .yml each)."""
+    plugins = installed_root() / "plugins"
+    expected = {("module", path.stem) for path in (plugins / "modules").glob("*.py") if path.stem != "__init__"}
+    expected |= {("inventory", path.stem) for path in (plugins / "inventory").glob("*.py") if path.stem != "__init__"}
+    expected |= {("filter", path.stem) for path in (plugins / "filter").glob("*.yml")}
+    rendered = {(content["content_type"], content["content_name"]) for content in result["docs_blob"]["contents"]
+                if (content.get("doc_strings") or {}).get("doc")}
+    return ["%s %s" % missing for missing in sorted(expected - rendered)]
 
 
 def check_docs():

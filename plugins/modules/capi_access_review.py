@@ -26,7 +26,8 @@ description:
   - A missing right is a result (RV(allowed) false, with RV(missing_rules) to add and RV(message)), or a failure with
     O(fail_on_denied).
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.attributes.read_only
 options:
   entry_point:
@@ -70,10 +71,6 @@ notes:
     may, through the default ClusterRole C(system:basic-user)), and discovery.
 seealso:
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

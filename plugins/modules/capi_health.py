@@ -33,16 +33,15 @@ description:
   - B(Deployments) - each of O(deployments) has all of its C(spec.replicas) available.
   - With O(stable_seconds) the checks run again after that many seconds and must still pass.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.hostedcluster.hcp_namespace_required
 options:
-  namespace:
-    description:
-      - The HCP namespace.
-    type: str
-    required: true
+  hcp_namespace:
+    aliases: [namespace]
   kinds:
     description:
       - The kinds to check, as M(hypershift.private_capi.capi_object_migrate) returns them in
@@ -96,21 +95,17 @@ notes:
 seealso:
   - module: hypershift.private_capi.capi_object_migrate
   - module: hypershift.private_capi.hcp_quiesce
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Copy the CAPI objects to the private groups
   hypershift.private_capi.capi_object_migrate:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
   register: copy
 
 - name: Check the copies are healthy, and still after 30 seconds
   hypershift.private_capi.capi_health:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     kinds: "{{ copy.kinds }}"
     source_counts: "{{ copy.counts }}"
     deployments: [cluster-api, capi-provider]
@@ -153,16 +148,18 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_REQUIRED, hostedcluster_run, option)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
+NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
     spec.update(
-        namespace=dict(type="str", required=True),
+        hcp_namespace=option(HCP_NAMESPACE_REQUIRED, renamed_from="namespace"),
         kinds=dict(type="list", elements="dict", required=True),
         source_counts=dict(type="dict", default={}),
         not_copied=dict(type="list", elements="dict", default=[]),
@@ -175,7 +172,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

@@ -66,17 +66,16 @@ description:
   - Performance on the collection's local API server (2 cores), 220 objects (100 Machines) - 3.1 API calls per
     object including the deletion, about 1 second; see the collection's docs/capi_object_migrate.md.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.parallelism
+  - hypershift.private_capi.hostedcluster.hcp_namespace_required
 options:
-  namespace:
-    description:
-      - The HCP namespace whose CAPI objects move (C(<hostedcluster namespace>-<hostedcluster name>)).
-    type: str
-    required: true
+  hcp_namespace:
+    aliases: [namespace]
   direction:
     description:
       - V(to_private) copies from the standard groups to the private ones; V(to_standard) copies back (rollback).
@@ -155,40 +154,36 @@ notes:
 seealso:
   - module: hypershift.private_capi.private_crd_render
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Copy the CAPI objects of clusters-prod-01 to the private groups (Cluster already paused)
   hypershift.private_capi.capi_object_migrate:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     verify: true
   register: copy
 
 - name: What a migration would do, without writing anything
   hypershift.private_capi.capi_object_migrate:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
   check_mode: true
   register: preview
 
 - name: Delete the standard-group objects (old CAPI controllers scaled to zero)
   hypershift.private_capi.capi_object_migrate:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     delete_source: true
 
 - name: Agent platform - move the Agent provider's objects too
   hypershift.private_capi.capi_object_migrate:
-    namespace: clusters-agent-01
+    hcp_namespace: clusters-agent-01
     extra_groups:
       capi-provider.agent-install.openshift.io: capi-provider.agent-install.hypershift.openshift.io
     delete_source: true
 
 - name: Roll back a migrated namespace
   hypershift.private_capi.capi_object_migrate:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     direction: to_standard
     delete_source: true
 """
@@ -271,16 +266,18 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
     auth_argspec, extra_groups_option, parallelism_option)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_REQUIRED, hostedcluster_run, option)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("namespace", NAMESPACE)]
+NAME_RULES = [("hcp_namespace", NAMESPACE)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
     spec.update(
-        namespace=dict(type="str", required=True),
+        hcp_namespace=option(HCP_NAMESPACE_REQUIRED, renamed_from="namespace"),
         direction=dict(type="str", choices=["to_private", "to_standard"], default="to_private"),
         delete_source=dict(type="bool", default=False),
         require_paused=dict(type="bool", default=True),
@@ -296,7 +293,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ description:
   - Read-only. A migration pauses the cluster and stops its CAPI controllers; anything in flight then stays half
     done in the one window where nobody can finish it (a Machine whose node drains and whose instance terminates, a
     MachineDeployment half rolled out, a NodePool upgrading). This module says whether anything is in flight.
-  - B(Steady) means all of - no CAPI object of O(namespace) (any kind of the standard groups C(cluster.x-k8s.io)
+  - B(Steady) means all of - no CAPI object of O(hcp_namespace) (any kind of the standard groups C(cluster.x-k8s.io)
     and C(*.cluster.x-k8s.io)) is being deleted; every C(MachineDeployment) is rolled out (one C(MachineSet) with
     replicas; replicas, up-to-date, ready and desired replicas equal; its spec observed); no C(Machine) is
     C(Pending), C(Provisioning), C(Provisioned) or C(Deleting), and none is being remediated (condition
@@ -32,24 +32,16 @@ description:
     O(poll_seconds) until the cluster is steady or the time is up (the controllers still run meanwhile, so
     deletions and rollouts can finish). A cluster that is not steady is a result (RV(steady) false), not a failure.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.hostedcluster
+  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
-  namespace:
-    description:
-      - The HCP namespace of the HostedCluster (C(<hostedcluster namespace>-<hostedcluster name>)).
-    type: str
-    required: true
-  hostedcluster_name:
-    description: The HostedCluster whose conditions and NodePools are read.
-    type: str
-    required: true
-  hostedcluster_namespace:
-    description: Namespace of the HostedCluster and its NodePools.
-    type: str
-    default: clusters
+  hcp_namespace:
+    aliases: [namespace]
   wait_timeout:
     description:
       - Seconds to keep reading until the cluster is steady; 0 reads once.
@@ -61,22 +53,18 @@ options:
     default: 5
 notes:
   - RBAC - C(get) on the HostedCluster and C(list) on C(nodepools) in O(hostedcluster_namespace); C(list) on
-    C(customresourcedefinitions); C(list) on every standard CAPI resource in O(namespace); C(create) (a server-side
-    dry run, nothing is written) on C(clusters.cluster.hypershift.openshift.io) in O(namespace) where that twin is
+    C(customresourcedefinitions); C(list) on every standard CAPI resource in O(hcp_namespace); C(create) (a server-side
+    dry run, nothing is written) on C(clusters.cluster.hypershift.openshift.io) in O(hcp_namespace) where that twin is
     installed.
 seealso:
   - module: hypershift.private_capi.hcp_quiesce
   - module: hypershift.private_capi.capi_object_migrate
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Wait up to 10 minutes for the HostedCluster to be steady
   hypershift.private_capi.capi_steady:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     hostedcluster_name: prod-01
     wait_timeout: 600
   register: steady
@@ -123,18 +111,18 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.steady
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 
-NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE)]
+NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(renamed_from={"hcp_namespace": "namespace"}))
     spec.update(
-        namespace=dict(type="str", required=True),
-        hostedcluster_name=dict(type="str", required=True),
-        hostedcluster_namespace=dict(type="str", default="clusters"),
         wait_timeout=dict(type="int", default=0),
         poll_seconds=dict(type="int", default=5),
     )
@@ -142,7 +130,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

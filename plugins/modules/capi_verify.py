@@ -30,30 +30,22 @@ description:
   - B(Conversion) - the private C(Cluster)s are read at the CAPI version other than the preferred one, which the API
     server converts through the collection's conversion shim; a failed read is a problem that names the shim.
   - The module does not fail when a check fails; it returns RV(ok) false and the RV(problems). It fails only when it
-    cannot read (O(namespace), the HCP namespace or the HostedCluster does not exist, or the API refuses a read).
+    cannot read (O(hostedcluster_namespace), the HCP namespace or the HostedCluster does not exist, or the API refuses a read).
   - Used by the role C(hypershift.private_capi.verify) and C(playbooks/verify_fleet.yml).
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.parallelism
+  - hypershift.private_capi.hostedcluster
+  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
-  name:
-    description:
-      - Name of the HostedCluster.
-    type: str
-    required: true
-  namespace:
-    description:
-      - Namespace of the HostedCluster.
-    type: str
-    default: clusters
-  hcp_namespace:
-    description:
-      - The HCP namespace; empty means C(<namespace>-<name with dots as dashes>), as HyperShift names it.
-    type: str
-    default: ""
+  hostedcluster_name:
+    aliases: [name]
+  hostedcluster_namespace:
+    aliases: [namespace]
   management_cluster:
     description:
       - Name of the management cluster, returned in the result (for fleet tables).
@@ -85,17 +77,13 @@ notes:
 seealso:
   - module: hypershift.private_capi.capi_object_migrate
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Verify one HostedCluster
   hypershift.private_capi.capi_verify:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
   register: verified
 
 - name: Fail with what is wrong
@@ -194,6 +182,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
     auth_argspec, extra_groups_option, parallelism_option)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 # extra_groups: every provider a HostedCluster may use, the Agent provider's pair included
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS as AGENT_DEFAULT)
@@ -201,18 +191,16 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 DEFAULT_DEPLOYMENTS = ["cluster-api", "capi-provider", "control-plane-operator", "cluster-autoscaler",
                        "machine-approver", "hosted-cluster-config-operator", "karpenter-operator"]
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("name", OBJECT_NAME), ("namespace", NAMESPACE),
-              ("hcp_namespace", NAMESPACE.or_empty("derived from namespace and name")),
+NAME_RULES = [("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
+              ("hcp_namespace", HCP_NAMESPACE_RULE),
               ("deployments[]", OBJECT_NAME), ("proxy_config_map", OBJECT_NAME)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(renamed_from={"hostedcluster_name": "name", "hostedcluster_namespace": "namespace"}))
     spec.update(
-        name=dict(type="str", required=True),
-        namespace=dict(type="str", default="clusters"),
-        hcp_namespace=dict(type="str", default=""),
         management_cluster=dict(type="str", default="default"),
         deployments=dict(type="list", elements="str", default=list(DEFAULT_DEPLOYMENTS)),
         proxy_config_map=dict(type="str", default="capi-proxy-kubeconfig"),
@@ -223,7 +211,8 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    # the service derives an empty hcp_namespace itself (hypershift.hcp_namespace) and names the option it came from
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module, derive_hcp_namespace=False))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ description:
   - CRDs being deleted are counted (RV(crds[].deleting)). The API server still converts their objects until they
     are gone.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
 options:
@@ -42,9 +43,6 @@ notes:
 seealso:
   - module: hypershift.private_capi.private_crd_render
   - module: hypershift.private_capi.serving_certificate
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
 """
 
 EXAMPLES = r"""

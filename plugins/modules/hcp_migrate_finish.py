@@ -37,27 +37,17 @@ description:
     run changes nothing. A failure stops the run and names its step beside what was done; the migrate role rolls
     back.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.parallelism
+  - hypershift.private_capi.hostedcluster
+  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
-  namespace:
-    description:
-      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)) whose standard CAPI objects are deleted.
-    type: str
-    required: true
-  hostedcluster_name:
-    description:
-      - Name of the HostedCluster recorded on, released and moved to C(migrated).
-    type: str
-    required: true
-  hostedcluster_namespace:
-    description:
-      - Namespace of the HostedCluster.
-    type: str
-    default: clusters
+  hcp_namespace:
+    aliases: [namespace]
   holder:
     description:
       - The holder of the migration lock (the run id the lock was taken with); the move to C(migrated) is refused
@@ -149,16 +139,12 @@ seealso:
   - module: hypershift.private_capi.capi_object_migrate
   - module: hypershift.private_capi.hcp_quiesce
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Delete the standard objects of clusters-prod-01, lift the fence, in-progress -> migrated
   hypershift.private_capi.hcp_migrate_finish:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     hostedcluster_name: prod-01
     holder: "{{ run_id }}"
     source_counts: {"Cluster": 1, "Machine": 3, "MachineSet": 1, "MachineDeployment": 1}
@@ -242,19 +228,19 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
+NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
               ("deployments[]", OBJECT_NAME)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(renamed_from={"hcp_namespace": "namespace"}))
     spec.update(
-        namespace=dict(type="str", required=True),
-        hostedcluster_name=dict(type="str", required=True),
-        hostedcluster_namespace=dict(type="str", default="clusters"),
         holder=dict(type="str", required=True),
         source_counts=dict(type="dict", default={}),
         deployments=dict(type="list", elements="str", default=[]),
@@ -276,7 +262,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

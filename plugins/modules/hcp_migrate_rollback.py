@@ -46,11 +46,14 @@ description:
     copy only completes and is not verified again, because the standard controllers may have moved the objects on since.
   - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the lock stays held.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.parallelism
+  - hypershift.private_capi.hostedcluster
+  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
   path:
     description:
@@ -59,21 +62,8 @@ options:
     type: str
     choices: [rollback, rescue]
     required: true
-  namespace:
-    description:
-      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)).
-    type: str
-    required: true
-  hostedcluster_name:
-    description:
-      - The HostedCluster (also the name of its HostedControlPlane in O(namespace)).
-    type: str
-    required: true
-  hostedcluster_namespace:
-    description:
-      - Namespace of the HostedCluster.
-    type: str
-    default: clusters
+  hcp_namespace:
+    aliases: [namespace]
   holder:
     description:
       - The holder of the lock (the run id it was taken with); the final move is refused for another holder. This module process also
@@ -119,7 +109,7 @@ options:
     default: 600
   proxy_config_map:
     description:
-      - The sidecar's kubeconfig ConfigMap in O(namespace), deleted with the sidecar (the C(api_proxy) role's
+      - The sidecar's kubeconfig ConfigMap in O(hcp_namespace), deleted with the sidecar (the C(api_proxy) role's
         C(private_capi_proxy_config_map_name)).
     type: str
     default: capi-proxy-kubeconfig
@@ -143,17 +133,13 @@ seealso:
   - module: hypershift.private_capi.hcp_migrate_window
   - module: hypershift.private_capi.hcp_migrate_finish
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Take the rollback lock of prod-01
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: in-progress
     rollback: true
     holder: rollback-20261127
@@ -162,7 +148,7 @@ EXAMPLES = r"""
 - name: Roll prod-01 back to the standard CAPI types (resumable - re-run with the same holder)
   hypershift.private_capi.hcp_migrate_rollback:
     path: rollback
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     hostedcluster_name: prod-01
     holder: rollback-20261127
     deployments: [cluster-api, capi-provider, control-plane-operator]
@@ -175,7 +161,7 @@ EXAMPLES = r"""
 - name: After a failed migration, back to the standard objects, ending failed with the reason
   hypershift.private_capi.hcp_migrate_rollback:
     path: rescue
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     hostedcluster_name: prod-01
     holder: fleet-20261127
     reason: "copy - Machine m-0 refused by policy"
@@ -303,20 +289,20 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
+NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
               ("deployments[]", OBJECT_NAME), ("proxy_config_map", OBJECT_NAME)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(renamed_from={"hcp_namespace": "namespace"}))
     spec.update(
         path=dict(type="str", required=True, choices=["rollback", "rescue"]),
-        namespace=dict(type="str", required=True),
-        hostedcluster_name=dict(type="str", required=True),
-        hostedcluster_namespace=dict(type="str", default="clusters"),
         holder=dict(type="str", required=True),
         reason=dict(type="str", default=""),
         deployments=dict(type="list", elements="str", default=[]),
@@ -332,7 +318,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ description:
     API proxy sidecar) in the same write, and the run waits up to O(available_timeout) seconds until each has that
     many available replicas; then the C(Cluster) of O(pause_group) (the private copy) and its MachineDeployments
     and MachineSets are unpaused. The window ends when the Deployments are available (RV(controllers_down_seconds)).
-  - B(signal) - with O(hostedcontrolplane_name), the HostedControlPlane gets O(signal_annotations), so the
+  - B(signal) - with O(hostedcluster_name), the HostedControlPlane gets O(signal_annotations), so the
     control-plane-operator uses the private types. The controllers run again by then.
   - The replica records stay on the Deployments (a later step removes them, M(hypershift.private_capi.hcp_quiesce)
     with O(hypershift.private_capi.hcp_quiesce#module:remove_records=true)), so a run interrupted at any point is
@@ -41,19 +41,22 @@ description:
   - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the caller rolls back
     (the migrate role does). Nothing is retried here except the copy's reads.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.options.holder
+  - hypershift.private_capi.hostedcluster
+  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
-  namespace:
+  hcp_namespace:
     description:
-      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)) whose Deployments stop and whose CAPI
-        objects are copied.
-    type: str
-    required: true
+      - The HCP namespace whose Deployments stop and whose CAPI objects are copied.
+      - Empty means the HostedCluster's, C(<hostedcluster_namespace>-<hostedcluster_name>) with the dots of the
+        name as dashes; without O(hostedcluster_name) it is required.
+    aliases: [namespace]
   deployments:
     description:
       - Names of the CAPI-dependent Deployments of the namespace; those that exist are stopped and started, the
@@ -102,17 +105,13 @@ options:
         Deployments start again; fail listing the differences.
     type: bool
     default: true
-  hostedcontrolplane_name:
+  hostedcluster_name:
     description:
-      - Name of the HostedControlPlane of the namespace that gets O(signal_annotations) once the controllers are
-        back. Empty sends no signal.
-    type: str
+      - Name of the HostedCluster, whose lock O(holder) holds, and of its HostedControlPlane in O(hcp_namespace),
+        which gets O(signal_annotations) once the controllers are back. Empty sends no signal.
+    required: false
     default: ""
-  hostedcluster_namespace:
-    description:
-      - Namespace of the HostedCluster named O(hostedcontrolplane_name), whose lock O(holder) holds.
-    type: str
-    default: clusters
+    aliases: [hostedcontrolplane_name]
   signal_annotations:
     description:
       - Annotations set on the HostedControlPlane (only those it does not hold already are written).
@@ -133,25 +132,21 @@ attributes:
 notes:
   - RBAC in the HCP namespace - that of M(hypershift.private_capi.hcp_quiesce) (Deployments, pods, the private
     core group) and of M(hypershift.private_capi.capi_object_migrate) without O(hypershift.private_capi.capi_object_migrate#module:delete_source);
-    C(get), C(patch) on C(hostedcontrolplanes) with O(hostedcontrolplane_name).
+    C(get), C(patch) on C(hostedcontrolplanes) with O(hostedcluster_name).
 seealso:
   - module: hypershift.private_capi.hcp_quiesce
   - module: hypershift.private_capi.capi_object_migrate
   - module: hypershift.private_capi.migration_state
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Stop, copy, start with the proxy sidecars, signal (the Cluster of clusters-prod-01 already paused)
   hypershift.private_capi.hcp_migrate_window:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     deployments: [cluster-api, capi-provider, control-plane-operator]
     deployment_patches: "{{ api_proxy_patches }}"
     pause_group: cluster.hypershift.openshift.io
-    hostedcontrolplane_name: prod-01  # gets the signal hypershift.openshift.io/private-capi-types=true
+    hostedcluster_name: prod-01  # gets the signal hypershift.openshift.io/private-capi-types=true
   register: window
 
 - name: How long the controllers were down, and what of it was waiting on Kubernetes
@@ -160,7 +155,7 @@ EXAMPLES = r"""
 
 - name: What the window would do, without writing anything
   hypershift.private_capi.hcp_migrate_window:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     deployments: [cluster-api, capi-provider, control-plane-operator]
   check_mode: true
   register: preview
@@ -259,18 +254,22 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("namespace", NAMESPACE), ("deployments[]", OBJECT_NAME),
-              ("hostedcontrolplane_name", OBJECT_NAME.or_empty("no signal")), ("hostedcluster_namespace", NAMESPACE),
+NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("deployments[]", OBJECT_NAME),
+              ("hostedcluster_name", OBJECT_NAME.or_empty("no signal")), ("hostedcluster_namespace", NAMESPACE),
               ("pause_group", API_GROUP.or_empty("leave them alone"))]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(
+        renamed_from={"hcp_namespace": "namespace", "hostedcluster_name": "hostedcontrolplane_name"},
+        hostedcluster_name=dict(required=False, default="")))
     spec.update(
-        namespace=dict(type="str", required=True),
         deployments=dict(type="list", elements="str", default=[]),
         deployment_patches=dict(type="list", elements="dict", default=[]),
         scale_down_timeout=dict(type="int", default=300),
@@ -279,8 +278,6 @@ def argspec():
         require_paused=dict(type="bool", default=True),
         carry_deletions=dict(type="bool", default=False),
         verify=dict(type="bool", default=True),
-        hostedcontrolplane_name=dict(type="str", default=""),
-        hostedcluster_namespace=dict(type="str", default="clusters"),
         holder=dict(type="str", default=""),
         signal_annotations=dict(type="dict"),
         parallelism=parallelism_option(),
@@ -290,7 +287,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

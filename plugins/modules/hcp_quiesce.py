@@ -40,16 +40,20 @@ description:
     mode nothing is written; the patches a real run would send are returned. Errors
     are not retried - the step fails, naming the object, and the caller rolls back.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.holder
+  - hypershift.private_capi.hostedcluster
+  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
-  namespace:
+  hcp_namespace:
     description:
-      - The HCP namespace (C(<hostedcluster namespace>-<hostedcluster name>)) whose objects and Deployments are handled.
-    type: str
-    required: true
+      - The HCP namespace whose objects and Deployments are handled.
+      - Empty means the HostedCluster's, C(<hostedcluster_namespace>-<hostedcluster_name>) with the dots of the
+        name as dashes; without O(hostedcluster_name) it is required.
+    aliases: [namespace]
   state:
     description:
       - V(quiesced) fences, pauses and stops; V(resumed) scales back, unpauses, removes the records and lifts the fence.
@@ -60,13 +64,8 @@ options:
     description:
       - Name of the HostedCluster whose operator is fenced (needed with O(fence=true)); with O(state=quiesced) its
         annotations are returned in RV(hostedcluster_annotations) even without O(fence).
-    type: str
+    required: false
     default: ""
-  hostedcluster_namespace:
-    description:
-      - Namespace of the HostedCluster.
-    type: str
-    default: clusters
   fence:
     description:
       - Put up (O(state=quiesced)) or lift (O(state=resumed)) the fence on the HostedCluster.
@@ -131,16 +130,12 @@ seealso:
   - module: hypershift.private_capi.capi_object_migrate
   - module: hypershift.private_capi.migration_state
   - module: hypershift.private_capi.capi_health
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Fence the operator and pause the standard CAPI objects of clusters-prod-01 (check that the pause holds)
   hypershift.private_capi.hcp_quiesce:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     hostedcluster_name: prod-01
     fence: true
     pause_group: cluster.x-k8s.io
@@ -148,14 +143,14 @@ EXAMPLES = r"""
 
 - name: Record and scale the CAPI-dependent Deployments to zero, wait for their pods to go
   hypershift.private_capi.hcp_quiesce:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     deployments: [cluster-api, capi-provider, control-plane-operator]
     wait_timeout: 300
   register: stopped
 
 - name: Scale them back, wait for availability, unpause the private Cluster
   hypershift.private_capi.hcp_quiesce:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     state: resumed
     deployments: [cluster-api, capi-provider, control-plane-operator]
     pause_group: cluster.hypershift.openshift.io
@@ -163,7 +158,7 @@ EXAMPLES = r"""
 
 - name: Rollback - back to the record, standard objects unpaused, records removed, fence lifted
   hypershift.private_capi.hcp_quiesce:
-    namespace: clusters-prod-01
+    hcp_namespace: clusters-prod-01
     state: resumed
     hostedcluster_name: prod-01
     fence: true
@@ -256,9 +251,11 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesc
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME.or_empty("no HostedCluster")),
+NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME.or_empty("no HostedCluster")),
               ("hostedcluster_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME),
               ("pause_group", API_GROUP.or_empty("leave them alone"))]  # goes into the CRD name clusters.<group>
 
@@ -266,11 +263,10 @@ NAME_RULES = [("namespace", NAMESPACE), ("hostedcluster_name", OBJECT_NAME.or_em
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(renamed_from={"hcp_namespace": "namespace"},
+                                      hostedcluster_name=dict(required=False, default="")))
     spec.update(
-        namespace=dict(type="str", required=True),
         state=dict(type="str", choices=["quiesced", "resumed"], default="quiesced"),
-        hostedcluster_name=dict(type="str", default=""),
-        hostedcluster_namespace=dict(type="str", default="clusters"),
         fence=dict(type="bool", default=False),
         holder=dict(type="str", default=""),
         pause_group=dict(type="str", default=""),
@@ -284,7 +280,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ description:
   - Used by the roles C(hypershift.private_capi.api_proxy) (Deployments and the RBAC the private-group grants derive
     from) and C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind).
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
@@ -71,10 +72,6 @@ options:
       - LISTs in flight at once.
     type: int
     default: 4
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 notes:
   - RBAC - C(list) on the resource of each O(lists) entry in its namespace (cluster-wide for an empty namespace or a
     cluster-scoped kind); C(get) on C(namespaces) for the namespaces named (optional, see below).

@@ -47,25 +47,30 @@ description:
     same way, so only the holder can finish a migration it holds.
   - Each move appends who and when to the annotation C(hypershift.openshift.io/capi-migration-history) (a JSON list
     of the last 20 moves) and emits a core/v1 Event on the HostedCluster.
-  - O(state=query) reports one HostedCluster (O(name) and O(namespace)), all in O(namespace), or all in the cluster,
-    with one GET or one LIST (filtered by the mirror label when O(query_states) allows). It detects the invalid
-    state and, only with O(repair=true), repairs it from the group the CAPI objects in the HCP namespace
-    (C(<namespace>-<name>)) really use - V(legacy) when they are all in C(cluster.x-k8s.io), V(migrated) when all are
-    in C(cluster.hypershift.openshift.io), otherwise it fails and leaves the annotations to a human.
+  - O(state=query) reports one HostedCluster (O(hostedcluster_name) and O(hostedcluster_namespace)), all in
+    O(hostedcluster_namespace), or all in the cluster, with one GET or one LIST (filtered by the mirror label when
+    O(query_states) allows). It detects the invalid state and, only with O(repair=true), repairs it from the group
+    the CAPI objects in the HCP namespace (C(<hostedcluster_namespace>-<hostedcluster_name>)) really use -
+    V(legacy) when they are all in C(cluster.x-k8s.io), V(migrated) when all are in
+    C(cluster.hypershift.openshift.io), otherwise it fails and leaves the annotations to a human.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.hostedcluster
 options:
-  name:
+  hostedcluster_name:
     description:
       - Name of the HostedCluster. Required unless O(state=query).
-    type: str
-  namespace:
+    required: false
+    aliases: [name]
+  hostedcluster_namespace:
     description:
-      - Namespace of the HostedCluster (usually C(clusters)). Required with O(name).
-      - With O(state=query) and no O(name), limits the query to this namespace.
-    type: str
+      - Namespace of the HostedCluster (usually C(clusters)). Required with O(hostedcluster_name).
+      - With O(state=query) and no O(hostedcluster_name), limits the query to this namespace.
+    default: null
+    aliases: [namespace]
   state:
     description:
       - The state to move to, or V(query) to read states without changing them (apart from O(repair)).
@@ -117,7 +122,7 @@ options:
     default: false
   query_states:
     description:
-      - With O(state=query) and no O(name), report only HostedClusters in these states. The LIST uses a label
+      - With O(state=query) and no O(hostedcluster_name), report only HostedClusters in these states. The LIST uses a label
         selector on the mirror label unless C(new) or C(invalid) is asked for (those have no label value).
     type: list
     elements: str
@@ -164,65 +169,61 @@ notes:
     C(cluster.hypershift.openshift.io) in the HCP namespaces.
 seealso:
   - module: hypershift.private_capi.private_crd_render
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""
 - name: Mark an existing HostedCluster legacy (before the new operator is installed)
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: legacy
 
 - name: Take the migration lock
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: in-progress
     lease_seconds: 1800
   register: lock
 
 - name: Renew it during a long step (the same playbook run is the same holder by default)
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: in-progress
 
 - name: Finish
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: migrated
 
 - name: Finish a lock another run took (its holder id, as that run returned it in holder)
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: migrated
     holder: "{{ previous_run_holder }}"
 
 - name: Record a failure (after rolling back)
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: failed
     reason: "verify: Machine count 2 != 3"
     holder: "{{ lock.holder }}"
 
 - name: Back to legacy once remediated
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: legacy
     force: true
 
 - name: Roll a migrated HostedCluster back - take the rollback lock (migrated -> in-progress, direction rollback)
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: in-progress
     rollback: true
     holder: rollback-20260301
@@ -230,16 +231,16 @@ EXAMPLES = r"""
 
 - name: Objects copied back, sidecars out, private objects deleted - finish the rollback (in-progress -> legacy)
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: legacy
     rollback: true
     holder: "{{ rollback_lock.holder }}"
 
 - name: Resume a run that died (its lease has not expired yet)
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: in-progress
     takeover: true
 
@@ -251,8 +252,8 @@ EXAMPLES = r"""
 
 - name: What should this run do with prod-01 (the migrate role asks this before it takes the lock)
   hypershift.private_capi.migration_state:
-    name: prod-01
-    namespace: clusters
+    hostedcluster_name: prod-01
+    hostedcluster_namespace: clusters
     state: query
     direction: migrate
     retry_failed: true
@@ -442,20 +443,23 @@ import copy
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
+    hostedcluster_options, hostedcluster_run)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import run_module
 
 MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]
 QUERYABLE_STATES = ["new", "legacy", "in-progress", "migrated", "failed", "invalid"]
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("name", OBJECT_NAME), ("namespace", NAMESPACE)]
+NAME_RULES = [("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
+    spec.update(hostedcluster_options(
+        renamed_from={"hostedcluster_name": "name", "hostedcluster_namespace": "namespace"}, hcp_namespace=False,
+        hostedcluster_name=dict(required=False), hostedcluster_namespace=dict(default=None)))
     spec.update(
-        name=dict(type="str"),
-        namespace=dict(type="str"),
         state=dict(type="str", choices=MOVE_STATES + ["query"], default="query"),
         reason=dict(type="str"),
         force=dict(type="bool", default=False),
@@ -472,12 +476,13 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module, required_if=[
-        ("state", "legacy", ("name", "namespace")),
-        ("state", "in-progress", ("name", "namespace")),
-        ("state", "migrated", ("name", "namespace")),
-        ("state", "failed", ("name", "namespace", "reason")),
-    ], required_by={"name": "namespace"})  # HostedClusters are namespaced
+    hostedcluster = ("hostedcluster_name", "hostedcluster_namespace")
+    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module), required_if=[
+        ("state", "legacy", hostedcluster),
+        ("state", "in-progress", hostedcluster),
+        ("state", "migrated", hostedcluster),
+        ("state", "failed", hostedcluster + ("reason",)),
+    ], required_by={"hostedcluster_name": "hostedcluster_namespace"})  # HostedClusters are namespaced
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ description:
   - With O(state=absent) the twins are deleted, but only when no twin holds an object; otherwise the module fails
     and lists the objects, deleting nothing. Twins without the label above are left alone.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
   - hypershift.private_capi.checks
   - hypershift.private_capi.options.extra_groups
 options:
@@ -143,10 +144,6 @@ notes:
 seealso:
   - module: hypershift.private_capi.migration_state
   - module: kubernetes.core.k8s
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - PyYAML >= 3.11
 """
 
 EXAMPLES = r"""

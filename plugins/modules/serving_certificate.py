@@ -40,7 +40,9 @@ description:
     otherwise - and returns its choice in RV(provider) with the reason in RV(provider_reason), for the caller to
     follow.
 extends_documentation_fragment:
-  - kubernetes.core.k8s_auth_options
+  - hypershift.private_capi.k8s_auth_options
+  - hypershift.private_capi.requirements
+  - hypershift.private_capi.requirements.cryptography
   - hypershift.private_capi.checks
   - hypershift.private_capi.checks.namespace
 options:
@@ -135,10 +137,6 @@ notes:
 seealso:
   - module: hypershift.private_capi.private_crd_render
   - module: hypershift.private_capi.conversion_webhook_users
-requirements:
-  - python >= 3.9
-  - kubernetes >= 24.2.0
-  - cryptography >= 42.0
 """
 
 EXAMPLES = r"""

@@ -61,10 +61,10 @@ def patches(server, namespace=NS):
 
 
 def args(server, **options):
-    return dict({"kubeconfig": server.kubeconfig, "namespace": NS, "deployments": DEPLOYMENTS,
-                 "deployment_patches": patches(server, options.get("namespace", NS)),
+    return dict({"kubeconfig": server.kubeconfig, "hcp_namespace": NS, "deployments": DEPLOYMENTS,
+                 "deployment_patches": patches(server, options.get("hcp_namespace", NS)),
                  "pause_group": "cluster.hypershift.openshift.io", "scale_down_timeout": 60, "available_timeout": 60,
-                 "hostedcontrolplane_name": HC, "signal_annotations": SIGNAL}, **options)
+                 "hostedcluster_name": HC, "signal_annotations": SIGNAL}, **options)
 
 
 def writes(server, since=0):
@@ -72,7 +72,7 @@ def writes(server, since=0):
 
 
 def pause_standard(server, namespace=NS):
-    paused = run_module("hcp_quiesce", {"kubeconfig": server.kubeconfig, "namespace": namespace,
+    paused = run_module("hcp_quiesce", {"kubeconfig": server.kubeconfig, "hcp_namespace": namespace,
                                         "pause_group": "cluster.x-k8s.io"})
     assert not paused.failed, paused
 
@@ -147,12 +147,12 @@ def test_finish_deletes_the_sources_releases_and_moves_to_migrated(server):
     """After the window: hcp_migrate_finish records, deletes the standard objects (the real garbage collector leaves
     the copies alone), removes the replica records and moves the HostedCluster to migrated; a second run changes
     nothing."""
-    lock = run_module("migration_state", {"kubeconfig": server.kubeconfig, "name": HC, "namespace": "clusters",
+    lock = run_module("migration_state", {"kubeconfig": server.kubeconfig, "hostedcluster_name": HC, "hostedcluster_namespace": "clusters",
                                           "state": "in-progress", "holder": "window-test"})
     assert not lock.failed, lock
     private = sorted(m["metadata"]["uid"] for m in list_items(server, PRIVATE + "machines"))
     health = {"kinds": WINDOW["kinds"], "source_counts": WINDOW["counts"], "deployments": DEPLOYMENTS}
-    finish = {"kubeconfig": server.kubeconfig, "namespace": NS, "hostedcluster_name": HC, "holder": "window-test",
+    finish = {"kubeconfig": server.kubeconfig, "hcp_namespace": NS, "hostedcluster_name": HC, "holder": "window-test",
               "source_counts": {"Machine": 2, "Cluster": 1}, "deployments": DEPLOYMENTS, "health": health}
     # the health checks gate the rest: a Cluster phase not accepted fails the run before any write
     since = (server.request_counts()["entries"] or [{"seq": 0}])[-1]["seq"]
@@ -192,7 +192,7 @@ def test_a_failed_copy_names_its_phase_and_leaves_the_controllers_stopped(server
         policy = refuse(api, "window-refuse-machines", group="cluster.hypershift.openshift.io", resource="machines",
                         namespace=namespace, message="machines are frozen (test policy)", probe=probe)
         try:
-            result = run_module("hcp_migrate_window", args(server, namespace=namespace, hostedcontrolplane_name="hc-02"))
+            result = run_module("hcp_migrate_window", args(server, hcp_namespace=namespace, hostedcluster_name="hc-02"))
         finally:
             policy.remove()
     assert result.failed

@@ -39,7 +39,7 @@ def items(server, path):
 
 
 def args(server, **options):
-    return dict({"kubeconfig": server.kubeconfig, "namespace": NS}, **options)
+    return dict({"kubeconfig": server.kubeconfig, "hcp_namespace": NS}, **options)
 
 
 def workload_state(server):

@@ -139,7 +139,7 @@ def test_the_rollback_module_in_check_mode_sends_only_dry_runs_and_changes_nothi
     state = snapshot(server, world["crds"], HCP)
     server.reset_requests()
     result = run_module("hcp_migrate_rollback", {
-        "kubeconfig": server.kubeconfig, "path": "rollback", "namespace": HCP, "hostedcluster_name": TARGET,
+        "kubeconfig": server.kubeconfig, "path": "rollback", "hcp_namespace": HCP, "hostedcluster_name": TARGET,
         "holder": RUN_ID, "deployments": ["cluster-api", "capi-provider", "control-plane-operator"]},
         check_mode=True, diff=True)
     assert not result.failed, result.get("msg")

@@ -227,7 +227,8 @@ def test_a_failed_attempt_leaves_the_deletion_in_flight_to_the_standard_controll
 
 def verify(server, name, passing=False):
     """capi_verify's result; with passing, None unless it passed."""
-    result = run_module("capi_verify", {"kubeconfig": server.kubeconfig, "name": name, "namespace": "clusters"})
+    result = run_module("capi_verify", {"kubeconfig": server.kubeconfig, "hostedcluster_name": name,
+                                        "hostedcluster_namespace": "clusters"})
     assert not result.failed, result.get("msg")
     return result if result["ok"] or not passing else None
 

@@ -19,17 +19,17 @@ pytestmark = pytest.mark.slow
 # the smallest arguments with which each module that takes kubeconfig builds its API client
 MODULES = {
     "capi_access_review": {"entry_point": "verify", "hcp_namespaces": ["clusters-hc"]},
-    "capi_health": {"namespace": "clusters-hc",
+    "capi_health": {"hcp_namespace": "clusters-hc",
                     "kinds": [{"kind": "Cluster", "resource": "clusters", "version": "v1beta2",
                                "target_group": "cluster.hypershift.openshift.io", "source_group": "cluster.x-k8s.io"}]},
-    "capi_object_migrate": {"namespace": "clusters-hc"},
-    "capi_steady": {"namespace": "clusters-hc", "hostedcluster_name": "hc"},
-    "capi_verify": {"name": "hc", "namespace": "clusters"},
-    "hcp_quiesce": {"namespace": "clusters-hc"},
-    "hcp_migrate_window": {"namespace": "clusters-hc"},
-    "hcp_migrate_finish": {"namespace": "clusters-hc", "hostedcluster_name": "hc", "holder": "run-1"},
+    "capi_object_migrate": {"hcp_namespace": "clusters-hc"},
+    "capi_steady": {"hcp_namespace": "clusters-hc", "hostedcluster_name": "hc"},
+    "capi_verify": {"hostedcluster_name": "hc", "hostedcluster_namespace": "clusters"},
+    "hcp_quiesce": {"hcp_namespace": "clusters-hc"},
+    "hcp_migrate_window": {"hcp_namespace": "clusters-hc"},
+    "hcp_migrate_finish": {"hcp_namespace": "clusters-hc", "hostedcluster_name": "hc", "holder": "run-1"},
     "k8s_lists": {"lists": [{"api_version": "v1", "kind": "ConfigMap", "namespace": "clusters-hc"}]},
-    "migration_state": {"namespace": "clusters"},
+    "migration_state": {"hostedcluster_namespace": "clusters"},
     "private_crd_render": {"from_cluster": True},
 }
 # a kubeconfig whose server does not exist: any request would fail naming "the API server <url>" (k8s/transport.py)
@@ -104,37 +104,38 @@ INVALID_NAMES = [
     ("capi_access_review", {"hcp_namespaces": ["clusters-hc", "../../api/v1/secrets"]}, "hcp_namespaces[1]"),
     ("capi_access_review", {"hostedcluster_namespaces": ["Clusters"]}, "hostedcluster_namespaces[0]"),
     ("capi_access_review", {"operator_namespace": ""}, "operator_namespace"),
-    ("capi_health", {"namespace": ""}, "namespace"),
-    ("capi_health", {"namespace": "../../api/v1/secrets"}, "namespace"),
+    ("capi_health", {"hcp_namespace": ""}, "hcp_namespace"),
+    ("capi_health", {"hcp_namespace": "../../api/v1/secrets"}, "hcp_namespace"),
     ("capi_health", {"deployments": ["cluster-api", "../x"]}, "deployments[1]"),
-    ("capi_object_migrate", {"namespace": ""}, "namespace"),
-    ("capi_object_migrate", {"namespace": "../../api/v1/secrets"}, "namespace"),
+    ("capi_object_migrate", {"hcp_namespace": ""}, "hcp_namespace"),
+    ("capi_object_migrate", {"hcp_namespace": "../../api/v1/secrets"}, "hcp_namespace"),
     ("capi_steady", {"hostedcluster_name": "a/b"}, "hostedcluster_name"),
-    ("capi_object_migrate", {"namespace": "Clusters-HC"}, "namespace"),
-    ("capi_verify", {"name": "a/b"}, "name"),
-    ("capi_verify", {"namespace": ""}, "namespace"),
+    ("capi_object_migrate", {"hcp_namespace": "Clusters-HC"}, "hcp_namespace"),
+    ("capi_verify", {"hostedcluster_name": "a/b"}, "hostedcluster_name"),
+    ("capi_verify", {"hostedcluster_namespace": ""}, "hostedcluster_namespace"),
     ("capi_verify", {"hcp_namespace": "../x"}, "hcp_namespace"),
     ("capi_verify", {"deployments": [""]}, "deployments[0]"),
     ("capi_verify", {"proxy_config_map": "cm?x=1"}, "proxy_config_map"),
-    ("hcp_quiesce", {"namespace": ""}, "namespace"),
+    ("hcp_quiesce", {"hcp_namespace": "Clusters"}, "hcp_namespace"),
     ("hcp_quiesce", {"hostedcluster_name": "../hc"}, "hostedcluster_name"),
     ("hcp_quiesce", {"hostedcluster_namespace": ""}, "hostedcluster_namespace"),
     ("hcp_quiesce", {"deployments": ["a" * 254]}, "deployments[0]"),
     ("hcp_quiesce", {"pause_group": "../../apis"}, "pause_group"),
-    ("hcp_migrate_window", {"namespace": "../../api/v1/secrets"}, "namespace"),
+    ("hcp_migrate_window", {"hcp_namespace": "../../api/v1/secrets"}, "hcp_namespace"),
     ("hcp_migrate_window", {"deployments": ["cluster-api", "Capi"]}, "deployments[1]"),
-    ("hcp_migrate_window", {"hostedcontrolplane_name": "hc/x"}, "hostedcontrolplane_name"),
+    ("hcp_migrate_window", {"hostedcluster_name": "hc/x"}, "hostedcluster_name"),
     ("hcp_migrate_window", {"pause_group": "../../apis"}, "pause_group"),
-    ("hcp_migrate_finish", {"namespace": "Clusters-HC"}, "namespace"),
+    ("hcp_migrate_finish", {"hcp_namespace": "Clusters-HC"}, "hcp_namespace"),
     ("hcp_migrate_finish", {"hostedcluster_name": "../hc"}, "hostedcluster_name"),
     ("hcp_migrate_finish", {"hostedcluster_namespace": ""}, "hostedcluster_namespace"),
     ("hcp_migrate_finish", {"deployments": ["a b"]}, "deployments[0]"),
     ("k8s_lists", {"lists": [{"api_version": "v1", "kind": "Secret", "namespace": "../../api/v1/secrets"}]},
      "lists[0].namespace"),
-    ("migration_state", {"namespace": ""}, "namespace"),
-    ("migration_state", {"name": "", "namespace": "clusters"}, "name"),
-    ("migration_state", {"name": [1, 2], "namespace": "clusters"}, "name"),  # 9e: became the string "[1, 2]"
-    ("migration_state", {"name": "hc", "namespace": "a" * 64}, "namespace"),
+    ("migration_state", {"hostedcluster_namespace": ""}, "hostedcluster_namespace"),
+    ("migration_state", {"hostedcluster_name": "", "hostedcluster_namespace": "clusters"}, "hostedcluster_name"),
+    # 9e: became the string "[1, 2]"
+    ("migration_state", {"hostedcluster_name": [1, 2], "hostedcluster_namespace": "clusters"}, "hostedcluster_name"),
+    ("migration_state", {"hostedcluster_name": "hc", "hostedcluster_namespace": "a" * 64}, "hostedcluster_namespace"),
     ("private_crd_render", {"conversion_webhook_service_namespace": ""}, "conversion_webhook_service_namespace"),
     ("private_crd_render", {"conversion_webhook_service_name": "shim.svc"}, "conversion_webhook_service_name"),
 ]
@@ -152,42 +153,64 @@ def test_invalid_names_are_refused_before_any_api_call(module, kubeconfigs):
         assert_user_error(result, "invalid name: option %s: " % option, "it must be a DNS-", "such as '")
         assert "the API server" not in result["msg"], result["msg"]
     if module == "migration_state":
-        assert "option name: '[1, 2]' is not a valid object name (it looks like a list or a mapping turned into text" \
+        assert "option hostedcluster_name: '[1, 2]' is not a valid object name (it looks like a list or a mapping turned into text" \
             in results[2]["msg"]
+
+
+def test_an_old_option_name_still_works_and_warns(kubeconfigs):
+    """The 1.0.0 names are deprecated aliases: the value reaches the new option (here refused by its name check, before
+    any request) and the result carries the deprecation."""
+    nowhere = kubeconfigs["unknown-context"][0]["kubeconfig"]
+    result = race("hcp_migrate_window", [{"kubeconfig": nowhere, "namespace": "clusters-hc",
+                                          "hostedcontrolplane_name": "hc/x"}])[0]
+    assert_user_error(result, "invalid name: option hostedcluster_name: 'hc/x'")
+    # ansible-core 2.19 reports each as a DeprecationSummary (event.msg, deprecator, version); older ones flat (msg)
+    deprecations = sorted((entry.get("msg") or entry["event"]["msg"], entry["version"])
+                          for entry in result.get("deprecations") or [])
+    assert deprecations == [
+        ("Alias 'hostedcontrolplane_name' is deprecated. See the module docs for more information", "2.0.0"),
+        ("Alias 'namespace' is deprecated. See the module docs for more information", "2.0.0")], result
 
 
 def test_empty_namespace_sends_no_request(real_cluster):
     """The reported case: capi_object_migrate namespace="" listed every namespace's objects and sent POSTs."""
     since = (real_cluster.request_counts()["entries"] or [{"seq": 0}])[-1]["seq"]
-    result = race("capi_object_migrate", [{"kubeconfig": real_cluster.kubeconfig, "namespace": ""}])[0]
-    assert_user_error(result, "invalid name: option namespace: '' is empty")
+    result = race("capi_object_migrate", [{"kubeconfig": real_cluster.kubeconfig, "hcp_namespace": ""}])[0]
+    assert_user_error(result, "invalid name: option hcp_namespace: '' is empty")
     assert real_cluster.request_counts(since)["entries"] == []
 
 
-# (module, args, the option and namespace the message must name) against a live server without those namespaces
+# (module, args, the option and namespace the message must name) against a live server without those namespaces; the
+# services (fleet/, state/, move/) still name the option by their 1.0.0 key (modules.hostedcluster_run hands it them)
 MISSING_NAMESPACES = [
-    ("capi_object_migrate", {"namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("capi_object_migrate", {"namespace": "no-such-ns", "delete_source": True, "require_paused": False}, "namespace",
+    ("capi_object_migrate", {"hcp_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
+    ("capi_object_migrate", {"hcp_namespace": "no-such-ns", "delete_source": True, "require_paused": False},
+     "namespace", "no-such-ns"),
+    ("hcp_quiesce", {"hcp_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
+    ("hcp_migrate_window", {"hcp_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
+    ("hcp_migrate_finish", {"hcp_namespace": "no-such-ns", "hostedcluster_name": "hc", "holder": "run-1"}, "namespace",
      "no-such-ns"),
-    ("hcp_quiesce", {"namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("hcp_migrate_window", {"namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("hcp_migrate_finish", {"namespace": "no-such-ns", "hostedcluster_name": "hc", "holder": "run-1"}, "namespace",
-     "no-such-ns"),
-    ("hcp_migrate_finish", {"namespace": "checks", "hostedcluster_name": "hc", "hostedcluster_namespace": "no-such-hc-ns",
-                            "holder": "run-1"}, "hostedcluster_namespace", "no-such-hc-ns"),
-    ("hcp_quiesce", {"namespace": "checks", "hostedcluster_name": "hc", "hostedcluster_namespace": "no-such-hc-ns"},
+    ("hcp_migrate_finish", {"hcp_namespace": "checks", "hostedcluster_name": "hc",
+                            "hostedcluster_namespace": "no-such-hc-ns", "holder": "run-1"},
      "hostedcluster_namespace", "no-such-hc-ns"),
-    ("capi_health", {"namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("capi_steady", {"namespace": "no-such-ns", "hostedcluster_name": "hc"}, "namespace", "no-such-ns"),
-    ("capi_verify", {"name": "hc", "namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("capi_verify", {"name": "hc", "namespace": "checks"}, "hcp_namespace, derived from namespace and name", "checks-hc"),
-    ("capi_verify", {"name": "hc", "namespace": "checks", "hcp_namespace": "no-such-hcp"}, "hcp_namespace",
-     "no-such-hcp"),
-    ("migration_state", {"namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("migration_state", {"namespace": "no-such-ns", "query_states": ["legacy"]}, "namespace", "no-such-ns"),
+    ("hcp_quiesce", {"hcp_namespace": "checks", "hostedcluster_name": "hc", "hostedcluster_namespace": "no-such-hc-ns"},
+     "hostedcluster_namespace", "no-such-hc-ns"),
+    ("capi_health", {"hcp_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
+    ("capi_steady", {"hcp_namespace": "no-such-ns", "hostedcluster_name": "hc"}, "namespace", "no-such-ns"),
+    ("capi_verify", {"hostedcluster_name": "hc", "hostedcluster_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
+    ("capi_verify", {"hostedcluster_name": "hc", "hostedcluster_namespace": "checks"},
+     "hcp_namespace, derived from namespace and name", "checks-hc"),
+    ("capi_verify", {"hostedcluster_name": "hc", "hostedcluster_namespace": "checks", "hcp_namespace": "no-such-hcp"},
+     "hcp_namespace", "no-such-hcp"),
+    ("migration_state", {"hostedcluster_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
+    ("migration_state", {"hostedcluster_namespace": "no-such-ns", "query_states": ["legacy"]}, "namespace",
+     "no-such-ns"),
     ("k8s_lists", {"lists": [{"api_version": "v1", "kind": "ConfigMap", "namespace": "checks"},
                              {"api_version": "v1", "kind": "ConfigMap", "namespace": "no-such-ns"}]},
      "lists[1].namespace", "no-such-ns"),
+    # an HCP namespace derived from the HostedCluster (hypershift.hcp_namespace) is checked the same way
+    ("capi_steady", {"hcp_namespace": "", "hostedcluster_name": "hc", "hostedcluster_namespace": "checks"}, "namespace",
+     "checks-hc"),
 ]
 
 

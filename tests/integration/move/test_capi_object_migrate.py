@@ -48,7 +48,7 @@ def load(hcp, platform, hc_namespace, hc_name, **options):
 
 
 def migrate(server, namespace, check_mode=False, diff=False, **options):
-    args = dict(kubeconfig=server.kubeconfig, namespace=namespace)
+    args = dict(kubeconfig=server.kubeconfig, hcp_namespace=namespace)
     args.update(options)
     return run_module("capi_object_migrate", args, check_mode=check_mode, diff=diff)
 

@@ -66,7 +66,7 @@ def prepare(lab, label):
 
 
 def args_for(server, namespace):
-    return {"kubeconfig": server.kubeconfig, "namespace": namespace, "delete_source": True, "carry_deletions": True,
+    return {"kubeconfig": server.kubeconfig, "hcp_namespace": namespace, "delete_source": True, "carry_deletions": True,
             "parallelism": 4}
 
 

@@ -98,7 +98,7 @@ def events_for(apiserver, namespace, name):
 
 
 def move(apiserver, name, state, namespace="clusters", check_mode=False, diff=False, **options):
-    args = dict(kubeconfig=apiserver.kubeconfig, name=name, namespace=namespace, state=state, **options)
+    args = dict(kubeconfig=apiserver.kubeconfig, hostedcluster_name=name, hostedcluster_namespace=namespace, state=state, **options)
     return run_module("migration_state", args, check_mode=check_mode, diff=diff)
 
 
@@ -203,7 +203,7 @@ def test_lock_race_two_concurrent_runs_with_default_holders_exactly_one_wins_50_
     for round_index in range(RACE_ROUNDS):
         name = "race-%02d" % round_index
         new_hostedcluster(server, "race", name, state=ms.LEGACY)
-        args = dict(kubeconfig=server.kubeconfig, name=name, namespace="race", state="in-progress")
+        args = dict(kubeconfig=server.kubeconfig, hostedcluster_name=name, hostedcluster_namespace="race", state="in-progress")
         results = zygote.race([args, args])
         winners = [result for result in results if not result.failed]
         losers = [result for result in results if result.failed]
@@ -272,18 +272,18 @@ def test_query_one_namespace_and_fleet_with_one_list(server):
     for name, state in (("f-legacy", ms.LEGACY), ("f-failed", ms.FAILED), ("f-migrated", ms.MIGRATED), ("f-new", ms.NEW),
                         ("f-unlabelled", ms.LEGACY)):
         new_hostedcluster(server, "fleet", name, state=state, label=name != "f-unlabelled")
-    one = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="f-failed", namespace="fleet"))
+    one = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_name="f-failed", hostedcluster_namespace="fleet"))
     assert_ok(one, False)
     assert one["hostedclusters"][0]["state"] == "failed" and one["hostedclusters"][0]["failed_reason"] == "earlier failure"
     server.reset_requests()
-    selected = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="fleet", state="query",
+    selected = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="fleet", state="query",
                                                   query_states=["legacy", "failed"]))
     assert_ok(selected, False)
     assert selected["label_selector"] == "hypershift.openshift.io/capi-migration-state in (failed,legacy)"
     assert sorted(entry["name"] for entry in selected["hostedclusters"]) == ["f-failed", "f-legacy"]
     hc_requests = [entry for entry in server.request_counts()["entries"] if entry["resource"] == "hostedclusters"]
     assert [(entry["verb"], entry["namespace"]) for entry in hc_requests] == [("list", "fleet")]
-    everything = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="fleet"))
+    everything = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="fleet"))
     assert everything["counts"] == {"legacy": 2, "failed": 1, "migrated": 1, "new": 1}
     unlabelled = next(entry for entry in everything["hostedclusters"] if entry["name"] == "f-unlabelled")
     assert unlabelled["label_in_sync"] is False
@@ -306,27 +306,27 @@ def test_invalid_state_is_reported_and_repaired_only_on_request(server):
     create(server, "/apis/cluster.x-k8s.io/v1beta2/namespaces/repair-inv-std/clusters", capi_cluster("repair-inv-std", "cluster.x-k8s.io"))
     create(server, "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/repair-inv-priv/clusters",
            capi_cluster("repair-inv-priv", "cluster.hypershift.openshift.io"))
-    report = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="repair", query_states=["invalid"]))
+    report = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="repair", query_states=["invalid"]))
     assert_ok(report, False)
     assert sorted(report["invalid"]) == ["repair/inv-priv", "repair/inv-std"]
     assert "re-run with repair: true" in json.dumps(report.get("warnings")), report.get("warnings")
     assert ms.state_of(read(server, "repair", "inv-std")) == "invalid"
-    dry = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="repair", query_states=["invalid"],
+    dry = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="repair", query_states=["invalid"],
                                              repair=True), check_mode=True)
     assert_ok(dry, True)
     assert ms.state_of(read(server, "repair", "inv-std")) == "invalid"
-    repaired = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="repair", query_states=["invalid"],
+    repaired = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="repair", query_states=["invalid"],
                                                   repair=True))
     assert_ok(repaired, True)
     assert {(entry["name"], entry["state"]) for entry in repaired["repaired"]} == {("inv-std", "legacy"), ("inv-priv", "migrated")}
     assert ms.state_of(read(server, "repair", "inv-std")) == "legacy"
     assert ms.state_of(read(server, "repair", "inv-priv")) == "migrated"
     assert events_for(server, "repair", "inv-std") == ["CAPIMigrationStateRepaired"]
-    again = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="repair", query_states=["invalid"],
+    again = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="repair", query_states=["invalid"],
                                                repair=True))
     assert_ok(again, False)
     new_hostedcluster(server, "repair", "inv-none", state=ms.INVALID)
-    unjudgeable = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="inv-none", namespace="repair",
+    unjudgeable = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_name="inv-none", hostedcluster_namespace="repair",
                                                      repair=True))
     assert unjudgeable.failed and "holds 0 standard-group and 0 private-group" in unjudgeable["msg"]
     assert ms.state_of(read(server, "repair", "inv-none")) == "invalid"
@@ -335,7 +335,7 @@ def test_invalid_state_is_reported_and_repaired_only_on_request(server):
 def test_errors_name_the_object(server):
     missing = move(server, "does-not-exist", "legacy")
     assert missing.failed and "HostedCluster clusters/does-not-exist not found" in missing["msg"]
-    misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="x", namespace="clusters",
+    misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_name="x", hostedcluster_namespace="clusters",
                                                 state="legacy", repair=True))
     assert misuse.failed and "repair: true works with state: query only" in misuse["msg"]
 
@@ -396,7 +396,7 @@ def test_rollback_is_refused_on_a_migration_lock_and_with_query(server):
         refused = move(server, "rb-02", state, holder="fwd-run", rollback=True, takeover=True)
         assert refused.failed and "it is locked for a migration to private CAPI types (lock held by 'fwd-run')" in refused["msg"]
     assert read(server, "clusters", "rb-02")["metadata"]["resourceVersion"] == written
-    misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="rb-02", namespace="clusters",
+    misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_name="rb-02", hostedcluster_namespace="clusters",
                                                 rollback=True))
     assert misuse.failed and "rollback: true works with state: in-progress or legacy" in misuse["msg"]
 
@@ -406,12 +406,12 @@ def test_query_with_direction_says_what_a_run_should_do_and_writes_nothing(serve
                         ("d-locked", ms.LEGACY)):
         new_hostedcluster(server, "decide", name, state=state)
     assert_ok(move(server, "d-locked", "in-progress", namespace="decide", holder="other-run"), True)
-    plain = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="decide"))
+    plain = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="decide"))
     assert all("action" not in entry and "reason" not in entry for entry in plain["hostedclusters"])
     written = {entry["name"]: entry["resource_version"] for entry in plain["hostedclusters"]}
 
     def judged(**options):
-        result = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="decide", holder="this-run",
+        result = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="decide", holder="this-run",
                                                     **options))
         assert_ok(result, False)
         return {entry["name"]: (entry["action"], entry["reason"]) for entry in result["hostedclusters"]}
@@ -432,7 +432,7 @@ def test_query_with_direction_says_what_a_run_should_do_and_writes_nothing(serve
         "d-legacy": "skip", "d-new": "refuse", "d-migrated": "rollback", "d-failed": "refuse", "d-locked": "refuse"}
     assert rollback["d-new"][1] == ("cannot roll back HostedCluster decide/d-new: it is new (created with private CAPI "
                                     "types, never migrated); there is nothing to roll back")
-    after = run_module("migration_state", dict(kubeconfig=server.kubeconfig, namespace="decide"))
+    after = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_namespace="decide"))
     assert {entry["name"]: entry["resource_version"] for entry in after["hostedclusters"]} == written
 
 
@@ -447,6 +447,6 @@ MISUSED_DIRECTION = [
 
 def test_direction_and_retry_failed_work_with_query_only(server):
     for options, message in MISUSED_DIRECTION:
-        misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, name="x", namespace="clusters",
+        misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_name="x", hostedcluster_namespace="clusters",
                                                     **options))
         assert misuse.failed and message in misuse["msg"], (options, misuse.get("msg"))

@@ -18,18 +18,19 @@ MODULE_PACKAGE = "ansible_collections.hypershift.private_capi.plugins.modules."
 # every module that talks to the API server, with each option that holds a namespace or an object name
 API_MODULES = {
     "capi_access_review": {"hostedcluster_namespaces[]", "hcp_namespaces[]", "operator_namespace"},
-    "capi_health": {"namespace", "deployments[]"},
-    "capi_object_migrate": {"namespace"},
-    "capi_steady": {"namespace", "hostedcluster_name", "hostedcluster_namespace"},
-    "capi_verify": {"name", "namespace", "hcp_namespace", "deployments[]", "proxy_config_map"},
-    "hcp_quiesce": {"namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]", "pause_group"},
-    "hcp_migrate_window": {"namespace", "deployments[]", "hostedcontrolplane_name", "hostedcluster_namespace",
+    "capi_health": {"hcp_namespace", "deployments[]"},
+    "capi_object_migrate": {"hcp_namespace"},
+    "capi_steady": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace"},
+    "capi_verify": {"hostedcluster_name", "hostedcluster_namespace", "hcp_namespace", "deployments[]",
+                    "proxy_config_map"},
+    "hcp_quiesce": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]", "pause_group"},
+    "hcp_migrate_window": {"hcp_namespace", "deployments[]", "hostedcluster_name", "hostedcluster_namespace",
                            "pause_group"},
-    "hcp_migrate_finish": {"namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]"},
-    "hcp_migrate_rollback": {"namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]",
+    "hcp_migrate_finish": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]"},
+    "hcp_migrate_rollback": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]",
                              "proxy_config_map"},
     "k8s_lists": {"lists[].namespace"},
-    "migration_state": {"name", "namespace"},
+    "migration_state": {"hostedcluster_name", "hostedcluster_namespace"},
     "private_crd_render": {"conversion_webhook_service_name", "conversion_webhook_service_namespace"},
 }
 # options whose names say name/namespace but hold no Kubernetes object name
