@@ -35,10 +35,10 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.kubeco
     kubeconfig_problem,
     unmask_kubeconfig_path,
 )
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import K8SClient, get_api_client
+    from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
     from kubernetes import client as kubernetes_client
     from kubernetes import config as kubernetes_config
     from kubernetes.client.exceptions import ApiException
@@ -47,7 +47,7 @@ try:
     from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
 except ImportError:  # reported by AnsibleK8SModule's requirement check (the inventory: by its parse())
     get_api_client = K8SClient = kubernetes_client = kubernetes_config = DynamicClient = None
-    ApiException = DynamicApiError = ConfigException = Exception
+    ApiException = DynamicApiError = ConfigException = CoreException = Exception
 
     class ResourceNotFoundError(Exception):
         pass

@@ -2,30 +2,24 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The one root of every error a module runner turns into fail_json (see runner.py).
 
-PrivateCapiError is a kubernetes.core CoreException, the type that crosses layers in kubernetes.core's own
-client/service/runner split. Its message is written for the user (the object, what was expected, what was found,
-what to do), so it is reported as it is, without a traceback; result() adds fields beside msg (ApiError: the HTTP
-status, reason and the API's own message).
+PrivateCapiError (defined in the leaf errors.py) is the one type that crosses layers, as CoreException does in
+kubernetes.core's own client/service/runner split, but free of kubernetes.core: the filters reach it, and Galaxy's
+importer loads them with ansible-core alone. Its message is written for the user (the object, what was expected, what
+was found, what to do), so it is reported as it is, without a traceback; result() adds fields beside msg (ApiError:
+the HTTP status, reason and the API's own message).
 
-The translation core's errors (CapiTranslationError and its ConversionError) stay free of kubernetes.core, because the
-proxy imports translate/ on its own: their root is the leaf errors.py, below translate/ and k8s/; USER_ERRORS names it
-beside PrivateCapiError, once, for the runner.
+The translation core's errors (CapiTranslationError and its ConversionError) have the same leaf root, because the
+proxy imports translate/ on its own; USER_ERRORS names both, once, for the runner.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
-from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import CapiTranslationError
-
-
-class PrivateCapiError(CoreException):
-    """An error in the input or in the cluster's state that the user fixes; the message says how."""
-
-    def result(self):
-        """Fields returned beside msg when the run fails (none by default)."""
-        return {}
+from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import (  # noqa: F401 pylint: disable=unused-import
+    CapiTranslationError,
+    PrivateCapiError,
+)
 
 
 class OptionError(PrivateCapiError):

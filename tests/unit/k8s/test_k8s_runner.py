@@ -78,13 +78,14 @@ def run(module, work, **options):
 @pytest.mark.parametrize("where, name", ERROR_CLASSES)
 def test_every_runner_error_derives_from_the_one_root(where, name):
     error_class = getattr(importlib.import_module(MODULE_UTILS + where), name)
-    assert issubclass(error_class, PrivateCapiError) and issubclass(error_class, CoreException)
+    assert issubclass(error_class, PrivateCapiError)
     assert issubclass(error_class, USER_ERRORS)
 
 
-def test_the_translation_core_stays_free_of_kubernetes_core_and_is_still_a_user_error():
-    assert not issubclass(CapiTranslationError, CoreException)
-    assert CapiTranslationError in USER_ERRORS
+def test_the_error_roots_stay_free_of_kubernetes_core_and_are_user_errors():
+    # Galaxy's importer loads the filters (which reach these errors) with ansible-core alone
+    assert not issubclass(CapiTranslationError, CoreException) and not issubclass(PrivateCapiError, CoreException)
+    assert CapiTranslationError in USER_ERRORS and PrivateCapiError in USER_ERRORS
 
 
 def test_success_gets_the_tail(client):
