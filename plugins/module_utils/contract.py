@@ -112,6 +112,8 @@ ANNOTATION_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 MARK_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 # Events and Kubernetes conditions (lastTransitionTime): RFC 3339 UTC to the second
 EVENT_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+# the time in a run id (fleet-<time>-<suffix>, the lock holder and the report's name): UTC to the second, compact
+RUN_ID_TIME_FORMAT = "%Y%m%dT%H%M%SZ"
 
 
 def utc_now():

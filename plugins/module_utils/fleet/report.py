@@ -141,7 +141,7 @@ CONTROLLERS_DOWN_PHASES = ("scale_down", "copy", "resume")
 
 
 def unknown_reason(run_id, failed_task, error, locked=False, status="", phase="", reason="", stopped_at=""):
-    """The reason of an "unknown" row (roles/migrate/tasks/fleet_unknown.yml: the migrate role failed outside its own
+    """The reason of an "unknown" row (roles/migrate/tasks/unknown.yml: the migrate role failed outside its own
     rescue, most often because the management cluster stopped answering): how far this run's migration got when it
     held the lock (status, phase and reason as the role had them; stopped_at, when its window scaled the CAPI
     Deployments to 0), then the failed task, its error and the command that resumes it."""

@@ -80,7 +80,7 @@ def test_verify_fleet_check_without_inventory_runs_locally_and_fails_saying_ther
     assert code != 0, output[-3000:]
     assert "0 HostedClusters selected: " + NO_INVENTORY in output and ALLOW in output, output[-3000:]
     # the installed copy ran (the failure names its task file), and wrote nothing in it nor in the user's directory
-    assert os.path.join(installed["collection"], "roles", "migrate", "tasks", "fleet_select.yml") in output
+    assert os.path.join(installed["collection"], "roles", "fleet", "tasks", "select.yml") in output
     assert changed == [], changed
     assert left == [], left
 

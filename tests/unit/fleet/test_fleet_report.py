@@ -194,7 +194,7 @@ def test_the_selection_completes_the_report_pending_while_running_not_attempted_
 
 
 def unknown(management_cluster, name, marks=(), state_before="unknown"):
-    """A record as roles/migrate/tasks/fleet_unknown.yml writes it (its management cluster stopped answering)."""
+    """A record as roles/migrate/tasks/unknown.yml writes it (filter fleet_record) (its management cluster stopped answering)."""
     return dict(record(name, "unknown", marks, reason="task 'Read the state' failed: refused; once the management "
                        "cluster answers, resume with ansible-playbook playbooks/migrate_fleet.yml -e "
                        "private_capi_fleet_run_id=run-5"),

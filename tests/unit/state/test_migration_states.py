@@ -527,7 +527,7 @@ ROLLBACK_TABLE = [
 ]
 
 
-# what the migrate role recorded per action when it held these tables itself (decide.yml, revert_decide.yml)
+# what the migrate role recorded per action when it held these tables itself (decide.yml, revert_decide.yml, before the roles followed migration_state)
 EXPECTED_STATUS = {
     ms.MIGRATE: {"migrate": "migrating", "mark-legacy-and-migrate": "migrating", "resume": "migrating",
                  "skip": "skipped", "locked": "skipped", "invalid": "invalid"},

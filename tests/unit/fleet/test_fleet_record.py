@@ -1,0 +1,128 @@
+"""The per-HostedCluster record and the outcome the roles follow (plugins/module_utils/fleet/record.py): the status,
+the reason and the marks decided from the module answers, as the roles' YAML decided them before."""
+import re
+
+from ansible_collections.hypershift.private_capi.plugins.filter import fleet_record as fleet_record_filter
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import record
+
+IDENTITY = {"management_cluster": "mc-1", "namespace": "clusters", "name": "hc-1", "hcp_namespace": "clusters-hc-1",
+            "run_id": "fleet-1"}
+READ, AFTER = "2026-03-01T12:00:00.000000", "2026-03-01T12:00:09.000000"
+
+
+def _found(status="migrating", state="legacy", action="migrate", reason="legacy: migrate"):
+    return {"read_at": READ, "hostedclusters": [{"status": status, "state": state, "action": action, "reason": reason}]}
+
+
+def _after(state="migrated"):
+    return {"read_at": AFTER, "hostedclusters": [{"state": state}]}
+
+
+def _mark(name, second):
+    return {"name": name, "at": "2026-03-01T12:00:%02d.000000" % second}
+
+
+WINDOW = {"phase": "signal", "marks": [_mark("scale_down", 3), _mark("copy", 4)], "api_calls": {"total": 20},
+          "scale_down": {"stopped_at": "2026-03-01T12:00:03.000000", "waited_seconds": 1.0},
+          "copied": {"counts": {"Cluster": {"found": 1, "remaining": 1}, "Machine": {"found": 2, "remaining": 2}},
+                     "plan": [{"kind": "Machine", "name": "m-1"}]},
+          "controllers_down_seconds": 2.5, "stopped_at": "s", "available_at": "a", "waited_seconds": 1.23456}
+
+
+def _migration(**answers):
+    results = {"identity": IDENTITY, "check_mode": False, "access_review": True, "allow_unsteady": False,
+               "found": _found(), "access": {"allowed": True}, "steady": {"steady": True, "reasons": []},
+               "lock": {"changed": True}, "marks": [_mark("crds", 1), _mark("pause", 2)],
+               "pause": {"api_calls": {"total": 3}}, "window": WINDOW, "proxy_get": {"skipped": True},
+               "finish": {"phase": "finish", "marks": [_mark("health", 6), _mark("finish", 7)], "api_calls": {"total": 5}},
+               "failure": {}, "rescue": {}, "after": _after()}
+    results.update(answers)
+    return results
+
+
+def test_a_migrated_record_has_the_layout_the_report_reads():
+    migrated = record.record(_migration())
+    assert migrated["status"] == "migrated" and migrated["state_before"] == "legacy" and migrated["state_after"] == "migrated"
+    assert [m["name"] for m in migrated["marks"]] == ["read", "crds", "pause", "scale_down", "copy", "health", "finish", "end"]
+    assert migrated["marks"][-1]["at"] == AFTER
+    assert migrated["objects"] == {"Cluster": 1, "Machine": 2} and migrated["api_calls"] == 28 and migrated["plan"] == 0
+    assert migrated["controllers_down"] == {"stopped_at": "s", "available_at": "a", "seconds": 2.5, "waiting_seconds": 1.235}
+    assert record.record(_migration(check_mode=True))["status"] == "planned"
+    assert record.record(_migration(check_mode=True))["plan"] == 1
+
+
+def test_the_judgement_before_the_lock_follows_the_modules():
+    refused = record.outcome(_migration(access={"allowed": False, "message": "missing rights"}, lock={}))
+    assert (refused["status"], refused["reason"], refused["lock"], refused["record_unlocked"]) == (
+        "refused", "missing rights", False, True)
+    deferred = record.outcome(_migration(steady={"steady": False, "waited_seconds": 12.7, "reasons": ["a", "b"]}, lock={}))
+    assert (deferred["status"], deferred["reason"]) == ("deferred", "not steady after 12 s for: a; b")
+    waits = record.outcome(_migration(check_mode=True, steady={"steady": False, "reasons": ["a"]}, lock={}))
+    assert waits["reason"] == "would wait for: a"
+    assert record.outcome(_migration(allow_unsteady=True, steady={"steady": False, "reasons": ["a"]}))["locked"]
+    lost = record.outcome(_migration(lock={"msg": "held by run-2", "refused": {"status": "skipped"}}, window={}, finish={}))
+    assert (lost["status"], lost["reason"], lost["locked"], lost["stop"]) == ("skipped", "held by run-2", False, "")
+    broken = record.outcome(_migration(lock={"msg": "conflict", "refused": {"status": "refused"}}))
+    assert broken["stop"] == "Step lock: conflict" and not broken["locked"]
+    invalid = record.outcome(_migration(found=_found(status="invalid", action="invalid", reason="both markers")))
+    assert invalid["stop"] == "both markers" and not invalid["review"]
+
+
+def test_a_failed_migration_names_its_phase_and_a_failed_rescue_how_to_resume():
+    failed_window = dict(WINDOW, failed=True, msg="copy refused", phase="copy")
+    failed = record.record(_migration(window=failed_window, finish={},
+                                      failure={"task": "Stop the CAPI controllers", "result": failed_window},
+                                      rescue={"marks": [_mark("x", 5)], "controllers_down_seconds": 4.0,
+                                              "waited_seconds": 2.0, "stopped_at": "s2", "available_at": "a2"},
+                                      after=_after("failed")))
+    assert failed["status"] == "failed" and failed["reason"] == "copy: copy refused (task 'Stop the CAPI controllers')"
+    assert [m["name"] for m in failed["marks"]] == ["read", "crds", "pause", "scale_down", "copy", "rollback", "end"]
+    assert failed["objects"] == {} and failed["controllers_down"]["waiting_seconds"] == 3.0
+    rescue_failed = record.outcome(_migration(window=failed_window, finish={},
+                                              failure={"task": "T", "result": failed_window},
+                                              rescue={"failed": True, "phase": "resume", "msg": "no answer"}))
+    assert rescue_failed["status"] == "rollback-failed" and rescue_failed["unfinished"]
+    assert rescue_failed["reason"].endswith("ROLLBACK FAILED at resume: no answer. The lock is still held by run fleet-1: "
+                                            "fix the cause and re-run with that run id (the migration resumes)")
+
+
+def test_an_unknown_record_keeps_how_far_the_migration_got():
+    unknown = record.record(_migration(after={}, unknown={"task": "Read the state after", "error": "no answer"}),
+                            "unknown")
+    assert unknown["status"] == "unknown" and unknown["state_after"] == "unknown" and unknown["api_calls"] == 0
+    assert re.match(r"its migration had finished; then task 'Read the state after' failed: no answer", unknown["reason"])
+    assert unknown["marks"][-1]["name"] == "end" and len(unknown["marks"][-1]["at"]) == len(READ)
+    unread = record.record({"identity": IDENTITY, "unknown": {"task": "Read the state of the HostedCluster", "error": "x"}},
+                           "unknown")
+    assert unread["reason"].startswith("task 'Read the state of the HostedCluster") and unread["marks"] == []
+
+
+def _rollback(**answers):
+    results = {"identity": dict(IDENTITY, run_id="rollback-1"), "check_mode": False, "access_review": True,
+               "found": _found(status="rolling-back", state="migrated", action="rollback", reason=""),
+               "access": {"allowed": True}, "lock": {"changed": True},
+               "run": {"phase": "legacy", "marks": [_mark("pause", 1), _mark("legacy", 5)], "api_calls": {"total": 40},
+                       "copied": {"counts": {"Cluster": {"found": 1}}}},
+               "failure": {}, "after": _after("legacy")}
+    results.update(answers)
+    return results
+
+
+def test_a_rollback_record():
+    rolled_back = record.record(_rollback(), "rollback")
+    assert rolled_back["status"] == "rolled-back" and rolled_back["phases"] == ["read", "pause", "legacy"]
+    assert rolled_back["seconds"] == 9.0 and rolled_back["objects"] == {"Cluster": 1} and rolled_back["api_calls"] == 40
+    failed = record.outcome(_rollback(run={"failed": True}, failure={"task": "Steps 2-9", "result": {
+        "msg": "copy back refused", "phase": "copy_back", "api_calls": {"total": 7}}}), "rollback")
+    assert failed["status"] == "failed" and failed["unfinished"] and failed["api_calls"] == 7
+    assert failed["reason"].startswith("Rollback of HostedCluster clusters/hc-1 failed at step copy_back (task 'Steps "
+                                       "2-9'): copy back refused. No private object is deleted")
+    skipped = record.outcome(_rollback(found=_found(status="skipped", state="legacy", action="skip", reason="legacy"),
+                                       lock={"skipped": True}, run={"skipped": True}), "rollback")
+    assert (skipped["status"], skipped["run"], skipped["unfinished"]) == ("skipped", False, False)
+
+
+def test_run_ids_and_marks_take_the_time_in_python():
+    assert re.match(r"^fleet-\d{8}T\d{6}Z-[a-z0-9]{6}$", fleet_record_filter.fleet_run_id("fleet"))
+    assert re.match(r"^verify-\d{8}T\d{6}Z$", fleet_record_filter.fleet_run_id("verify", 0))
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$", fleet_record_filter.fleet_mark("pause")["at"])
