@@ -247,7 +247,9 @@ def rollback_outcome(results):
         status, reason = "refused", access.get("message", "")
     outcome["lock"] = status == "rolling-back"
     lock = results.get("lock") or {}
-    if status == "rolling-back" and lock.get("failed"):
+    # the lock task keeps the module's answer with failed_when: false, which sets failed to false: a move that did not
+    # happen is told by the answer itself (RV(refused), or no RV(state))
+    if status == "rolling-back" and _ran(lock) and (lock.get("failed") or "refused" in lock or "state" not in lock):
         # refused.status is skipped when another run won the lock; any other failure refuses
         status, reason = (lock.get("refused") or {}).get("status", "refused"), "lock: %s" % lock.get("msg")
     outcome["run"] = status == "rolling-back"

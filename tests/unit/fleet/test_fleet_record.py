@@ -100,7 +100,7 @@ def test_an_unknown_record_keeps_how_far_the_migration_got():
 def _rollback(**answers):
     results = {"identity": dict(IDENTITY, run_id="rollback-1"), "check_mode": False, "access_review": True,
                "found": _found(status="rolling-back", state="migrated", action="rollback", reason=""),
-               "access": {"allowed": True}, "lock": {"changed": True},
+               "access": {"allowed": True}, "lock": {"changed": True, "state": "in-progress", "failed": False},
                "run": {"phase": "legacy", "marks": [_mark("pause", 1), _mark("legacy", 5)], "api_calls": {"total": 40},
                        "copied": {"counts": {"Cluster": {"found": 1}}}},
                "failure": {}, "after": _after("legacy")}
@@ -120,6 +120,17 @@ def test_a_rollback_record():
     skipped = record.outcome(_rollback(found=_found(status="skipped", state="legacy", action="skip", reason="legacy"),
                                        lock={"skipped": True}, run={"skipped": True}), "rollback")
     assert (skipped["status"], skipped["run"], skipped["unfinished"]) == ("skipped", False, False)
+
+
+def test_a_refused_rollback_lock_stops_before_the_run():
+    # the lock task registers with failed_when: false, so Ansible reports failed false: the answer itself tells
+    won = {"failed": False, "failed_when_result": False, "changed": False, "msg": "locked by rollback-2",
+           "refused": {"reason": "lock-held", "holder": "rollback-2", "status": "skipped"}}
+    other = {"failed": False, "failed_when_result": False, "changed": False, "msg": "HTTP 403 forbidden"}
+    for lock, status in ((won, "skipped"), (other, "refused")):
+        outcome = record.outcome(_rollback(lock=lock, run={"skipped": True}), "rollback")
+        assert (outcome["status"], outcome["run"]) == (status, False)
+        assert outcome["reason"] == "lock: %s" % lock["msg"]
 
 
 def test_run_ids_and_marks_take_the_time_in_python():
