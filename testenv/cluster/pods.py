@@ -1,4 +1,5 @@
-"""Pods as a kubelet runs them, for the test bed: the node `netns-node-0` and every Pod scheduled to it.
+"""Pods as a kubelet runs them, for the test bed: the node `netns-node-0` and every Pod scheduled to it, or the Pods
+of known images on every KWOK node.
 
 KWOK marks Pods Running and Ready without running anything. The Pods on this node run for real instead:
 - one Linux network namespace per Pod (`ip netns`), joined to a bridge of this cluster's own (testenv.cluster
@@ -18,13 +19,13 @@ Images: IMAGES says which command runs a container of a known image (the proxy's
 other image runs testenv.cluster.standin, which answers on the container's declared ports and nothing else.
 
 Two modes. Own node (`--node`, start_cluster(pods="netns")): this registers the node, keeps its Lease and runs every
-Pod scheduled to it. Hybrid (`--kwok-node`, the default of start_cluster): KWOK keeps its node and fakes the Pods
-of the fixtures, and this runs, on the same node, every Pod with a container of a known image: what the collection
-deploys (the proxy sidecar, the conversion shim) always runs for real; KWOK's stages leave those Pods alone
-(kwok_exclusion).
+Pod scheduled to it. Hybrid (`--kwok-nodes`, the default of start_cluster): KWOK keeps its nodes and fakes the Pods
+of the fixtures, and this runs, on whichever KWOK node the scheduler chose, every Pod with a container of a known
+image: what the collection deploys (the proxy sidecar, the conversion shim) always runs for real; KWOK's stages leave
+those Pods alone (kwok_exclusion).
 
-    python -m testenv.cluster.pods --kubeconfig K --node netns-node-0 --bridge B --gateway IP --prefix 16
-        --apiserver-port PORT --state-dir DIR --health-port PORT [--images FILE.json]
+    python -m testenv.cluster.pods --kubeconfig K (--node netns-node-0 | --kwok-nodes) --bridge B --gateway IP
+        --prefix 16 --apiserver-port PORT --state-dir DIR --health-port PORT [--images FILE.json]
 
 Not done (no test needs them yet): init containers, envFrom, runAsUser (containers run as root), resource limits,
 volume updates after start, hostNetwork Pods, gRPC probes.
@@ -46,10 +47,11 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
-from testenv.cluster.cluster import _signal_group as signal_group, die_with_parent
+from testenv.cluster.cluster import KWOK_NODE_ANNOTATION, _signal_group as signal_group, die_with_parent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOG = logging.getLogger("testenv.pods")
@@ -394,7 +396,7 @@ class PodRun(threading.Thread):
 
     def _field(self, path):
         values = {"metadata.name": self.name, "metadata.namespace": self.namespace, "metadata.uid": self.uid,
-                  "spec.nodeName": self.runner.node, "spec.serviceAccountName":
+                  "spec.nodeName": self.pod["spec"].get("nodeName", ""), "spec.serviceAccountName":
                   self.pod["spec"].get("serviceAccountName", "default"), "status.podIP": self.pod_ip or "",
                   "status.hostIP": self.runner.gateway}
         if path in values:
@@ -675,10 +677,9 @@ class PodRun(threading.Thread):
 class Runner:
     def __init__(self, args):
         self.api = Api(args.kubeconfig)
-        self.node = args.node
-        self.hybrid = args.kwok_node is not None  # the Pods of known images on KWOK's node; KWOK keeps the node
-        if self.hybrid:
-            self.node = args.kwok_node
+        self.hybrid = args.kwok_nodes  # the Pods of known images on every KWOK node; KWOK keeps the nodes
+        self.node = None if self.hybrid else args.node
+        self.kwok_nodes = {}  # hybrid: node name -> whether KWOK manages it
         self.bridge, self.gateway, self.prefix = args.bridge, args.gateway, args.prefix
         self.state_dir = Path(args.state_dir)
         self.apiserver_port = args.apiserver_port
@@ -706,7 +707,7 @@ class Runner:
                 "involvedObject": {"kind": "Pod", "namespace": pod_run.namespace, "name": pod_run.name,
                                    "uid": pod_run.uid, "apiVersion": "v1"},
                 "type": kind, "reason": reason, "message": message, "source": {"component": "kubelet",
-                                                                               "host": self.node},
+                                                                               "host": pod_run.pod["spec"]["nodeName"]},
                 "firstTimestamp": now_rfc3339(), "lastTimestamp": now_rfc3339(), "count": 1}
         self.api.request("POST", "/api/v1/namespaces/%s/events" % pod_run.namespace, body=body, expect=None)
 
@@ -757,11 +758,22 @@ class Runner:
                 LOG.exception("node heartbeat failed")
 
     # ---- pods
+    def _kwok_node(self, name):
+        """Hybrid: whether KWOK manages the node (the annotation its --manage-nodes-with-annotation-selector takes),
+        asked once per node that exists."""
+        if name not in self.kwok_nodes:
+            code, node = self.api.request("GET", "/api/v1/nodes/" + name, expect=(200, 404))
+            if code == 404:
+                return False
+            self.kwok_nodes[name] = (node["metadata"].get("annotations") or {}).get(KWOK_NODE_ANNOTATION) == "fake"
+        return self.kwok_nodes[name]
+
     def _pod_event(self, kind, pod):
         uid = pod["metadata"]["uid"]
-        if self.hybrid and not runs_for_real(pod, self.images):
-            return
         run = self.pods.get(uid)
+        if run is None and self.hybrid and not (runs_for_real(pod, self.images)
+                                                and self._kwok_node(pod["spec"]["nodeName"])):
+            return
         if kind == "DELETED":
             if run is not None:
                 run.deleting.set()
@@ -790,7 +802,8 @@ class Runner:
                          expect=(200, 404, 409))
 
     def _watch_pods(self):
-        selector = "spec.nodeName=" + self.node
+        # hybrid: every bound Pod (_pod_event keeps those of known images on KWOK's nodes)
+        selector = urllib.parse.quote("spec.nodeName!=" if self.hybrid else "spec.nodeName=" + self.node)
         while not self.stopping.is_set():
             try:
                 _status, listing = self.api.request("GET", "/api/v1/pods?fieldSelector=" + selector)
@@ -886,7 +899,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m testenv.cluster.pods")
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--node", default="netns-node-0", help="the node this registers and runs every Pod of")
-    parser.add_argument("--kwok-node", help="hybrid: run only the Pods of known images on this KWOK node")
+    parser.add_argument("--kwok-nodes", action="store_true",
+                        help="hybrid: run only the Pods of known images, on every node KWOK manages")
     parser.add_argument("--bridge", required=True)
     parser.add_argument("--gateway", required=True)
     parser.add_argument("--prefix", type=int, default=16)
