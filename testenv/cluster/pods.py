@@ -13,7 +13,10 @@ KWOK marks Pods Running and Ready without running anything. The Pods on this nod
   each probe's period, as the kubelet's prober does; a container whose liveness (or startup) fails is killed and
   restarted (restartCount, CrashLoopBackOff's doubling delay), a process that exits is restarted the same way, and
   readiness sets the container's and the Pod's Ready;
-- a Pod being deleted gets SIGTERM, its grace period, SIGKILL, then is removed from the API, as the kubelet does.
+- a Pod being deleted gets SIGTERM, its grace period, SIGKILL, then is removed from the API, as the kubelet does;
+- without kube-apiserver (stopped, restarting) the Pods go on: their processes, namespaces and probes do not need it;
+  what does (the watch, statuses, volumes, deletions) is tried again with the reflector's doubling delay, then the
+  Pods are listed and watched again, and a Pod status another writer changed is sent again (Retry, PodRun.observed).
 
 Images: IMAGES says which command runs a container of a known image (the proxy's `capi-proxy`); a container of any
 other image runs testenv.cluster.standin, which answers on the container's declared ports and nothing else.
@@ -51,6 +54,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+import urllib3
+
 from testenv.cluster.cluster import KWOK_NODE_ANNOTATION, _signal_group as signal_group, die_with_parent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +87,10 @@ def proxy_entrypoint():
 IMAGES = {"capi-proxy": proxy_entrypoint()}
 BACKOFF_START, BACKOFF_MAX = 10.0, 300.0
 TICK = 0.2  # seconds between two looks at a Pod's containers and probes
+# the delay before a failed API call is tried again: client-go's reflector starts at 0.8 s and doubles; its 30 s cap is
+# cut here to 5 s, so that a Pod created after kube-apiserver is back runs within seconds in a test
+RETRY_START, RETRY_MAX = 0.8, 5.0
+KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")
 
 
 def now_rfc3339():
@@ -147,8 +156,40 @@ def probe_port(container, port):
     raise ValueError("port %r is not a port of container %s" % (port, container["name"]))
 
 
+class ApiUnreachable(ConnectionError):
+    """kube-apiserver did not answer (connection refused or reset, a watch cut off): the call is tried again later."""
+
+
+class Retry:
+    """The failures in a row of one kind of API call: when to try again (RETRY_START doubling up to RETRY_MAX) and one
+    log line when they start and one when they end, not one per try."""
+
+    def __init__(self, what):
+        self.what = what
+        self.failures = 0
+        self.due = 0.0
+
+    def ready(self):
+        return time.monotonic() >= self.due
+
+    def failed(self, error):
+        """Record a failure; the seconds to wait before the next try."""
+        delay = min(RETRY_MAX, RETRY_START * 2 ** self.failures)
+        if not self.failures:
+            LOG.warning("%s failed (%s); trying again, at most every %.0f s", self.what, error, RETRY_MAX)
+        self.failures += 1
+        self.due = time.monotonic() + delay
+        return delay
+
+    def succeeded(self):
+        if self.failures:
+            LOG.info("%s succeeded again after %d failures", self.what, self.failures)
+        self.failures, self.due = 0, 0.0
+
+
 class Api:
-    """Raw JSON requests and watches through the official client's ApiClient."""
+    """Raw JSON requests and watches through the official client's ApiClient; ApiUnreachable when kube-apiserver does
+    not answer."""
 
     def __init__(self, kubeconfig):
         from kubernetes import client, config
@@ -171,6 +212,8 @@ class Api:
             status, raw = response.status, response.data
         except ApiException as error:
             status, raw = error.status, error.body
+        except urllib3.exceptions.HTTPError as error:
+            raise ApiUnreachable("%s %s: %s" % (method, path, error)) from error
         data = json.loads(raw) if raw else {}
         if expect and status not in expect:
             raise RuntimeError("%s %s -> %d: %s" % (method, path, status, data.get("message", data)))
@@ -180,15 +223,22 @@ class Api:
         """The events of a watch (dicts), until the server ends it."""
         request = self.client.param_serialize("GET", path, auth_settings=["BearerToken"],
                                               header_params={"Accept": "application/json"})
-        response = self.client.call_api(*request, _request_timeout=(10, timeout + 30)).response
+        try:
+            response = self.client.call_api(*request, _request_timeout=(10, timeout + 30)).response
+        except urllib3.exceptions.HTTPError as error:
+            raise ApiUnreachable("watch %s: %s" % (path, error)) from error
         buffer = b""
         try:
+            if response.status != 200:  # a 429 while its watch cache fills after a restart, a 410 for an old version
+                raise RuntimeError("watch %s -> %d: %s" % (path, response.status, response.read()[:300]))
             for chunk in response.stream(65536, decode_content=True):
                 buffer += chunk
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
                         yield json.loads(line)
+        except urllib3.exceptions.HTTPError as error:
+            raise ApiUnreachable("watch %s cut off: %s" % (path, error)) from error
         finally:
             response.release_conn()
 
@@ -346,6 +396,7 @@ class PodRun(threading.Thread):
         self.deleting = threading.Event()
         self.gone = threading.Event()
         self.sent_status = None
+        self.status_retry = Retry("status of pod %s/%s" % (self.namespace, self.name))
         self.started_at = now_rfc3339()
         self.conditions = {}
 
@@ -588,7 +639,7 @@ class PodRun(threading.Thread):
                     break
 
     # ---- status
-    def _condition(self, kind, status):
+    def _condition(self, kind, status):  # kind: one of KUBELET_CONDITIONS
         value = "True" if status else "False"
         previous = self.conditions.get(kind)
         if previous is None or previous["status"] != value:
@@ -616,6 +667,14 @@ class PodRun(threading.Thread):
         if self.pod_ip:
             status.update(podIP=self.pod_ip, podIPs=[{"ip": self.pod_ip}])
         return status
+
+    def observed(self, pod):
+        """The Pod as the API holds it now. When its status is not what this sent last, another writer changed it (the
+        node lifecycle controller marks the Pods of a node whose heartbeats stopped NotReady, as in a long outage of
+        kube-apiserver): the next tick sends it again, as the kubelet's status manager does."""
+        self.pod = pod
+        if self.sent_status is not None and status_gist(pod.get("status")) != status_gist(self.sent_status):
+            self.sent_status = None
 
     def _send_status(self):
         status = self.status()
@@ -646,8 +705,14 @@ class PodRun(threading.Thread):
     def _run(self):
         self.dir.mkdir(parents=True, exist_ok=True)
         volumes = None
+        retry = Retry("volumes of pod %s/%s" % (self.namespace, self.name))
         while volumes is None and not self.deleting.is_set() and not self.runner.stopping.is_set():
-            volumes = self._volumes()
+            try:
+                volumes = self._volumes()
+                retry.succeeded()
+            except (RuntimeError, OSError) as error:  # a Secret, ConfigMap or token not read: kube-apiserver away
+                self.runner.stopping.wait(retry.failed(error))
+                continue
             if volumes is None:
                 time.sleep(0.5)
         if volumes is None:
@@ -656,22 +721,36 @@ class PodRun(threading.Thread):
         (self.dir / "hosts").write_text(
             "127.0.0.1 localhost\n::1 localhost\n%s %s\n%s kubernetes kubernetes.default kubernetes.default.svc "
             "kubernetes.default.svc.cluster.local\n" % (self.pod_ip, self.name, self.runner.gateway))
+        ticks = Retry("containers of pod %s/%s" % (self.namespace, self.name))
         while not self.runner.stopping.is_set():
             if self.deleting.is_set():
                 return self._finish_deletion()
             try:
                 self._tick(volumes)
-                self._send_status()
-            except (RuntimeError, OSError) as error:  # an API answer lost: the next tick tries again
-                LOG.warning("pod %s/%s: %s", self.namespace, self.name, error)
+                ticks.succeeded()
+            except (RuntimeError, OSError) as error:  # an API read lost (a container's env): the next tick tries again
+                ticks.failed(error)
+            if self.status_retry.ready():
+                try:
+                    self._send_status()
+                    self.status_retry.succeeded()
+                except (RuntimeError, OSError) as error:
+                    self.status_retry.failed(error)
             time.sleep(TICK)
         return None
 
     def _finish_deletion(self):
         self._kill_all(self._grace())
-        self.runner.api.request(
-            "DELETE", "/api/v1/namespaces/%s/pods/%s" % (self.namespace, self.name),
-            body={"gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}}, expect=(200, 404, 409))
+        retry = Retry("deletion of pod %s/%s" % (self.namespace, self.name))
+        while not self.runner.stopping.is_set():  # the containers are gone; the Pod leaves the API once it answers
+            try:
+                self.runner.api.request(
+                    "DELETE", "/api/v1/namespaces/%s/pods/%s" % (self.namespace, self.name),
+                    body={"gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}}, expect=(200, 404, 409))
+                return retry.succeeded()
+            except (RuntimeError, OSError) as error:
+                self.runner.stopping.wait(retry.failed(error))
+        return None
 
 
 class Runner:
@@ -709,7 +788,10 @@ class Runner:
                 "type": kind, "reason": reason, "message": message, "source": {"component": "kubelet",
                                                                                "host": pod_run.pod["spec"]["nodeName"]},
                 "firstTimestamp": now_rfc3339(), "lastTimestamp": now_rfc3339(), "count": 1}
-        self.api.request("POST", "/api/v1/namespaces/%s/events" % pod_run.namespace, body=body, expect=None)
+        try:
+            self.api.request("POST", "/api/v1/namespaces/%s/events" % pod_run.namespace, body=body, expect=None)
+        except ApiUnreachable as error:  # the kubelet's event recorder drops what it cannot send, too
+            LOG.warning("event %s of pod %s/%s not sent: %s", reason, pod_run.namespace, pod_run.name, error)
 
     # ---- the node
     def register(self):
@@ -751,11 +833,13 @@ class Runner:
                              expect=(201, 409))
 
     def _heartbeats(self):
+        retry = Retry("heartbeat of node %s" % self.node)
         while not self.stopping.wait(10):
             try:
                 self.heartbeat()
-            except Exception:  # pylint: disable=broad-except
-                LOG.exception("node heartbeat failed")
+                retry.succeeded()
+            except (RuntimeError, OSError) as error:
+                retry.failed(error)
 
     # ---- pods
     def _kwok_node(self, name):
@@ -791,7 +875,7 @@ class Runner:
             run = self.pods[uid] = PodRun(self, pod)
             run.start()
             return
-        run.pod = pod
+        run.observed(pod)
         if pod["metadata"].get("deletionTimestamp"):
             run.deleting.set()
 
@@ -802,11 +886,15 @@ class Runner:
                          expect=(200, 404, 409))
 
     def _watch_pods(self):
+        """List and watch the Pods of this node (hybrid: of KWOK's nodes) until stopped; list again after a watch ends,
+        after kube-apiserver went away only once it answers again (Retry)."""
         # hybrid: every bound Pod (_pod_event keeps those of known images on KWOK's nodes)
         selector = urllib.parse.quote("spec.nodeName!=" if self.hybrid else "spec.nodeName=" + self.node)
+        retry = Retry("list and watch of the pods")
         while not self.stopping.is_set():
             try:
                 _status, listing = self.api.request("GET", "/api/v1/pods?fieldSelector=" + selector)
+                retry.succeeded()
                 seen = set()
                 for pod in listing["items"]:
                     seen.add(pod["metadata"]["uid"])
@@ -823,11 +911,11 @@ class Runner:
                         break
                     if event["type"] != "BOOKMARK":
                         self._pod_event(event["type"], event["object"])
+            except (RuntimeError, OSError) as error:
+                self.stopping.wait(retry.failed(error))
             except Exception:  # pylint: disable=broad-except
-                if self.stopping.is_set():
-                    return
                 LOG.exception("pod watch failed; listing again")
-                time.sleep(1)
+                self.stopping.wait(retry.failed("see above"))
 
     # ---- health
     def _serve_health(self):
@@ -864,6 +952,17 @@ class Runner:
             run.join(timeout=10)
         health.shutdown()
         relay.shutdown()
+
+
+def status_gist(status):
+    """What of a Pod's status the kubelet owns and another writer may change: phase, pod IP, the kubelet's
+    conditions, each container's readiness and restarts."""
+    status = status or {}
+    return (status.get("phase"), status.get("podIP"),
+            sorted((condition["type"], condition["status"]) for condition in status.get("conditions") or ()
+                   if condition["type"] in KUBELET_CONDITIONS),
+            sorted((container["name"], container.get("ready"), container.get("restartCount"))
+                   for container in status.get("containerStatuses") or ()))
 
 
 def containers_named(server, name):

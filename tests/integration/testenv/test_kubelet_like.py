@@ -1,12 +1,19 @@
 """The stand-in kubelet (testenv.cluster.pods, hybrid mode) behaves like a kubelet where the test bed relies on it:
 - it runs the Pods of a mapped image on every KWOK node, not only the first (issue 46: with two fake nodes the
-  conversion shim's second replica stayed Pending, so the shim was never Available).
+  conversion shim's second replica stayed Pending, so the shim was never Available);
+- it survives a kube-apiserver outage: the Pods it runs keep their processes and network namespaces and answer
+  their probes during and after it, and it runs the Pods created after the restart (issue 46: it logged a connection
+  error and never ran a Pod again). The Pods here are Ready only while the API server answers, as the proxy sidecar's
+  /readyz is: their status changes in the outage, which the old code could not send, and its Pods died of that;
+- it puts a Pod's status back when another writer changed it (the node lifecycle controller marks the Pods of a node
+  NotReady when the node's heartbeats stopped for its grace period, as they do in a long outage).
 
 One control plane for the module: two KWOK nodes, and an image mapped to the stand-in process (testenv.cluster.standin)
 so its Pods run for real. The test traffic goes to the pod IPs, inside the network namespaces the test bed made."""
 import ipaddress
 import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
@@ -21,6 +28,8 @@ IMAGE = "registry.example/testenv-echo:1"
 IMAGES = {"testenv-echo": {"entrypoint": [sys.executable, "-m", "testenv.cluster.standin"],
                            "env": {"PYTHONPATH": REPO_ROOT}}}
 PORT = 8080
+OUTAGE_SECONDS = 6
+NEW_POD_TIMEOUT = 60
 
 
 @pytest.fixture(scope="module")
@@ -85,15 +94,27 @@ def ready(pod):
 
 def answers(pod_ip):
     """What the kubelet's liveness probe sees: GET / at the pod IP from outside the Pod."""
-    with urllib.request.urlopen("http://%s:%d/" % (pod_ip, PORT), timeout=2) as response:
-        return response.status == 200
+    try:
+        with urllib.request.urlopen("http://%s:%d/" % (pod_ip, PORT), timeout=2) as response:
+            return response.status == 200
+    except OSError:  # refused or timed out: nothing listens there any more
+        return False
 
 
 def processes(server, pod):
-    """The pids in the Pod's network namespace (its containers' processes); empty when the namespace is gone."""
+    """The pids of the container's process (the stand-in) in the Pod's network namespace, not those of its exec
+    probes; empty when the namespace is gone."""
     netns = "%s-%s" % (server.cluster.pod_network.bridge, pod["metadata"]["uid"][:8])
     listed = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True, check=False)
-    return set(listed.stdout.split())
+    return {pid for pid in listed.stdout.split() if b"testenv.cluster.standin" in cmdline(pid)}
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as handle:
+            return handle.read()
+    except OSError:  # it ended meanwhile
+        return b""
 
 
 def in_pod_network(server, pod_ip):
@@ -113,3 +134,54 @@ def test_the_pods_of_a_mapped_image_run_on_every_kwok_node(server, echo):
             name, pod["spec"]["nodeName"])
         assert answers(pod_ip), name
 
+
+def test_the_pods_outlive_an_apiserver_outage_and_new_ones_run_after_it(server, echo):
+    running = pods(server)
+    assert len(running) == 2 and all(ready(pod) for pod in running), running
+    before = {pod["metadata"]["name"]: (pod["status"]["podIP"], processes(server, pod)) for pod in running}
+    assert all(pids for _ip, pids in before.values()), before
+    server.stop_apiserver(timeout=2)  # SIGTERM, SIGKILL 2 s later: it waits 15 s for its open watches otherwise
+    try:
+        deadline = time.monotonic() + OUTAGE_SECONDS
+        while time.monotonic() < deadline:  # the Pods go on without the API server (not Ready: their readiness)
+            for name, (pod_ip, _pids) in before.items():
+                assert answers(pod_ip), "pod %s stopped answering at %s during the outage" % (name, pod_ip)
+            time.sleep(0.5)
+        during = {pod["metadata"]["name"]: processes(server, pod) for pod in running}
+    finally:
+        server.start_apiserver()
+    assert during == {name: pids for name, (_ip, pids) in before.items()}, "processes changed in the outage"
+    started = time.monotonic()
+    response = server.request("POST", "/api/v1/namespaces/%s/pods" % NAMESPACE, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "after-outage", "labels": {"app": "after-outage"}},
+        "spec": pod_spec(server)})
+    assert response.status == 201, response
+    (late,) = wait_for(lambda: [pod for pod in pods(server, "app=after-outage") if ready(pod)],
+                       "Pod %s/after-outage to be Ready within %d s of its creation after the restart"
+                       % (NAMESPACE, NEW_POD_TIMEOUT), timeout=NEW_POD_TIMEOUT, interval=0.5)
+    assert answers(late["status"]["podIP"]), late["status"]
+    print("the Pod created after the restart was Ready after %.1f s" % (time.monotonic() - started))
+    for name, (pod_ip, pids) in before.items():
+        assert answers(pod_ip), "pod %s does not answer at %s after the outage" % (name, pod_ip)
+    after = {pod["metadata"]["name"]: (pod["status"]["podIP"], processes(server, pod)) for pod in pods(server)}
+    assert after == before, "the Deployment's Pods were replaced or restarted by the outage"
+    assert available(server, "echo", 2)
+    statuses = [status for pod in pods(server) for status in pod["status"]["containerStatuses"]]
+    assert all(status["restartCount"] == 0 for status in statuses), statuses
+
+
+def test_a_pod_status_another_writer_changed_is_put_back(server, echo):
+    pod = pods(server)[0]
+    name = pod["metadata"]["name"]
+    # what the node lifecycle controller writes to each Pod of a node whose heartbeats stopped (MarkPodsNotReady)
+    conditions = [dict(condition, status="False") if condition["type"] == "Ready" else condition
+                  for condition in pod["status"]["conditions"]]
+    response = server.request("PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (NAMESPACE, name),
+                              {"status": {"conditions": conditions}},
+                              content_type="application/strategic-merge-patch+json")
+    assert response.status == 200, response
+    assert not ready(response.json())
+    wait_for(lambda: ready(server.request("GET", "/api/v1/namespaces/%s/pods/%s" % (NAMESPACE, name)).json()),
+             "pod %s/%s to be Ready again: its container still passes its readiness probe" % (NAMESPACE, name),
+             timeout=15, interval=0.2)
+    wait_for(lambda: available(server, "echo", 2), "Deployment %s/echo Available again" % NAMESPACE, timeout=30)
