@@ -607,7 +607,7 @@ class Cluster:
     def _start_kwok(self) -> None:
         stages = self.state_dir / "kwok-stages.yaml"
         stages_yaml = STAGES_YAML
-        if "netns-pods" in self.components:  # the Pods testenv.cluster.pods runs on KWOK's node are not KWOK's
+        if "netns-pods" in self.components:  # the Pods testenv.cluster.pods runs on KWOK's nodes are not KWOK's
             from .pods import IMAGES, kwok_exclusion  # pylint: disable=import-outside-toplevel
             stages_yaml = leaving_alone(stages_yaml, kwok_exclusion({**IMAGES, **(self.images or {})}))
         stages.write_text(stages_yaml)
