@@ -90,7 +90,7 @@ TICK = 0.2  # seconds between two looks at a Pod's containers and probes
 # the delay before a failed API call is tried again: client-go's reflector starts at 0.8 s and doubles; its 30 s cap is
 # cut here to 5 s, so that a Pod created after kube-apiserver is back runs within seconds in a test
 RETRY_START, RETRY_MAX = 0.8, 5.0
-# the Pod conditions PodRun.status sets, as the kubelet does; the others (DisruptionTarget, readiness gates) are not ours
+# the Pod conditions PodRun.status sets, as the kubelet does; others (DisruptionTarget, readiness gates) are not ours
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")
 
 

@@ -70,8 +70,8 @@ def echo(server):
         "spec": {"replicas": 2, "selector": {"matchLabels": labels},
                  "template": {"metadata": {"labels": labels}, "spec": pod_spec(server, labels)}}})
     assert response.status == 201, response
-    wait_for(lambda: available(server, "echo", 2), "Deployment %s/echo to be Available with 2 replicas (testenv.cluster.pods: "
-             "logs/netns-pods.log)" % NAMESPACE, timeout=90, interval=0.5)
+    wait_for(lambda: available(server, "echo", 2), "Deployment %s/echo to be Available with 2 replicas "
+             "(testenv.cluster.pods: logs/netns-pods.log)" % NAMESPACE, timeout=90, interval=0.5)
     return "echo"
 
 
