@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         choices=["kube-controller-manager", "kube-scheduler", "kwok", "netns-pods"],
         help="leave this component out (repeatable); netns-pods runs the Pods of the images the test bed has "
-        "(the proxy sidecar, the conversion shim) for real on the first KWOK node (testenv/cluster/pods.py)",
+        "(the proxy sidecar, the conversion shim) for real on every KWOK node (testenv/cluster/pods.py)",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)

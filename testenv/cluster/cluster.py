@@ -40,7 +40,6 @@ from .kwok_stages import STAGES_YAML, leaving_alone
 LOG = logging.getLogger("testenv.cluster")
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
-KWOK_NODE = "kwok-node-0"  # the fake Node start_cluster makes; with netns-pods, the Pods of known images on it run
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"  # first address of SERVICE_CIDR: the kubernetes Service
 POD_CIDR = "10.244.0.1/16"  # pod IPs KWOK hands out
@@ -608,7 +607,7 @@ class Cluster:
     def _start_kwok(self) -> None:
         stages = self.state_dir / "kwok-stages.yaml"
         stages_yaml = STAGES_YAML
-        if "netns-pods" in self.components:  # the Pods testenv.cluster.pods runs on KWOK's node are not KWOK's
+        if "netns-pods" in self.components:  # the Pods testenv.cluster.pods runs on KWOK's nodes are not KWOK's
             from .pods import IMAGES, kwok_exclusion  # pylint: disable=import-outside-toplevel
             stages_yaml = leaving_alone(stages_yaml, kwok_exclusion({**IMAGES, **(self.images or {})}))
         stages.write_text(stages_yaml)
@@ -634,7 +633,7 @@ class Cluster:
                 f"--apiserver-port={self.ports['apiserver']}", f"--state-dir={self.state_dir / 'netns-pods'}",
                 f"--health-port={self.ports['netns-pods']}"]
         if "kwok" in self.components:
-            args.append(f"--kwok-node={KWOK_NODE}")
+            args.append("--kwok-nodes")  # the Pods of known images on every KWOK node
         if self.images:
             images = self.state_dir / "netns-pods-images.json"
             images.write_text(json.dumps(self.images))

@@ -1,4 +1,5 @@
-"""Pods as a kubelet runs them, for the test bed: the node `netns-node-0` and every Pod scheduled to it.
+"""Pods as a kubelet runs them, for the test bed: the node `netns-node-0` and every Pod scheduled to it, or the Pods
+of known images on every KWOK node.
 
 KWOK marks Pods Running and Ready without running anything. The Pods on this node run for real instead:
 - one Linux network namespace per Pod (`ip netns`), joined to a bridge of this cluster's own (testenv.cluster
@@ -12,19 +13,22 @@ KWOK marks Pods Running and Ready without running anything. The Pods on this nod
   each probe's period, as the kubelet's prober does; a container whose liveness (or startup) fails is killed and
   restarted (restartCount, CrashLoopBackOff's doubling delay), a process that exits is restarted the same way, and
   readiness sets the container's and the Pod's Ready;
-- a Pod being deleted gets SIGTERM, its grace period, SIGKILL, then is removed from the API, as the kubelet does.
+- a Pod being deleted gets SIGTERM, its grace period, SIGKILL, then is removed from the API, as the kubelet does;
+- without kube-apiserver (stopped, restarting) the Pods go on: their processes, namespaces and probes do not need it;
+  what does (the watch, statuses, volumes, deletions) is tried again with the reflector's doubling delay, then the
+  Pods are listed and watched again, and a Pod status another writer changed is sent again (Retry, PodRun.observed).
 
 Images: IMAGES says which command runs a container of a known image (the proxy's `capi-proxy`); a container of any
 other image runs testenv.cluster.standin, which answers on the container's declared ports and nothing else.
 
 Two modes. Own node (`--node`, start_cluster(pods="netns")): this registers the node, keeps its Lease and runs every
-Pod scheduled to it. Hybrid (`--kwok-node`, the default of start_cluster): KWOK keeps its node and fakes the Pods
-of the fixtures, and this runs, on the same node, every Pod with a container of a known image: what the collection
-deploys (the proxy sidecar, the conversion shim) always runs for real; KWOK's stages leave those Pods alone
-(kwok_exclusion).
+Pod scheduled to it. Hybrid (`--kwok-nodes`, the default of start_cluster): KWOK keeps its nodes and fakes the Pods
+of the fixtures, and this runs, on whichever KWOK node the scheduler chose, every Pod with a container of a known
+image: what the collection deploys (the proxy sidecar, the conversion shim) always runs for real; KWOK's stages leave
+those Pods alone (kwok_exclusion).
 
-    python -m testenv.cluster.pods --kubeconfig K --node netns-node-0 --bridge B --gateway IP --prefix 16
-        --apiserver-port PORT --state-dir DIR --health-port PORT [--images FILE.json]
+    python -m testenv.cluster.pods --kubeconfig K (--node netns-node-0 | --kwok-nodes) --bridge B --gateway IP
+        --prefix 16 --apiserver-port PORT --state-dir DIR --health-port PORT [--images FILE.json]
 
 Not done (no test needs them yet): init containers, envFrom, runAsUser (containers run as root), resource limits,
 volume updates after start, hostNetwork Pods, gRPC probes.
@@ -46,10 +50,13 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
-from testenv.cluster.cluster import _signal_group as signal_group, die_with_parent
+import urllib3
+
+from testenv.cluster.cluster import KWOK_NODE_ANNOTATION, _signal_group as signal_group, die_with_parent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOG = logging.getLogger("testenv.pods")
@@ -80,6 +87,11 @@ def proxy_entrypoint():
 IMAGES = {"capi-proxy": proxy_entrypoint()}
 BACKOFF_START, BACKOFF_MAX = 10.0, 300.0
 TICK = 0.2  # seconds between two looks at a Pod's containers and probes
+# the delay before a failed API call is tried again: client-go's reflector starts at 0.8 s and doubles; its 30 s cap is
+# cut here to 5 s, so that a Pod created after kube-apiserver is back runs within seconds in a test
+RETRY_START, RETRY_MAX = 0.8, 5.0
+# the Pod conditions PodRun.status sets, as the kubelet does; others (DisruptionTarget, readiness gates) are not ours
+KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled")
 
 
 def now_rfc3339():
@@ -145,8 +157,40 @@ def probe_port(container, port):
     raise ValueError("port %r is not a port of container %s" % (port, container["name"]))
 
 
+class ApiUnreachable(ConnectionError):
+    """kube-apiserver did not answer (connection refused or reset, a watch cut off): the call is tried again later."""
+
+
+class Retry:
+    """The failures in a row of one kind of API call: when to try again (RETRY_START doubling up to RETRY_MAX) and one
+    log line when they start and one when they end, not one per try."""
+
+    def __init__(self, what):
+        self.what = what
+        self.failures = 0
+        self.due = 0.0
+
+    def ready(self):
+        return time.monotonic() >= self.due
+
+    def failed(self, error):
+        """Record a failure; the seconds to wait before the next try."""
+        delay = min(RETRY_MAX, RETRY_START * 2 ** self.failures)
+        if not self.failures:
+            LOG.warning("%s failed (%s); trying again, at most every %.0f s", self.what, error, RETRY_MAX)
+        self.failures += 1
+        self.due = time.monotonic() + delay
+        return delay
+
+    def succeeded(self):
+        if self.failures:
+            LOG.info("%s succeeded again after %d failures", self.what, self.failures)
+        self.failures, self.due = 0, 0.0
+
+
 class Api:
-    """Raw JSON requests and watches through the official client's ApiClient."""
+    """Raw JSON requests and watches through the official client's ApiClient; ApiUnreachable when kube-apiserver does
+    not answer."""
 
     def __init__(self, kubeconfig):
         from kubernetes import client, config
@@ -169,6 +213,8 @@ class Api:
             status, raw = response.status, response.data
         except ApiException as error:
             status, raw = error.status, error.body
+        except urllib3.exceptions.HTTPError as error:
+            raise ApiUnreachable("%s %s: %s" % (method, path, error)) from error
         data = json.loads(raw) if raw else {}
         if expect and status not in expect:
             raise RuntimeError("%s %s -> %d: %s" % (method, path, status, data.get("message", data)))
@@ -178,15 +224,22 @@ class Api:
         """The events of a watch (dicts), until the server ends it."""
         request = self.client.param_serialize("GET", path, auth_settings=["BearerToken"],
                                               header_params={"Accept": "application/json"})
-        response = self.client.call_api(*request, _request_timeout=(10, timeout + 30)).response
+        try:
+            response = self.client.call_api(*request, _request_timeout=(10, timeout + 30)).response
+        except urllib3.exceptions.HTTPError as error:
+            raise ApiUnreachable("watch %s: %s" % (path, error)) from error
         buffer = b""
         try:
+            if response.status != 200:  # a 429 while its watch cache fills after a restart, a 410 for an old version
+                raise RuntimeError("watch %s -> %d: %s" % (path, response.status, response.read()[:300]))
             for chunk in response.stream(65536, decode_content=True):
                 buffer += chunk
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
                         yield json.loads(line)
+        except urllib3.exceptions.HTTPError as error:
+            raise ApiUnreachable("watch %s cut off: %s" % (path, error)) from error
         finally:
             response.release_conn()
 
@@ -344,6 +397,7 @@ class PodRun(threading.Thread):
         self.deleting = threading.Event()
         self.gone = threading.Event()
         self.sent_status = None
+        self.status_retry = Retry("status of pod %s/%s" % (self.namespace, self.name))
         self.started_at = now_rfc3339()
         self.conditions = {}
 
@@ -394,7 +448,7 @@ class PodRun(threading.Thread):
 
     def _field(self, path):
         values = {"metadata.name": self.name, "metadata.namespace": self.namespace, "metadata.uid": self.uid,
-                  "spec.nodeName": self.runner.node, "spec.serviceAccountName":
+                  "spec.nodeName": self.pod["spec"].get("nodeName", ""), "spec.serviceAccountName":
                   self.pod["spec"].get("serviceAccountName", "default"), "status.podIP": self.pod_ip or "",
                   "status.hostIP": self.runner.gateway}
         if path in values:
@@ -615,6 +669,14 @@ class PodRun(threading.Thread):
             status.update(podIP=self.pod_ip, podIPs=[{"ip": self.pod_ip}])
         return status
 
+    def observed(self, pod):
+        """The Pod as the API holds it now. When its status is not what this sent last, another writer changed it (the
+        node lifecycle controller marks the Pods of a node whose heartbeats stopped NotReady, as in a long outage of
+        kube-apiserver): the next tick sends it again, as the kubelet's status manager does."""
+        self.pod = pod
+        if self.sent_status is not None and status_gist(pod.get("status")) != status_gist(self.sent_status):
+            self.sent_status = None
+
     def _send_status(self):
         status = self.status()
         if status == self.sent_status:
@@ -644,8 +706,14 @@ class PodRun(threading.Thread):
     def _run(self):
         self.dir.mkdir(parents=True, exist_ok=True)
         volumes = None
+        retry = Retry("volumes of pod %s/%s" % (self.namespace, self.name))
         while volumes is None and not self.deleting.is_set() and not self.runner.stopping.is_set():
-            volumes = self._volumes()
+            try:
+                volumes = self._volumes()
+                retry.succeeded()
+            except (RuntimeError, OSError) as error:  # a Secret, ConfigMap or token not read: kube-apiserver away
+                self.runner.stopping.wait(retry.failed(error))
+                continue
             if volumes is None:
                 time.sleep(0.5)
         if volumes is None:
@@ -654,31 +722,44 @@ class PodRun(threading.Thread):
         (self.dir / "hosts").write_text(
             "127.0.0.1 localhost\n::1 localhost\n%s %s\n%s kubernetes kubernetes.default kubernetes.default.svc "
             "kubernetes.default.svc.cluster.local\n" % (self.pod_ip, self.name, self.runner.gateway))
+        ticks = Retry("containers of pod %s/%s" % (self.namespace, self.name))
         while not self.runner.stopping.is_set():
             if self.deleting.is_set():
                 return self._finish_deletion()
             try:
                 self._tick(volumes)
-                self._send_status()
-            except (RuntimeError, OSError) as error:  # an API answer lost: the next tick tries again
-                LOG.warning("pod %s/%s: %s", self.namespace, self.name, error)
+                ticks.succeeded()
+            except (RuntimeError, OSError) as error:  # an API read lost (a container's env): the next tick tries again
+                ticks.failed(error)
+            if self.status_retry.ready():
+                try:
+                    self._send_status()
+                    self.status_retry.succeeded()
+                except (RuntimeError, OSError) as error:
+                    self.status_retry.failed(error)
             time.sleep(TICK)
         return None
 
     def _finish_deletion(self):
         self._kill_all(self._grace())
-        self.runner.api.request(
-            "DELETE", "/api/v1/namespaces/%s/pods/%s" % (self.namespace, self.name),
-            body={"gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}}, expect=(200, 404, 409))
+        retry = Retry("deletion of pod %s/%s" % (self.namespace, self.name))
+        while not self.runner.stopping.is_set():  # the containers are gone; the Pod leaves the API once it answers
+            try:
+                self.runner.api.request(
+                    "DELETE", "/api/v1/namespaces/%s/pods/%s" % (self.namespace, self.name),
+                    body={"gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}}, expect=(200, 404, 409))
+                return retry.succeeded()
+            except (RuntimeError, OSError) as error:
+                self.runner.stopping.wait(retry.failed(error))
+        return None
 
 
 class Runner:
     def __init__(self, args):
         self.api = Api(args.kubeconfig)
-        self.node = args.node
-        self.hybrid = args.kwok_node is not None  # the Pods of known images on KWOK's node; KWOK keeps the node
-        if self.hybrid:
-            self.node = args.kwok_node
+        self.hybrid = args.kwok_nodes  # the Pods of known images on every KWOK node; KWOK keeps the nodes
+        self.node = None if self.hybrid else args.node
+        self.kwok_nodes = {}  # hybrid: node name -> whether KWOK manages it
         self.bridge, self.gateway, self.prefix = args.bridge, args.gateway, args.prefix
         self.state_dir = Path(args.state_dir)
         self.apiserver_port = args.apiserver_port
@@ -706,9 +787,12 @@ class Runner:
                 "involvedObject": {"kind": "Pod", "namespace": pod_run.namespace, "name": pod_run.name,
                                    "uid": pod_run.uid, "apiVersion": "v1"},
                 "type": kind, "reason": reason, "message": message, "source": {"component": "kubelet",
-                                                                               "host": self.node},
+                                                                               "host": pod_run.pod["spec"]["nodeName"]},
                 "firstTimestamp": now_rfc3339(), "lastTimestamp": now_rfc3339(), "count": 1}
-        self.api.request("POST", "/api/v1/namespaces/%s/events" % pod_run.namespace, body=body, expect=None)
+        try:
+            self.api.request("POST", "/api/v1/namespaces/%s/events" % pod_run.namespace, body=body, expect=None)
+        except ApiUnreachable as error:  # the kubelet's event recorder drops what it cannot send, too
+            LOG.warning("event %s of pod %s/%s not sent: %s", reason, pod_run.namespace, pod_run.name, error)
 
     # ---- the node
     def register(self):
@@ -750,18 +834,31 @@ class Runner:
                              expect=(201, 409))
 
     def _heartbeats(self):
+        retry = Retry("heartbeat of node %s" % self.node)
         while not self.stopping.wait(10):
             try:
                 self.heartbeat()
-            except Exception:  # pylint: disable=broad-except
-                LOG.exception("node heartbeat failed")
+                retry.succeeded()
+            except (RuntimeError, OSError) as error:
+                retry.failed(error)
 
     # ---- pods
+    def _kwok_node(self, name):
+        """Hybrid: whether KWOK manages the node (the annotation its --manage-nodes-with-annotation-selector takes),
+        asked once per node that exists."""
+        if name not in self.kwok_nodes:
+            code, node = self.api.request("GET", "/api/v1/nodes/" + name, expect=(200, 404))
+            if code == 404:
+                return False
+            self.kwok_nodes[name] = (node["metadata"].get("annotations") or {}).get(KWOK_NODE_ANNOTATION) == "fake"
+        return self.kwok_nodes[name]
+
     def _pod_event(self, kind, pod):
         uid = pod["metadata"]["uid"]
-        if self.hybrid and not runs_for_real(pod, self.images):
-            return
         run = self.pods.get(uid)
+        if run is None and self.hybrid and not (runs_for_real(pod, self.images)
+                                                and self._kwok_node(pod["spec"]["nodeName"])):
+            return
         if kind == "DELETED":
             if run is not None:
                 run.deleting.set()
@@ -779,7 +876,7 @@ class Runner:
             run = self.pods[uid] = PodRun(self, pod)
             run.start()
             return
-        run.pod = pod
+        run.observed(pod)
         if pod["metadata"].get("deletionTimestamp"):
             run.deleting.set()
 
@@ -790,10 +887,15 @@ class Runner:
                          expect=(200, 404, 409))
 
     def _watch_pods(self):
-        selector = "spec.nodeName=" + self.node
+        """List and watch the Pods of this node (hybrid: of KWOK's nodes) until stopped; list again after a watch ends,
+        after kube-apiserver went away only once it answers again (Retry)."""
+        # hybrid: every bound Pod (_pod_event keeps those of known images on KWOK's nodes)
+        selector = urllib.parse.quote("spec.nodeName!=" if self.hybrid else "spec.nodeName=" + self.node)
+        retry = Retry("list and watch of the pods")
         while not self.stopping.is_set():
             try:
                 _status, listing = self.api.request("GET", "/api/v1/pods?fieldSelector=" + selector)
+                retry.succeeded()
                 seen = set()
                 for pod in listing["items"]:
                     seen.add(pod["metadata"]["uid"])
@@ -810,11 +912,11 @@ class Runner:
                         break
                     if event["type"] != "BOOKMARK":
                         self._pod_event(event["type"], event["object"])
+            except (RuntimeError, OSError) as error:
+                self.stopping.wait(retry.failed(error))
             except Exception:  # pylint: disable=broad-except
-                if self.stopping.is_set():
-                    return
                 LOG.exception("pod watch failed; listing again")
-                time.sleep(1)
+                self.stopping.wait(retry.failed("see above"))
 
     # ---- health
     def _serve_health(self):
@@ -853,6 +955,17 @@ class Runner:
         relay.shutdown()
 
 
+def status_gist(status):
+    """What of a Pod's status the kubelet owns and another writer may change: phase, pod IP, the kubelet's
+    conditions, each container's readiness and restarts."""
+    status = status or {}
+    return (status.get("phase"), status.get("podIP"),
+            sorted((condition["type"], condition["status"]) for condition in status.get("conditions") or ()
+                   if condition["type"] in KUBELET_CONDITIONS),
+            sorted((container["name"], container.get("ready"), container.get("restartCount"))
+                   for container in status.get("containerStatuses") or ()))
+
+
 def containers_named(server, name):
     """{pod namespace/name: container status} of every container called `name` in the live Pods of the cluster (what
     a test or the demo checks at its end: Ready, restartCount)."""
@@ -886,7 +999,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m testenv.cluster.pods")
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--node", default="netns-node-0", help="the node this registers and runs every Pod of")
-    parser.add_argument("--kwok-node", help="hybrid: run only the Pods of known images on this KWOK node")
+    parser.add_argument("--kwok-nodes", action="store_true",
+                        help="hybrid: run only the Pods of known images, on every node KWOK manages")
     parser.add_argument("--bridge", required=True)
     parser.add_argument("--gateway", required=True)
     parser.add_argument("--prefix", type=int, default=16)

@@ -246,7 +246,7 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
                   pods="kwok", images=None):
     """Start a control plane in workdir with `crds` installed before the controllers; a RealServer.
 
-    pods="kwok": the Pods go to KWOK's fake Node, and those with a container of an image the test bed runs (what the
+    pods="kwok": the Pods go to KWOK's fake Nodes, and those with a container of an image the test bed runs (what the
     collection deploys: the proxy sidecar, the conversion shim) run for real there (testenv.cluster.pods, hybrid);
     the others are Ready without running. pods="netns": no fake Node; every Pod runs on the node of
     testenv.cluster.pods, its containers as processes in a network namespace of its own, probed at the pod IP
