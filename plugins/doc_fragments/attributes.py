@@ -28,3 +28,15 @@ attributes:
     support: none
     details: Nothing changes.
 """
+
+    # hypershift.private_capi.attributes.controller: modules that run as an action plugin and write files on the
+    # controller (controller_files, fleet_report_files)
+    CONTROLLER = r"""
+options: {}
+attributes:
+  action:
+    description: Runs as an action plugin on the controller.
+    support: full
+notes:
+  - The files are always written on the controller, never on the task's host.
+"""

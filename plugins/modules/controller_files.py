@@ -22,6 +22,8 @@ description:
     a temporary file in the same directory and renamed over the target, so a reader never sees half a file.
   - The directory of each file must exist.
   - This is an action plugin; the module file only documents it.
+extends_documentation_fragment:
+  - hypershift.private_capi.attributes.controller
 options:
   files:
     description:
@@ -38,11 +40,6 @@ attributes:
   diff_mode:
     description: Returns details on what changed (or would change in check mode).
     support: full
-  action:
-    description: Runs as an action plugin on the controller.
-    support: full
-notes:
-  - The files are always written on the controller, never on the task's host.
 """
 
 EXAMPLES = r"""

@@ -23,6 +23,8 @@ description:
   - The report is the run's output, not a change to the managed clusters, so the task always reports C(changed=false).
     In check mode the report of the dry run is written too (marked as a dry run).
   - This is an action plugin; the module file only documents it.
+extends_documentation_fragment:
+  - hypershift.private_capi.attributes.controller
 options:
   record_dir:
     description: Directory of the per-cluster records on the controller (C(<report dir>/clusters)).
@@ -55,11 +57,6 @@ attributes:
   diff_mode:
     description: No diff is returned; the report files are the run's output.
     support: none
-  action:
-    description: Runs as an action plugin on the controller.
-    support: full
-notes:
-  - The files are always written on the controller, never on the task's host.
 seealso:
   - plugin: hypershift.private_capi.fleet_report
     plugin_type: filter

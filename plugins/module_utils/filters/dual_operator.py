@@ -160,7 +160,8 @@ def _legacy_drifted(legacy, legacy_object, main):
     args (someone edited them), or a proxy sidecar."""
     found_spec = _pod_spec(legacy)
     wanted_args = _container_named(_pod_spec(legacy_object), main).get("args")
-    return ((_metadata(legacy).get("annotations") or {}).get(DUAL_OPERATOR_HASH_ANNOTATION, "") != legacy_object["metadata"]["annotations"][DUAL_OPERATOR_HASH_ANNOTATION]
+    wanted_hash = legacy_object["metadata"]["annotations"][DUAL_OPERATOR_HASH_ANNOTATION]
+    return ((_metadata(legacy).get("annotations") or {}).get(DUAL_OPERATOR_HASH_ANNOTATION, "") != wanted_hash
             or (_container_named(found_spec, main).get("args") or []) != wanted_args
             or any(c.get("name") == PROXY_CONTAINER for c in found_spec.get("containers") or []))
 

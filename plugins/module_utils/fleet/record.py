@@ -46,7 +46,7 @@ def run_id(prefix, suffix_length=6, now=utc_now, choice=random.SystemRandom().ch
     stamp = "%s-%s" % (prefix, now().strftime(RUN_ID_TIME_FORMAT))
     if not suffix_length:
         return stamp
-    return "%s-%s" % (stamp, "".join(choice(RUN_ID_SUFFIX_CHARACTERS) for _ in range(suffix_length)))
+    return "%s-%s" % (stamp, "".join(choice(RUN_ID_SUFFIX_CHARACTERS) for _position in range(suffix_length)))
 
 
 def _ran(result):
@@ -159,7 +159,7 @@ def migrate_outcome(results):
             outcome.update(status="rollback-failed", reason=(
                 "%s; ROLLBACK FAILED at %s: %s. The lock is still held by run %s: fix the cause and re-run with that "
                 "run id (the migration resumes)" % (reason.strip(), rescue.get("phase", "?"), _failure_message(rescue, 300),
-                                                     results["identity"]["run_id"])))
+                                                    results["identity"]["run_id"])))
     elif _succeeded(results.get("finish")):
         outcome["status"] = "planned" if results.get("check_mode") else "migrated"
     return _closing(outcome)

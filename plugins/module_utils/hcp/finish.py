@@ -165,7 +165,7 @@ def run_module(module):
         service = start(FinishService(
             client, params, check_mode=module.check_mode, diff=module._diff,
             hold_lease=lambda: hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"],
-                                              params["holder"])))
+                                          params["holder"])))
         report = service.run()
         for warning in report.warnings + service.warnings:
             module.warn(warning)

@@ -55,14 +55,11 @@ NAMESPACE = NameRule(
     "namespace", DNS1123_LABEL, 63,
     "a DNS-1123 label - at most 63 characters of lowercase letters, digits and '-', starting and ending with a "
     "letter or digit", "clusters-prod-01")
-OBJECT_NAME = NameRule(
-    "object name", DNS1123_SUBDOMAIN, 253,
-    "a DNS-1123 subdomain - at most 253 characters of lowercase letters, digits, '-' and '.', each '.'-separated part "
-    "starting and ending with a letter or digit", "prod-01")
-API_GROUP = NameRule(
-    "API group", DNS1123_SUBDOMAIN, 253,
-    "a DNS-1123 subdomain - at most 253 characters of lowercase letters, digits, '-' and '.', each '.'-separated part "
-    "starting and ending with a letter or digit", "cluster.x-k8s.io")
+# object names and API groups follow the same rule
+DNS1123_SUBDOMAIN_RULE = ("a DNS-1123 subdomain - at most 253 characters of lowercase letters, digits, '-' and '.', "
+                          "each '.'-separated part starting and ending with a letter or digit")
+OBJECT_NAME = NameRule("object name", DNS1123_SUBDOMAIN, 253, DNS1123_SUBDOMAIN_RULE, "prod-01")
+API_GROUP = NameRule("API group", DNS1123_SUBDOMAIN, 253, DNS1123_SUBDOMAIN_RULE, "cluster.x-k8s.io")
 SERVICE_NAME = NameRule(
     "Service name", DNS1035_LABEL, 63,
     "a DNS-1035 label - at most 63 characters of lowercase letters, digits and '-', starting with a letter and "
