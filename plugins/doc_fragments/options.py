@@ -6,17 +6,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-
-class ModuleDocFragment(object):
-    """Options several API modules share, documented once (their specs: module_utils/k8s/args.py)."""
-
-    DOCUMENTATION = r"""
-options: {}
-"""
-
-    # hypershift.private_capi.options.extra_groups: args.extra_groups_option() (default nothing extra)
-    EXTRA_GROUPS = r"""
-options:
+# the options of args.extra_groups_option() (default nothing extra) and args.parallelism_option() (default 8), each
+# documented once; the sections below put them together as the modules take them
+EXTRA_GROUPS_OPTION = r"""
   extra_groups:
     description:
       - "Extra standard -> private group pairs for providers outside the C(*.cluster.x-k8s.io) pattern, for example
@@ -27,14 +19,53 @@ options:
     default: {}
 """
 
-    # hypershift.private_capi.options.parallelism: args.parallelism_option() (default 8)
-    PARALLELISM = r"""
-options:
+PARALLELISM_OPTION = r"""
   parallelism:
     description:
       - At most this many requests in flight (and keep-alive connections) at a time; 1 or more.
     type: int
     default: 8
+"""
+
+
+class ModuleDocFragment(object):
+    """Options several API modules share, documented once (their specs: module_utils/k8s/args.py)."""
+
+    DOCUMENTATION = r"""
+options: {}
+"""
+
+    # hypershift.private_capi.options.extra_groups: args.extra_groups_option() (default nothing extra)
+    EXTRA_GROUPS = "options:" + EXTRA_GROUPS_OPTION
+
+    # hypershift.private_capi.options.parallelism: args.parallelism_option() (default 8)
+    PARALLELISM = "options:" + PARALLELISM_OPTION
+
+    # hypershift.private_capi.options.copy: both, for the modules that copy or judge the objects of both groups
+    # (args.copy_argspec())
+    COPY = "options:" + PARALLELISM_OPTION + EXTRA_GROUPS_OPTION
+
+    # hypershift.private_capi.options.deployments: hcp/quiesce.py deployments_options() - the CAPI-dependent Deployments
+    # that hcp_migrate_window and hcp_migrate_rollback stop and start, and how long each waits
+    DEPLOYMENTS = r"""
+options:
+  deployments:
+    description:
+      - Names of the CAPI-dependent Deployments of the namespace; those that exist are stopped and started, the
+        others ignored.
+    type: list
+    elements: str
+    default: []
+  scale_down_timeout:
+    description:
+      - Seconds to wait for the pods of the Deployments to go; 0 does not wait.
+    type: int
+    default: 300
+  available_timeout:
+    description:
+      - Seconds to wait for the Deployments to be available again; 0 does not wait (and no window is measured).
+    type: int
+    default: 600
 """
 
     # hypershift.private_capi.options.holder: the optional lease holder of hcp_quiesce and hcp_migrate_window

@@ -54,10 +54,7 @@ description:
     V(legacy) when they are all in C(cluster.x-k8s.io), V(migrated) when all are in
     C(cluster.hypershift.openshift.io), otherwise it fails and leaves the annotations to a human.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.api_module.namespace
   - hypershift.private_capi.hostedcluster
 options:
   hostedcluster_name:
@@ -442,9 +439,7 @@ import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    hostedcluster_options, hostedcluster_run)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import hostedcluster_main, hostedcluster_options
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import run_module
 
 MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]
@@ -477,7 +472,7 @@ def argspec():
 
 def main():
     hostedcluster = ("hostedcluster_name", "hostedcluster_namespace")
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module), required_if=[
+    hostedcluster_main(argspec, NAME_RULES, run_module, required_if=[
         ("state", "legacy", hostedcluster),
         ("state", "in-progress", hostedcluster),
         ("state", "migrated", hostedcluster),

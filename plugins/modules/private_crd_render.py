@@ -44,9 +44,7 @@ description:
   - With O(state=absent) the twins are deleted, but only when no twin holds an object; otherwise the module fails
     and lists the objects, deleting nothing. Twins without the label above are left alone.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
+  - hypershift.private_capi.api_module.checks
   - hypershift.private_capi.options.extra_groups
 options:
   definitions:

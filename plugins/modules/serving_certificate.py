@@ -40,11 +40,8 @@ description:
     otherwise - and returns its choice in RV(provider) with the reason in RV(provider_reason), for the caller to
     follow.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.cryptography
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.api_module.namespace
+  - hypershift.private_capi.api_module.cryptography
 options:
   provider:
     description:
@@ -181,6 +178,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: success, type: dict, sample: {"total": 4, "by_method": {"GET": 4}}, description: "Requests this run sent to the API server -
+  C(total) and C(by_method)."}
 provider:
   description: Who issues the certificate - V(generate) or V(openshift) (what V(auto) decided).
   returned: success
@@ -249,11 +248,6 @@ secret_ready:
   description: Whether the serving Secret exists (always true with V(generate) outside check mode).
   returned: success
   type: bool
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: success
-  type: dict
-  sample: {"total": 4, "by_method": {"GET": 4}}
 diff:
   description: With C(--diff) and a change, the certificates before and after (subjects, DNS names, validity,
     fingerprints).

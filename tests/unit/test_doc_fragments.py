@@ -1,8 +1,9 @@
 """The modules' documentation needs nothing but this collection (Galaxy and Automation Hub read the docs of the tarball
 alone): every doc fragment is the collection's own, the authentication options are kubernetes.core's text carried
-here, requirements come from one fragment. RETURN takes no fragment in ansible-core (plugin_docs.get_docstring merges
-fragments into DOCUMENTATION only, and ansible-doc reads RETURN as a literal from the source), so the entries every API
-module returns alike are copied into each module - and held equal here."""
+here, and every API module takes them, its requirements and its checks from one fragment (api_module). RETURN takes
+no fragment in ansible-core (plugin_docs.get_docstring merges fragments into DOCUMENTATION only, and ansible-doc reads
+RETURN as a literal from the source), so the entries every API module returns alike are copied into each module -
+and held equal here."""
 import collections
 import importlib
 import os
@@ -40,6 +41,15 @@ def test_the_auth_fragment_is_kubernetes_cores_text():
     assert ours["notes"] == core["notes"]
 
 
+@pytest.mark.parametrize("section, notes", [("api_module", 1), ("api_module.checks", 3), ("api_module.namespace", 4)])
+def test_each_api_module_section_is_the_auth_options_with_the_requirements_and_its_checks(section, notes):
+    auth = fragment_doc("hypershift.private_capi.k8s_auth_options")
+    doc = fragment_doc("hypershift.private_capi." + section)
+    assert doc["options"] == auth["options"]
+    assert doc["requirements"] == ["python >= 3.9", "kubernetes >= 24.2.0", "PyYAML >= 3.11"]
+    assert doc["notes"][:1] == auth["notes"] and len(doc["notes"]) == notes
+
+
 def test_the_auth_fragment_documents_the_auth_argspec():
     options = fragment_doc("hypershift.private_capi.k8s_auth_options")["options"]
     spec = auth_argspec()
@@ -60,9 +70,11 @@ def test_every_fragment_is_the_collections_own(module_name):
 @pytest.mark.parametrize("module_name", MODULES)
 def test_requirements_come_from_the_fragment(module_name):
     doc = documentation(module_name)
-    assert "requirements" not in doc, "%s: list its requirements with hypershift.private_capi.requirements" % module_name
-    if "hypershift.private_capi.k8s_auth_options" in doc.get("extends_documentation_fragment", []):
-        assert "hypershift.private_capi.requirements" in doc["extends_documentation_fragment"], module_name
+    assert "requirements" not in doc, "%s: list its requirements with hypershift.private_capi.api_module" % module_name
+    fragments = doc.get("extends_documentation_fragment", [])
+    assert "hypershift.private_capi.k8s_auth_options" not in fragments, "%s: take api_module instead" % module_name
+    if "kubeconfig" in importlib.import_module(MODULE_PACKAGE + module_name).argspec():
+        assert fragments[0].split(".")[2] == "api_module", module_name
 
 
 def test_the_shared_return_entries_say_the_same_in_every_module():
