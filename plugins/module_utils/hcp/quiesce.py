@@ -56,6 +56,7 @@ def deployments_options():
     return dict(deployments=dict(type="list", elements="str", default=[]),
                 scale_down_timeout=dict(type="int", default=300), available_timeout=dict(type="int", default=600))
 
+
 class QuiesceError(PrivateCapiError):
     """A step could not be done or did not complete; the message names the object and what to do."""
 
