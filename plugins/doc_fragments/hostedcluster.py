@@ -6,9 +6,15 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-# the HostedCluster's options, its derived HCP namespace and the note on their names, each written once for the
-# sections below
-HOSTEDCLUSTER_OPTIONS = r"""
+
+class ModuleDocFragment(object):
+    """The options that name a HostedCluster and its HCP namespace: one name per thing in every module (their specs:
+    module_utils/modules.py). A module overrides what it needs (required, the meaning of empty, its old names)."""
+
+    # hypershift.private_capi.hostedcluster: the HostedCluster and its HCP namespace derived from it (C(namespace) in
+    # 1.0.0's modules but capi_verify, which overrides the aliases)
+    DOCUMENTATION = r"""
+options:
   hostedcluster_name:
     description:
       - Name of the HostedCluster (also the name of its HostedControlPlane).
@@ -19,9 +25,6 @@ HOSTEDCLUSTER_OPTIONS = r"""
       - Namespace of the HostedCluster.
     type: str
     default: clusters
-"""
-
-HCP_NAMESPACE_OPTION = r"""
   hcp_namespace:
     description:
       - The HCP namespace - the namespace of the HostedCluster's hosted control plane and of its CAPI objects.
@@ -29,30 +32,12 @@ HCP_NAMESPACE_OPTION = r"""
         with the dots of the name as dashes.
     type: str
     default: ""
-"""
-
-NAMES_NOTE = r"""
+    aliases: [namespace]
 notes:
   - The options that name a HostedCluster are the same in every module of the collection - O(hostedcluster_name),
     O(hostedcluster_namespace) and, for its HCP namespace, C(hcp_namespace). The names the modules of 1.0.0 used
     (C(name), C(namespace), C(hostedcontrolplane_name)) still work as aliases and warn; they are removed in 2.0.0.
 """
-
-
-class ModuleDocFragment(object):
-    """The options that name a HostedCluster and its HCP namespace: one name per thing in every module (their specs:
-    module_utils/modules.py). A module overrides what it needs (required, the meaning of empty, its old names)."""
-
-    # hypershift.private_capi.hostedcluster: the HostedCluster
-    DOCUMENTATION = "options:" + HOSTEDCLUSTER_OPTIONS + NAMES_NOTE
-
-    # hypershift.private_capi.hostedcluster.hcp_namespace: beside the HostedCluster, its HCP namespace derived from it
-    HCP_NAMESPACE = "options:" + HCP_NAMESPACE_OPTION
-
-    # hypershift.private_capi.hostedcluster.with_hcp_namespace: the two above in one, for the modules that named the HCP
-    # namespace C(namespace) in 1.0.0
-    WITH_HCP_NAMESPACE = ("options:" + HOSTEDCLUSTER_OPTIONS + HCP_NAMESPACE_OPTION + "    aliases: [namespace]\n"
-                          + NAMES_NOTE)
 
     # hypershift.private_capi.hostedcluster.hcp_namespace_required: modules that work in an HCP namespace without the
     # HostedCluster

@@ -6,9 +6,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-# the options of args.extra_groups_option() (default nothing extra) and args.parallelism_option() (default 8), each
-# documented once; the sections below put them together as the modules take them
-EXTRA_GROUPS_OPTION = r"""
+
+class ModuleDocFragment(object):
+    """Options several API modules share, documented once (their specs: module_utils/k8s/args.py)."""
+
+    DOCUMENTATION = r"""
+options: {}
+"""
+
+    # hypershift.private_capi.options.extra_groups: args.extra_groups_option() (default nothing extra)
+    EXTRA_GROUPS = r"""
+options:
   extra_groups:
     description:
       - "Extra standard -> private group pairs for providers outside the C(*.cluster.x-k8s.io) pattern, for example
@@ -19,31 +27,15 @@ EXTRA_GROUPS_OPTION = r"""
     default: {}
 """
 
-PARALLELISM_OPTION = r"""
+    # hypershift.private_capi.options.parallelism: args.parallelism_option() (default 8)
+    PARALLELISM = r"""
+options:
   parallelism:
     description:
       - At most this many requests in flight (and keep-alive connections) at a time; 1 or more.
     type: int
     default: 8
 """
-
-
-class ModuleDocFragment(object):
-    """Options several API modules share, documented once (their specs: module_utils/k8s/args.py)."""
-
-    DOCUMENTATION = r"""
-options: {}
-"""
-
-    # hypershift.private_capi.options.extra_groups: args.extra_groups_option() (default nothing extra)
-    EXTRA_GROUPS = "options:" + EXTRA_GROUPS_OPTION
-
-    # hypershift.private_capi.options.parallelism: args.parallelism_option() (default 8)
-    PARALLELISM = "options:" + PARALLELISM_OPTION
-
-    # hypershift.private_capi.options.copy: both, for the modules that copy or judge the objects of both groups
-    # (args.copy_argspec())
-    COPY = "options:" + PARALLELISM_OPTION + EXTRA_GROUPS_OPTION
 
     # hypershift.private_capi.options.deployments: hcp/quiesce.py deployments_options() - the CAPI-dependent Deployments
     # that hcp_migrate_window and hcp_migrate_rollback stop and start, and how long each waits

@@ -88,8 +88,6 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-api_calls: {returned: success, type: dict, description: "Requests this run sent to the API server - C(total) and C(by_method)."}
-elapsed_seconds: {returned: success, type: float, description: "Wall time of the run."}
 allowed:
   description: Whether every checked right is held.
   returned: success
@@ -129,6 +127,8 @@ message:
   description: With a missing right, what is missing, where, and what to do.
   returned: when a right is missing
   type: str
+api_calls: {returned: success, type: dict, description: "Requests this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: success, type: float, description: "Wall time of the run."}
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec

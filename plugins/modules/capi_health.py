@@ -33,7 +33,7 @@ description:
   - B(Deployments) - each of O(deployments) has all of its C(spec.replicas) available.
   - With O(stable_seconds) the checks run again after that many seconds and must still pass.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.hostedcluster.hcp_namespace_required
 options:

@@ -66,8 +66,10 @@ description:
   - Performance on the collection's local API server (2 cores), 220 objects (100 Machines) - 3.1 API calls per
     object including the deletion, about 1 second; see the collection's docs/capi_object_migrate.md.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
-  - hypershift.private_capi.options.copy
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
+  - hypershift.private_capi.options.extra_groups
+  - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.hostedcluster.hcp_namespace_required
 options:
   direction:
@@ -134,12 +136,8 @@ options:
     elements: str
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: Every write goes out with the server-side dry run C(dryRun=All); RV(plan) lists the actions in order.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry per created or changed copy (before and after).
 notes:
   - RBAC the module needs in the HCP namespace - C(get), C(list), C(create), C(update) on the resources of the

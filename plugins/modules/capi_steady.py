@@ -32,9 +32,9 @@ description:
     O(poll_seconds) until the cluster is steady or the time is up (the controllers still run meanwhile, so
     deletions and rollouts can finish). A cluster that is not steady is a result (RV(steady) false), not a failure.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
-  - hypershift.private_capi.hostedcluster.with_hcp_namespace
+  - hypershift.private_capi.hostedcluster
 options:
   wait_timeout:
     description:

@@ -33,16 +33,18 @@ description:
     cannot read (O(hostedcluster_namespace), the HCP namespace or the HostedCluster does not exist, or the API refuses a read).
   - Used by the role C(hypershift.private_capi.verify) and C(playbooks/verify_fleet.yml).
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
   - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.hostedcluster
-  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
   hostedcluster_name:
     aliases: [name]
   hostedcluster_namespace:
     aliases: [namespace]
+  hcp_namespace:
+    # C(namespace) named the HostedCluster's namespace here in 1.0.0, not the HCP namespace
+    aliases: []
   management_cluster:
     description:
       - Name of the management cluster, returned in the result (for fleet tables).

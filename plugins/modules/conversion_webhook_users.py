@@ -23,7 +23,7 @@ description:
   - CRDs being deleted are counted (RV(crds[].deleting)). The API server still converts their objects until they
     are gone.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.checks
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
 options:
   service_namespace:

@@ -37,9 +37,11 @@ description:
     run changes nothing. A failure stops the run and names its step beside what was done; the migrate role rolls
     back.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
-  - hypershift.private_capi.options.copy
-  - hypershift.private_capi.hostedcluster.with_hcp_namespace
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
+  - hypershift.private_capi.options.extra_groups
+  - hypershift.private_capi.options.parallelism
+  - hypershift.private_capi.hostedcluster
 options:
   holder:
     description:
@@ -113,13 +115,9 @@ options:
     elements: str
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: The HostedCluster and the Deployments get no write; the deletions go out with the server-side dry run
       C(dryRun=All); the state is not moved.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry for the record, one per re-pointed or deleted object, one for the release, one for the move.
 notes:
   - RBAC - that of M(hypershift.private_capi.capi_object_migrate) with

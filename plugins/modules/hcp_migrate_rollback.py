@@ -46,10 +46,12 @@ description:
     copy only completes and is not verified again, because the standard controllers may have moved the objects on since.
   - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the lock stays held.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
-  - hypershift.private_capi.options.copy
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
   - hypershift.private_capi.options.deployments
-  - hypershift.private_capi.hostedcluster.with_hcp_namespace
+  - hypershift.private_capi.options.extra_groups
+  - hypershift.private_capi.options.parallelism
+  - hypershift.private_capi.hostedcluster
 options:
   path:
     description:
@@ -95,13 +97,9 @@ options:
     default: capi-proxy-kubeconfig
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: The Deployments, the HostedCluster and the HostedControlPlane get no write (nothing is waited for); copies
       and deletions are sent as server-side dry runs (C(dryRun=All)); no state is moved.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry per quiesce step, per created, changed or deleted object and for the state move.
 notes:
   - RBAC in the HCP namespace - that of M(hypershift.private_capi.hcp_quiesce) and of

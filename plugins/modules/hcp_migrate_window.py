@@ -41,11 +41,13 @@ description:
   - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the caller rolls back
     (the migrate role does). Nothing is retried here except the copy's reads.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
-  - hypershift.private_capi.options.copy
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
   - hypershift.private_capi.options.deployments
+  - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.holder
-  - hypershift.private_capi.hostedcluster.with_hcp_namespace
+  - hypershift.private_capi.options.parallelism
+  - hypershift.private_capi.hostedcluster
 options:
   hcp_namespace:
     description:
@@ -98,14 +100,10 @@ options:
     type: dict
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: The Deployments and the HostedControlPlane get no write (nothing is waited for); the copies are written
       with the server-side dry run C(dryRun=All); the copy step's C(plan) (RV(copied)) and the diff show what a real run
       would do.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry for the scale down, one per created or changed copy, one for the start and one for the signal.
 notes:
   - RBAC in the HCP namespace - that of M(hypershift.private_capi.hcp_quiesce) (Deployments, pods, the private

@@ -40,9 +40,10 @@ description:
     mode nothing is written; the patches a real run would send are returned. Errors
     are not retried - the step fails, naming the object, and the caller rolls back.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
   - hypershift.private_capi.options.holder
-  - hypershift.private_capi.hostedcluster.with_hcp_namespace
+  - hypershift.private_capi.hostedcluster
 options:
   hcp_namespace:
     description:
@@ -109,13 +110,9 @@ options:
     default: []
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: Reads only - no write is sent (not even a server-side dry run) and nothing is waited for; RV(actions)
       and the diff show the patches that would be sent.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: C(before) and C(after) hold, per C(Kind/name), the fields each patch changes.
 notes:
   - RBAC in the HCP namespace - C(get), C(list) on C(customresourcedefinitions) (cluster-scoped); C(list), C(patch)

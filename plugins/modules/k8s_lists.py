@@ -25,7 +25,7 @@ description:
   - Used by the roles C(hypershift.private_capi.api_proxy) (Deployments and the RBAC the private-group grants derive
     from) and C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind).
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
 options:
   lists:

@@ -40,8 +40,9 @@ description:
     otherwise - and returns its choice in RV(provider) with the reason in RV(provider_reason), for the caller to
     follow.
 extends_documentation_fragment:
-  - hypershift.private_capi.api_module.namespace
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.api_module.cryptography
+  - hypershift.private_capi.attributes.write
 options:
   provider:
     description:
@@ -116,14 +117,10 @@ options:
     default: 120
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: >-
       Writes are sent with the server-side dry run C(dryRun=All). A certificate that would be issued is made in
       memory and its CA returned, but nothing is stored, so the next run issues another.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: Subjects, DNS names, validity and SHA-256 fingerprints of the CA and serving certificates - never keys.
 notes:
   - The RBAC the module needs in O(namespace) - C(get), C(create) and C(update) on C(secrets) (O(provider=generate)),

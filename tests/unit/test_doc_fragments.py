@@ -34,24 +34,21 @@ def without_version_added(options):
             for name, option in options.items()}
 
 
-def test_the_auth_fragment_is_kubernetes_cores_text():
+def test_the_auth_options_are_kubernetes_cores_text_followed_by_the_checks_and_the_requirements():
     core = yaml.safe_load(importlib.import_module(CORE_FRAGMENT).ModuleDocFragment.DOCUMENTATION)
-    ours = fragment_doc("hypershift.private_capi.k8s_auth_options")
+    ours = fragment_doc("hypershift.private_capi.api_module")
     assert ours["options"] == without_version_added(core["options"])
-    assert ours["notes"] == core["notes"]
-
-
-@pytest.mark.parametrize("section, notes", [("api_module", 1), ("api_module.checks", 3), ("api_module.namespace", 4)])
-def test_each_api_module_section_is_the_auth_options_with_the_requirements_and_its_checks(section, notes):
-    auth = fragment_doc("hypershift.private_capi.k8s_auth_options")
-    doc = fragment_doc("hypershift.private_capi." + section)
-    assert doc["options"] == auth["options"]
-    assert doc["requirements"] == ["python >= 3.9", "kubernetes >= 24.2.0", "PyYAML >= 3.11"]
-    assert doc["notes"][:1] == auth["notes"] and len(doc["notes"]) == notes
+    assert ours["notes"][:1] == core["notes"]
+    assert [note.split(" - ")[0] for note in ours["notes"][1:]] == [
+        "Options holding a namespace, an object name or an API group are checked before any API call",
+        "A kubeconfig that cannot be used fails the module before any API call, naming the file (or K8S_AUTH_KUBECONFIG,"
+        " KUBECONFIG, C(~/.kube/config)) and what is wrong",
+        "Where the module works in a namespace, that namespace must exist"]
+    assert ours["requirements"] == ["python >= 3.9", "kubernetes >= 24.2.0", "PyYAML >= 3.11"]
 
 
 def test_the_auth_fragment_documents_the_auth_argspec():
-    options = fragment_doc("hypershift.private_capi.k8s_auth_options")["options"]
+    options = fragment_doc("hypershift.private_capi.api_module")["options"]
     spec = auth_argspec()
     assert set(options) == set(spec)
     for name, option in options.items():
@@ -72,7 +69,6 @@ def test_requirements_come_from_the_fragment(module_name):
     doc = documentation(module_name)
     assert "requirements" not in doc, "%s: list its requirements with hypershift.private_capi.api_module" % module_name
     fragments = doc.get("extends_documentation_fragment", [])
-    assert "hypershift.private_capi.k8s_auth_options" not in fragments, "%s: take api_module instead" % module_name
     if "kubeconfig" in importlib.import_module(MODULE_PACKAGE + module_name).argspec():
         assert fragments[0].split(".")[2] == "api_module", module_name
 

@@ -38,7 +38,7 @@ def extra_groups_option(default=None):
 
 def copy_argspec():
     """auth_argspec() with O(parallelism) and O(extra_groups) (nothing extra): the modules that copy or judge the
-    objects of both groups (doc fragment hypershift.private_capi.options.copy)."""
+    objects of both groups (doc fragments hypershift.private_capi.options.extra_groups and .parallelism)."""
     spec = auth_argspec()
     spec.update(parallelism=parallelism_option(), extra_groups=extra_groups_option())
     return spec
