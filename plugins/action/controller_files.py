@@ -76,6 +76,16 @@ def write_atomically(path, data, mode):
         raise
 
 
+def write_or_explain(path, data, mode, directory="its directory"):
+    """Write one file atomically: None, or why it could not be written and what to check."""
+    try:
+        write_atomically(path, data, mode)
+    except (IOError, OSError) as error:
+        return "could not write %s on the controller: %s; check that %s exists and is writable" % (
+            path, to_native(error), directory)
+    return None
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("files",))
@@ -99,12 +109,9 @@ class ActionModule(ActionBase):
                           "before": to_native(before or b""), "after": to_native(data)})
             if self._task.check_mode:
                 continue
-            try:
-                write_atomically(path, data, mode)
-            except (IOError, OSError) as error:
-                result.update(failed=True, files=written,
-                              msg="could not write %s on the controller: %s; check that its directory exists and is "
-                                  "writable" % (path, to_native(error)))
+            problem = write_or_explain(path, data, mode)
+            if problem:
+                result.update(failed=True, files=written, msg=problem)
                 return result
         result["changed"] = any(entry["changed"] for entry in written)
         result["files"] = written

@@ -16,10 +16,10 @@ import glob
 import json
 import os
 
-from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.common.text.converters import to_bytes
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
-from ansible_collections.hypershift.private_capi.plugins.action.controller_files import current, write_atomically
+from ansible_collections.hypershift.private_capi.plugins.action.controller_files import current, write_or_explain
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
     SELECTION_FILE, STOPPED_FILE, FleetReportError, build_report, complete, report_markdown, report_summary)
 
@@ -95,12 +95,9 @@ class ActionModule(ActionBase):
             written.append({"path": path, "updated": before != data or before_mode != mode})
             if not written[-1]["updated"]:
                 continue
-            try:
-                write_atomically(path, data, mode)
-            except (IOError, OSError) as error:
-                result.update(failed=True, files=written,
-                              msg="could not write %s on the controller: %s; check that %s exists and is writable"
-                                  % (path, to_native(error), report_dir))
+            problem = write_or_explain(path, data, mode, report_dir)
+            if problem:
+                result.update(failed=True, files=written, msg=problem)
                 return result
         # the report is the run's output (written in check mode too, for the dry run), not a change to the fleet
         result.update(changed=False, files=written, report=report,

@@ -29,6 +29,19 @@ attributes:
     details: Nothing changes.
 """
 
+    # hypershift.private_capi.attributes.write: modules that write and support check mode and diff mode in full (each
+    # adds its own details)
+    WRITE = r"""
+options: {}
+attributes:
+  check_mode:
+    description: Can run in check mode and predict changed status without modifying the cluster.
+    support: full
+  diff_mode:
+    description: Returns details on what changed (or would change in check mode).
+    support: full
+"""
+
     # hypershift.private_capi.attributes.controller: modules that run as an action plugin and write files on the
     # controller (controller_files, fleet_report_files)
     CONTROLLER = r"""

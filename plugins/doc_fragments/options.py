@@ -37,6 +37,29 @@ options:
     default: 8
 """
 
+    # hypershift.private_capi.options.deployments: hcp/quiesce.py deployments_options() - the CAPI-dependent Deployments
+    # that hcp_migrate_window and hcp_migrate_rollback stop and start, and how long each waits
+    DEPLOYMENTS = r"""
+options:
+  deployments:
+    description:
+      - Names of the CAPI-dependent Deployments of the namespace; those that exist are stopped and started, the
+        others ignored.
+    type: list
+    elements: str
+    default: []
+  scale_down_timeout:
+    description:
+      - Seconds to wait for the pods of the Deployments to go; 0 does not wait.
+    type: int
+    default: 300
+  available_timeout:
+    description:
+      - Seconds to wait for the Deployments to be available again; 0 does not wait (and no window is measured).
+    type: int
+    default: 600
+"""
+
     # hypershift.private_capi.options.holder: the optional lease holder of hcp_quiesce and hcp_migrate_window
     HOLDER = r"""
 options:

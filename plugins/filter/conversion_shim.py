@@ -25,24 +25,26 @@ def _check(filter_name, settings, answers, usage):
                                  % (filter_name, type(answers).__name__, usage))
 
 
-@checked_arguments("conversion_shim_manifests", MANIFESTS_USAGE, AnsibleFilterError)
-def conversion_shim_manifests(settings, answers=None):
-    """The conversion shim's names, labels, objects to apply, Deployment and objects to remove."""
-    _check("conversion_shim_manifests", settings, answers, MANIFESTS_USAGE)
-    try:
-        return shim_manifests.manifests(settings, answers)
-    except shim_manifests.ShimSettingsError as error:
-        raise AnsibleFilterError("conversion_shim_manifests: %s" % error)
+def _shim_filter(filter_name, usage, service, doc):
+    """A filter over the settings and the answers that runs one function of filters/shim_manifests.py."""
+    @checked_arguments(filter_name, usage, AnsibleFilterError)
+    def shim_filter(settings, answers=None):
+        _check(filter_name, settings, answers, usage)
+        try:
+            return service(settings, answers)
+        except shim_manifests.ShimSettingsError as error:
+            raise AnsibleFilterError("%s: %s" % (filter_name, error))
+    shim_filter.__name__ = filter_name
+    shim_filter.__doc__ = doc
+    return shim_filter
 
 
-@checked_arguments("conversion_shim_outcome", OUTCOME_USAGE, AnsibleFilterError)
-def conversion_shim_outcome(settings, answers=None):
-    """The conversion_shim role's judgement of its settings and its modules' answers, and its result."""
-    _check("conversion_shim_outcome", settings, answers, OUTCOME_USAGE)
-    try:
-        return shim_manifests.outcome(settings, answers)
-    except shim_manifests.ShimSettingsError as error:
-        raise AnsibleFilterError("conversion_shim_outcome: %s" % error)
+conversion_shim_manifests = _shim_filter(
+    "conversion_shim_manifests", MANIFESTS_USAGE, shim_manifests.manifests,
+    "The conversion shim's names, labels, objects to apply, Deployment and objects to remove.")
+conversion_shim_outcome = _shim_filter(
+    "conversion_shim_outcome", OUTCOME_USAGE, shim_manifests.outcome,
+    "The conversion_shim role's judgement of its settings and its modules' answers, and its result.")
 
 
 class FilterModule(object):

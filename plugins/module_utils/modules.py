@@ -5,9 +5,9 @@
 names kept as deprecated aliases, and the HCP namespace derived from the HostedCluster by the one rule
 (hypershift.hcp_namespace).
 
-A module's argspec() takes ``hostedcluster_options(renamed_from={"hcp_namespace": "namespace"})`` and its main()
-runs the service through ``hostedcluster_run(argspec, run_module)``, which fills an empty O(hcp_namespace) and hands
-the service the 1.0.0 names it reads.
+A module's argspec() takes ``hostedcluster_options(renamed_from={"hcp_namespace": "namespace"})`` and its main() is
+``hostedcluster_main(argspec, NAME_RULES, run_module)``, which runs the service through hostedcluster_run: that fills
+an empty O(hcp_namespace) and hands the service the 1.0.0 names it reads.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,7 +15,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 
 COLLECTION_NAME = "hypershift.private_capi"
 # galaxy.yml's 1.0.0 is released (changelogs/changelog.yaml): the old names ship deprecated in the next minor
@@ -31,6 +32,9 @@ HCP_NAMESPACE = dict(type="str", default="")
 HCP_NAMESPACE_REQUIRED = dict(type="str", required=True)
 # O(hcp_namespace)'s name rule (k8s/names.py) where it may be empty
 HCP_NAMESPACE_RULE = NAMESPACE.or_empty("derived from hostedcluster_namespace and hostedcluster_name")
+# the name rules (module_main's NAME_RULES) of hostedcluster_options() where the HostedCluster is required
+HOSTEDCLUSTER_NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME),
+                            ("hostedcluster_namespace", NAMESPACE)]
 
 
 def option(spec, renamed_from=None, **changes):
@@ -91,3 +95,9 @@ def hostedcluster_run(argspec, run_module, derive_hcp_namespace=True):
             module.params[old] = module.params[name]
         run_module(module)
     return run
+
+
+def hostedcluster_main(argspec, name_rules, run_module, derive_hcp_namespace=True, **constraints):
+    """main() of a module with the HostedCluster options: module_main (k8s/runner.py) with the service run through
+    hostedcluster_run."""
+    module_main(argspec, name_rules, hostedcluster_run(argspec, run_module, derive_hcp_namespace), **constraints)

@@ -26,8 +26,7 @@ description:
   - A missing right is a result (RV(allowed) false, with RV(missing_rules) to add and RV(message)), or a failure with
     O(fail_on_denied).
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
 options:
   entry_point:
@@ -128,14 +127,8 @@ message:
   description: With a missing right, what is missing, where, and what to do.
   returned: when a right is missing
   type: str
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: success
-  type: dict
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: success
-  type: float
+api_calls: {returned: success, type: dict, description: "Requests this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: success, type: float, description: "Wall time of the run."}
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec

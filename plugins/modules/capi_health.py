@@ -33,15 +33,10 @@ description:
   - B(Deployments) - each of O(deployments) has all of its C(spec.replicas) available.
   - With O(stable_seconds) the checks run again after that many seconds and must still pass.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.hostedcluster.hcp_namespace_required
 options:
-  hcp_namespace:
-    aliases: [namespace]
   kinds:
     description:
       - The kinds to check, as M(hypershift.private_capi.capi_object_migrate) returns them in
@@ -113,6 +108,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: success, type: dict, description: "Requests this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: success, type: float, description: "Wall time of the run."}
 failures:
   description: One line per failed check (empty when healthy); the module fails when there is any.
   returned: always
@@ -134,22 +131,12 @@ rounds:
   returned: always
   type: int
   sample: 1
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: success
-  type: dict
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: success
-  type: float
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import health_options, run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_REQUIRED, hostedcluster_run, option)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_REQUIRED, hostedcluster_main, option
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
@@ -158,21 +145,13 @@ NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
     spec = auth_argspec()
-    spec.update(
-        hcp_namespace=option(HCP_NAMESPACE_REQUIRED, renamed_from="namespace"),
-        kinds=dict(type="list", elements="dict", required=True),
-        source_counts=dict(type="dict", default={}),
-        not_copied=dict(type="list", elements="dict", default=[]),
-        cluster_phases=dict(type="list", elements="str", default=["Provisioned", "Provisioning"]),
-        machine_phases=dict(type="list", elements="str", default=["Running", "Provisioning", "Pending", "Provisioned"]),
-        deployments=dict(type="list", elements="str", default=[]),
-        stable_seconds=dict(type="int", default=0),
-    )
+    spec.update(health_options())
+    spec.update(hcp_namespace=option(HCP_NAMESPACE_REQUIRED, renamed_from="namespace"))
     return spec
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
+    hostedcluster_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

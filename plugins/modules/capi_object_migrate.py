@@ -66,16 +66,12 @@ description:
   - Performance on the collection's local API server (2 cores), 220 objects (100 Machines) - 3.1 API calls per
     object including the deletion, about 1 second; see the collection's docs/capi_object_migrate.md.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
   - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.hostedcluster.hcp_namespace_required
 options:
-  hcp_namespace:
-    aliases: [namespace]
   direction:
     description:
       - V(to_private) copies from the standard groups to the private ones; V(to_standard) copies back (rollback).
@@ -140,12 +136,8 @@ options:
     elements: str
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: Every write goes out with the server-side dry run C(dryRun=All); RV(plan) lists the actions in order.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry per created or changed copy (before and after).
 notes:
   - RBAC the module needs in the HCP namespace - C(get), C(list), C(create), C(update) on the resources of the
@@ -189,6 +181,9 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: always, type: dict, sample: {"total": 684, "by_method": {"GET": 20, "POST": 220, "PUT": 300, "PATCH": 160, "DELETE": 66}},
+  description: "Requests this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: always, type: float, sample: 1.07, description: "Wall time of the run."}
 counts:
   description:
     - Per kind - sources C(found), copies C(created), copies C(updated) (status or ownerReferences completed, or
@@ -241,16 +236,6 @@ verify:
   description: With O(verify=true), C(checked) (copies compared) and C(failures).
   returned: when O(verify=true)
   type: dict
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: always
-  type: dict
-  sample: {"total": 684, "by_method": {"GET": 20, "POST": 220, "PUT": 300, "PATCH": 160, "DELETE": 66}}
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: always
-  type: float
-  sample: 1.07
 namespace:
   description: The namespace.
   returned: always
@@ -262,12 +247,9 @@ direction:
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
-    auth_argspec, extra_groups_option, parallelism_option)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_REQUIRED, hostedcluster_run, option)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_REQUIRED, hostedcluster_main, option
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", NAMESPACE)]
@@ -275,7 +257,7 @@ NAME_RULES = [("hcp_namespace", NAMESPACE)]
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
-    spec = auth_argspec()
+    spec = copy_argspec()
     spec.update(
         hcp_namespace=option(HCP_NAMESPACE_REQUIRED, renamed_from="namespace"),
         direction=dict(type="str", choices=["to_private", "to_standard"], default="to_private"),
@@ -286,14 +268,12 @@ def argspec():
         verify=dict(type="bool", default=False),
         kinds=dict(type="list", elements="str"),
         dependent_resources=dict(type="list", elements="str"),
-        parallelism=parallelism_option(),
-        extra_groups=extra_groups_option(),
     )
     return spec
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
+    hostedcluster_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

@@ -32,16 +32,10 @@ description:
     O(poll_seconds) until the cluster is steady or the time is up (the controllers still run meanwhile, so
     deletions and rollouts can finish). A cluster that is not steady is a result (RV(steady) false), not a failure.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.hostedcluster
-  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
-  hcp_namespace:
-    aliases: [namespace]
   wait_timeout:
     description:
       - Seconds to keep reading until the cluster is steady; 0 reads once.
@@ -75,6 +69,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: success, type: dict, description: "Requests this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: success, type: float, description: "Wall time of the run."}
 steady:
   description: Whether nothing was in flight at the last read.
   returned: success
@@ -97,25 +93,15 @@ polls:
   returned: success
   type: int
   sample: 3
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: success
-  type: dict
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: success
-  type: float
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.steady import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
+    HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options)
 
 
-NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE)]
+NAME_RULES = HOSTEDCLUSTER_NAME_RULES
 
 
 def argspec():
@@ -130,7 +116,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
+    hostedcluster_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

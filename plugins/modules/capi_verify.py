@@ -33,19 +33,18 @@ description:
     cannot read (O(hostedcluster_namespace), the HCP namespace or the HostedCluster does not exist, or the API refuses a read).
   - Used by the role C(hypershift.private_capi.verify) and C(playbooks/verify_fleet.yml).
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
   - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.hostedcluster
-  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
   hostedcluster_name:
     aliases: [name]
   hostedcluster_namespace:
     aliases: [namespace]
+  hcp_namespace:
+    # C(namespace) named the HostedCluster's namespace here in 1.0.0, not the HCP namespace
+    aliases: []
   management_cluster:
     description:
       - Name of the management cluster, returned in the result (for fleet tables).
@@ -93,6 +92,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: success, type: dict, description: "Requests this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: success, type: float, description: "Wall time of the run."}
 ok:
   description: Every check passed.
   returned: success
@@ -167,23 +168,13 @@ outside_owners:
   returned: success
   type: list
   elements: dict
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: success
-  type: dict
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: success
-  type: float
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.verify import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
     auth_argspec, extra_groups_option, parallelism_option)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_main, hostedcluster_options
 # extra_groups: every provider a HostedCluster may use, the Agent provider's pair included
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS as AGENT_DEFAULT)
@@ -212,7 +203,7 @@ def argspec():
 
 def main():
     # the service derives an empty hcp_namespace itself (hypershift.hcp_namespace) and names the option it came from
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module, derive_hcp_namespace=False))
+    hostedcluster_main(argspec, NAME_RULES, run_module, derive_hcp_namespace=False)
 
 
 if __name__ == "__main__":

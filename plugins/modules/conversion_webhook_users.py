@@ -23,10 +23,8 @@ description:
   - CRDs being deleted are counted (RV(crds[].deleting)). The API server still converts their objects until they
     are gone.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
-  - hypershift.private_capi.checks
 options:
   service_namespace:
     description:
@@ -63,6 +61,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: success, type: dict, sample: {"total": 1, "by_method": {"GET": 1}}, description: "Requests this run sent to the API server -
+  C(total) and C(by_method)."}
 in_use:
   description: Whether any CRD converts through the Service.
   returned: success
@@ -94,11 +94,6 @@ crds:
       description: Whether the API server is deleting the CRD (it still converts until it is gone).
       type: bool
       sample: false
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: success
-  type: dict
-  sample: {"total": 1, "by_method": {"GET": 1}}
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec

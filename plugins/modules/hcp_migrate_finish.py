@@ -37,24 +37,18 @@ description:
     run changes nothing. A failure stops the run and names its step beside what was done; the migrate role rolls
     back.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
   - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.hostedcluster
-  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
-  hcp_namespace:
-    aliases: [namespace]
   holder:
     description:
       - The holder of the migration lock (the run id the lock was taken with); the move to C(migrated) is refused
-        for another holder. This module process also
-        takes a lease token of its own on the HostedCluster before its first write and checks it before each write -
-        once another process has taken it (a resumed run's module, while this one was left running by a killed
-        playbook), this one writes nothing more (RV(lease_token)).
+        for another holder. This module process also takes a lease token of its own on the HostedCluster before its
+        first write and checks it before each write - once another process has taken it (a resumed run's module,
+        while this one was left running by a killed playbook), this one writes nothing more (RV(lease_token)).
     type: str
     required: true
   source_counts:
@@ -121,13 +115,9 @@ options:
     elements: str
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: The HostedCluster and the Deployments get no write; the deletions go out with the server-side dry run
       C(dryRun=All); the state is not moved.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry for the record, one per re-pointed or deleted object, one for the release, one for the move.
 notes:
   - RBAC - that of M(hypershift.private_capi.capi_object_migrate) with
@@ -157,6 +147,9 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: always, type: dict, sample: {"total": 40, "by_method": {"GET": 20, "PATCH": 8, "DELETE": 11, "PUT": 1}}, description: "Requests
+  this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: always, type: float, sample: 0.9, description: "Wall time of the run."}
 step:
   description: The last step begun - V(health), V(record), V(delete), V(release) or V(state); on a failure, the one
     that failed.
@@ -198,71 +191,41 @@ moved:
     C(from_state), C(state), C(holder), C(event), C(hostedcluster)).
   returned: once the state step has run (not in check mode)
   type: dict
-lease_token:
-  description:
-    - This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced), the live
-      token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds)
-      for that process's writes in flight; C(lost), why this process stopped writing, or null; C(unlocked), why it
-      took no token (the HostedCluster is not locked by its run - a re-run with nothing to do succeeds, a write is
-      refused), or null.
-  returned: with a lock holder, not in check mode
-  type: dict
-  sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0, "lost": null, "unlocked": null}
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: always
-  type: dict
-  sample: {"total": 40, "by_method": {"GET": 20, "PATCH": 8, "DELETE": 11, "PUT": 1}}
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: always
-  type: float
-  sample: 0.9
+lease_token: {returned: "with a lock holder, not in check mode", type: dict, sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0,
+  "lost": null, "unlocked": null}, description: ["This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced),
+  the live token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds) for that process's writes in
+  flight; C(lost), why this process stopped writing, or null; C(unlocked), why it took no token (the HostedCluster is not locked by its run - a re-run
+  with nothing to do succeeds, a write is refused), or null."]}
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.finish import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
-    auth_argspec,
-    extra_groups_option,
-    parallelism_option,
-)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import health_options
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
+    HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options)
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
-              ("deployments[]", OBJECT_NAME)]
+NAME_RULES = HOSTEDCLUSTER_NAME_RULES + [("deployments[]", OBJECT_NAME)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
-    spec = auth_argspec()
+    spec = copy_argspec()
     spec.update(hostedcluster_options(renamed_from={"hcp_namespace": "namespace"}))
     spec.update(
         holder=dict(type="str", required=True),
         source_counts=dict(type="dict", default={}),
         deployments=dict(type="list", elements="str", default=[]),
         carry_deletions=dict(type="bool", default=False),
-        health=dict(type="dict", options=dict(
-            kinds=dict(type="list", elements="dict", required=True),
-            source_counts=dict(type="dict", default={}),
-            not_copied=dict(type="list", elements="dict", default=[]),
-            cluster_phases=dict(type="list", elements="str", default=["Provisioned", "Provisioning"]),
-            machine_phases=dict(type="list", elements="str", default=["Running", "Provisioning", "Pending", "Provisioned"]),
-            deployments=dict(type="list", elements="str", default=[]),
-            stable_seconds=dict(type="int", default=0),
-        )),
         dependent_resources=dict(type="list", elements="str"),
-        parallelism=parallelism_option(),
-        extra_groups=extra_groups_option(),
+        health=dict(type="dict", options=health_options()),
     )
     return spec
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
+    hostedcluster_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

@@ -46,14 +46,12 @@ description:
     copy only completes and is not verified again, because the standard controllers may have moved the objects on since.
   - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the lock stays held.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
+  - hypershift.private_capi.options.deployments
   - hypershift.private_capi.options.extra_groups
   - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.hostedcluster
-  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
   path:
     description:
@@ -62,14 +60,12 @@ options:
     type: str
     choices: [rollback, rescue]
     required: true
-  hcp_namespace:
-    aliases: [namespace]
   holder:
     description:
-      - The holder of the lock (the run id it was taken with); the final move is refused for another holder. This module process also
-        takes a lease token of its own on the HostedCluster before its first write and checks it before each write -
-        once another process has taken it (a resumed run's module, while this one was left running by a killed
-        playbook), this one writes nothing more (RV(lease_token)).
+      - The holder of the lock (the run id it was taken with); the final move is refused for another holder. This
+        module process also takes a lease token of its own on the HostedCluster before its first write and checks it
+        before each write - once another process has taken it (a resumed run's module, while this one was left
+        running by a killed playbook), this one writes nothing more (RV(lease_token)).
     type: str
     required: true
   reason:
@@ -78,13 +74,6 @@ options:
         (checked before any API call).
     type: str
     default: ""
-  deployments:
-    description:
-      - Names of the CAPI-dependent Deployments of the namespace; those that exist are stopped and started, the
-        others ignored.
-    type: list
-    elements: str
-    default: []
   fence:
     description:
       - Fence the HyperShift operator (C(spec.pausedUntil), the original kept) while the rollback runs (O(path=rollback)).
@@ -100,13 +89,6 @@ options:
     description:
       - Seconds to wait for the pods of the Deployments to go before any CAPI object is touched; 0 does not wait.
         After a failed window they are gone already; after a failure at the health step they still run.
-    type: int
-    default: 300
-  available_timeout:
-    description:
-      - Seconds to wait for the Deployments to be available again; 0 does not wait (and no window is measured).
-    type: int
-    default: 600
   proxy_config_map:
     description:
       - The sidecar's kubeconfig ConfigMap in O(hcp_namespace), deleted with the sidecar (the C(api_proxy) role's
@@ -115,13 +97,9 @@ options:
     default: capi-proxy-kubeconfig
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: The Deployments, the HostedCluster and the HostedControlPlane get no write (nothing is waited for); copies
       and deletions are sent as server-side dry runs (C(dryRun=All)); no state is moved.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry per quiesce step, per created, changed or deleted object and for the state move.
 notes:
   - RBAC in the HCP namespace - that of M(hypershift.private_capi.hcp_quiesce) and of
@@ -169,6 +147,9 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: always, type: dict, sample: {"total": 88, "by_method": {"GET": 40, "POST": 12, "PATCH": 20, "DELETE": 16}}, description:
+  "Requests this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: always, type: float, sample: 9.8, description: "Wall time of the run."}
 path:
   description: The path run (O(path)).
   returned: always
@@ -258,67 +239,42 @@ waited_seconds:
   returned: always
   type: float
   sample: 3.1
-lease_token:
-  description:
-    - This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced), the live
-      token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds)
-      for that process's writes in flight; C(lost), why this process stopped writing, or null; C(unlocked), why it
-      took no token (the HostedCluster is not locked by its run - a re-run with nothing to do succeeds, a write is
-      refused), or null.
-  returned: with a lock holder, not in check mode
-  type: dict
-  sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0, "lost": null, "unlocked": null}
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: always
-  type: dict
-  sample: {"total": 88, "by_method": {"GET": 40, "POST": 12, "PATCH": 20, "DELETE": 16}}
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: always
-  type: float
-  sample: 9.8
+lease_token: {returned: "with a lock holder, not in check mode", type: dict, sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0,
+  "lost": null, "unlocked": null}, description: ["This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced),
+  the live token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds) for that process's writes in
+  flight; C(lost), why this process stopped writing, or null; C(unlocked), why it took no token (the HostedCluster is not locked by its run - a re-run
+  with nothing to do succeeds, a write is refused), or null."]}
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollback import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
-    auth_argspec,
-    extra_groups_option,
-    parallelism_option,
-)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE),
-              ("deployments[]", OBJECT_NAME), ("proxy_config_map", OBJECT_NAME)]
+NAME_RULES = HOSTEDCLUSTER_NAME_RULES + [("deployments[]", OBJECT_NAME), ("proxy_config_map", OBJECT_NAME)]
 
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
-    spec = auth_argspec()
+    spec = copy_argspec()
     spec.update(hostedcluster_options(renamed_from={"hcp_namespace": "namespace"}))
+    spec.update(deployments_options())
     spec.update(
         path=dict(type="str", required=True, choices=["rollback", "rescue"]),
         holder=dict(type="str", required=True),
         reason=dict(type="str", default=""),
-        deployments=dict(type="list", elements="str", default=[]),
         fence=dict(type="bool", default=True),
         settle_seconds=dict(type="int", default=0),
-        scale_down_timeout=dict(type="int", default=300),
-        available_timeout=dict(type="int", default=600),
         proxy_config_map=dict(type="str", default=sidecar.DEFAULT_CONFIG_MAP),
-        parallelism=parallelism_option(),
-        extra_groups=extra_groups_option(),
     )
     return spec
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
+    hostedcluster_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

@@ -41,29 +41,19 @@ description:
   - A failure stops the run where it is and names its phase (RV(phase)) beside what was done; the caller rolls back
     (the migrate role does). Nothing is retried here except the copy's reads.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
+  - hypershift.private_capi.options.deployments
   - hypershift.private_capi.options.extra_groups
-  - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.options.holder
+  - hypershift.private_capi.options.parallelism
   - hypershift.private_capi.hostedcluster
-  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
   hcp_namespace:
     description:
       - The HCP namespace whose Deployments stop and whose CAPI objects are copied.
       - Empty means the HostedCluster's, C(<hostedcluster_namespace>-<hostedcluster_name>) with the dots of the
         name as dashes; without O(hostedcluster_name) it is required.
-    aliases: [namespace]
-  deployments:
-    description:
-      - Names of the CAPI-dependent Deployments of the namespace; those that exist are stopped and started, the
-        others ignored.
-    type: list
-    elements: str
-    default: []
   deployment_patches:
     description:
       - JSON merge patches of Deployments (each with C(metadata.name)) sent in the write that scales each one back,
@@ -72,16 +62,6 @@ options:
     type: list
     elements: dict
     default: []
-  scale_down_timeout:
-    description:
-      - Seconds to wait for the pods of the Deployments to go; 0 does not wait.
-    type: int
-    default: 300
-  available_timeout:
-    description:
-      - Seconds to wait for the Deployments to be available again; 0 does not wait (and no window is measured).
-    type: int
-    default: 600
   pause_group:
     description:
       - The core CAPI group whose Cluster, MachineDeployments and MachineSets are unpaused once the Deployments are
@@ -120,14 +100,10 @@ options:
     type: dict
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: The Deployments and the HostedControlPlane get no write (nothing is waited for); the copies are written
       with the server-side dry run C(dryRun=All); the copy step's C(plan) (RV(copied)) and the diff show what a real run
       would do.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry for the scale down, one per created or changed copy, one for the start and one for the signal.
 notes:
   - RBAC in the HCP namespace - that of M(hypershift.private_capi.hcp_quiesce) (Deployments, pods, the private
@@ -162,6 +138,9 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: always, type: dict, sample: {"total": 61, "by_method": {"GET": 30, "POST": 12, "PUT": 12, "PATCH": 7}}, description: "Requests
+  this run sent to the API server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: always, type: float, sample: 4.61, description: "Wall time of the run."}
 phase:
   description: The last phase begun - V(scale_down), V(copy), V(resume) or V(signal); on a failure, the one that
     failed.
@@ -196,11 +175,6 @@ resume:
     C(waited_seconds), C(stopped_at), C(available_at), C(controllers_down_seconds)).
   returned: once the resume has begun
   type: dict
-signal:
-  description: C(changed) (whether the HostedControlPlane got an annotation) and C(annotations) (those asked for).
-  returned: always
-  type: dict
-  sample: {"changed": true, "annotations": {"hypershift.openshift.io/private-capi-types": "true"}}
 stopped_at:
   description: When a migration first scaled these Deployments to 0 (the record kept across runs, C(...Z)), or null.
   returned: always
@@ -224,38 +198,23 @@ waited_seconds:
   returned: always
   type: float
   sample: 2.9
-lease_token:
-  description:
-    - This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced), the live
-      token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds)
-      for that process's writes in flight; C(lost), why this process stopped writing, or null; C(unlocked), why it
-      took no token (the HostedCluster is not locked by its run - a re-run with nothing to do succeeds, a write is
-      refused), or null.
-  returned: with a lock holder, not in check mode
-  type: dict
-  sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0, "lost": null, "unlocked": null}
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
+signal:
+  description: C(changed) (whether the HostedControlPlane got an annotation) and C(annotations) (those asked for).
   returned: always
   type: dict
-  sample: {"total": 61, "by_method": {"GET": 30, "POST": 12, "PUT": 12, "PATCH": 7}}
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: always
-  type: float
-  sample: 4.61
+  sample: {"changed": true, "annotations": {"hypershift.openshift.io/private-capi-types": "true"}}
+lease_token: {returned: "with a lock holder, not in check mode", type: dict, sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0,
+  "lost": null, "unlocked": null}, description: ["This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced),
+  the live token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds) for that process's writes in
+  flight; C(lost), why this process stopped writing, or null; C(unlocked), why it took no token (the HostedCluster is not locked by its run - a re-run
+  with nothing to do succeeds, a write is refused), or null."]}
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
-    auth_argspec,
-    extra_groups_option,
-    parallelism_option,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_main, hostedcluster_options
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("deployments[]", OBJECT_NAME),
@@ -265,29 +224,25 @@ NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("deployments[]", OBJECT_NA
 
 def argspec():
     """This module's argument spec (kubernetes.core authentication options included)."""
-    spec = auth_argspec()
+    spec = copy_argspec()
     spec.update(hostedcluster_options(
         renamed_from={"hcp_namespace": "namespace", "hostedcluster_name": "hostedcontrolplane_name"},
         hostedcluster_name=dict(required=False, default="")))
+    spec.update(deployments_options())
     spec.update(
-        deployments=dict(type="list", elements="str", default=[]),
         deployment_patches=dict(type="list", elements="dict", default=[]),
-        scale_down_timeout=dict(type="int", default=300),
-        available_timeout=dict(type="int", default=600),
         pause_group=dict(type="str", default=""),
         require_paused=dict(type="bool", default=True),
         carry_deletions=dict(type="bool", default=False),
         verify=dict(type="bool", default=True),
         holder=dict(type="str", default=""),
         signal_annotations=dict(type="dict"),
-        parallelism=parallelism_option(),
-        extra_groups=extra_groups_option(),
     )
     return spec
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
+    hostedcluster_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

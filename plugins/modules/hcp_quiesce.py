@@ -40,20 +40,16 @@ description:
     mode nothing is written; the patches a real run would send are returned. Errors
     are not retried - the step fails, naming the object, and the caller rolls back.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
   - hypershift.private_capi.options.holder
   - hypershift.private_capi.hostedcluster
-  - hypershift.private_capi.hostedcluster.hcp_namespace
 options:
   hcp_namespace:
     description:
       - The HCP namespace whose objects and Deployments are handled.
       - Empty means the HostedCluster's, C(<hostedcluster_namespace>-<hostedcluster_name>) with the dots of the
         name as dashes; without O(hostedcluster_name) it is required.
-    aliases: [namespace]
   state:
     description:
       - V(quiesced) fences, pauses and stops; V(resumed) scales back, unpauses, removes the records and lifts the fence.
@@ -114,13 +110,9 @@ options:
     default: []
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: Reads only - no write is sent (not even a server-side dry run) and nothing is waited for; RV(actions)
       and the diff show the patches that would be sent.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: C(before) and C(after) hold, per C(Kind/name), the fields each patch changes.
 notes:
   - RBAC in the HCP namespace - C(get), C(list) on C(customresourcedefinitions) (cluster-scoped); C(list), C(patch)
@@ -168,6 +160,9 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: always, type: dict, sample: {"total": 9, "by_method": {"GET": 6, "PATCH": 3}}, description: "Requests this run sent to the API
+  server - C(total) and C(by_method)."}
+elapsed_seconds: {returned: always, type: float, sample: 0.21, description: "Wall time of the run."}
 core_version:
   description: Storage version of the CRD C(clusters.<pause_group>), or null (no O(pause_group), or not installed).
   returned: always
@@ -193,12 +188,6 @@ hostedcluster_annotations:
   description: The HostedCluster's annotations as read before the fence was put up or lifted.
   returned: with O(fence=true), and with O(state=quiesced) whenever O(hostedcluster_name) is set
   type: dict
-actions:
-  description: The patches sent (or, in check mode, that would be), in order - C(action), C(kind), C(name).
-  returned: always
-  type: list
-  elements: dict
-  sample: [{"action": "pause", "kind": "Cluster", "name": "prod-01-x7k2p"}]
 waited_seconds:
   description: Seconds spent waiting for pods to go or Deployments to be available.
   returned: always
@@ -225,34 +214,23 @@ controllers_down_seconds:
   returned: always
   type: float
   sample: 5.59
-lease_token:
-  description:
-    - This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced), the live
-      token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds)
-      for that process's writes in flight; C(lost), why this process stopped writing, or null; C(unlocked), why it
-      took no token (the HostedCluster is not locked by its run - a re-run with nothing to do succeeds, a write is
-      refused), or null.
-  returned: with a lock holder, not in check mode
-  type: dict
-  sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0, "lost": null, "unlocked": null}
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
+actions:
+  description: The patches sent (or, in check mode, that would be), in order - C(action), C(kind), C(name).
   returned: always
-  type: dict
-  sample: {"total": 9, "by_method": {"GET": 6, "PATCH": 3}}
-elapsed_seconds:
-  description: Wall time of the run.
-  returned: always
-  type: float
-  sample: 0.21
+  type: list
+  elements: dict
+  sample: [{"action": "pause", "kind": "Cluster", "name": "prod-01-x7k2p"}]
+lease_token: {returned: "with a lock holder, not in check mode", type: dict, sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0,
+  "lost": null, "unlocked": null}, description: ["This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced),
+  the live token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds) for that process's writes in
+  flight; C(lost), why this process stopped writing, or null; C(unlocked), why it took no token (the HostedCluster is not locked by its run - a re-run
+  with nothing to do succeeds, a write is refused), or null."]}
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HCP_NAMESPACE_RULE, hostedcluster_options, hostedcluster_run)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_main, hostedcluster_options
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME.or_empty("no HostedCluster")),
@@ -280,7 +258,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module))
+    hostedcluster_main(argspec, NAME_RULES, run_module)
 
 
 if __name__ == "__main__":

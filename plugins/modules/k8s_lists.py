@@ -25,11 +25,8 @@ description:
   - Used by the roles C(hypershift.private_capi.api_proxy) (Deployments and the RBAC the private-group grants derive
     from) and C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind).
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
+  - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
 options:
   lists:
     description:
@@ -100,6 +97,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: success, type: dict, sample: {"total": 3, "by_method": {"GET": 3}}, description: "Requests this run sent to the API server -
+  C(total) and C(by_method) (discovery not included)."}
 results:
   description: One entry per O(lists) entry, in the same order.
   returned: success
@@ -126,11 +125,6 @@ results:
       description: The objects, each with C(apiVersion) and C(kind) set.
       type: list
       elements: dict
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method) (discovery not included).
-  returned: success
-  type: dict
-  sample: {"total": 3, "by_method": {"GET": 3}}
 """
 
 import copy

@@ -54,22 +54,21 @@ description:
     V(legacy) when they are all in C(cluster.x-k8s.io), V(migrated) when all are in
     C(cluster.hypershift.openshift.io), otherwise it fails and leaves the annotations to a human.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
-  - hypershift.private_capi.hostedcluster
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
 options:
   hostedcluster_name:
     description:
       - Name of the HostedCluster. Required unless O(state=query).
-    required: false
+      - The options that name a HostedCluster are the same in every module of the collection; C(name) and
+        C(namespace), the names of 1.0.0, still work and warn until 2.0.0.
+    type: str
     aliases: [name]
   hostedcluster_namespace:
     description:
       - Namespace of the HostedCluster (usually C(clusters)). Required with O(hostedcluster_name).
       - With O(state=query) and no O(hostedcluster_name), limits the query to this namespace.
-    default: null
+    type: str
     aliases: [namespace]
   state:
     description:
@@ -151,12 +150,8 @@ options:
     default: false
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: Writes (the HostedCluster and its Event) are sent with the server-side dry run C(dryRun=All).
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: Shows the HostedCluster's annotations and labels before and after a move.
   action:
     description: Has an action plugin, which runs on the controller before the module.
@@ -442,9 +437,7 @@ import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    hostedcluster_options, hostedcluster_run)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import hostedcluster_main, hostedcluster_options
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import run_module
 
 MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]
@@ -477,7 +470,7 @@ def argspec():
 
 def main():
     hostedcluster = ("hostedcluster_name", "hostedcluster_namespace")
-    module_main(argspec, NAME_RULES, hostedcluster_run(argspec, run_module), required_if=[
+    hostedcluster_main(argspec, NAME_RULES, run_module, required_if=[
         ("state", "legacy", hostedcluster),
         ("state", "in-progress", hostedcluster),
         ("state", "migrated", hostedcluster),

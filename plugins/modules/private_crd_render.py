@@ -44,9 +44,8 @@ description:
   - With O(state=absent) the twins are deleted, but only when no twin holds an object; otherwise the module fails
     and lists the objects, deleting nothing. Twins without the label above are left alone.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.checks
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
   - hypershift.private_capi.options.extra_groups
 options:
   definitions:
@@ -131,12 +130,8 @@ options:
     default: 60
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: Writes are sent with the server-side dry run C(dryRun=All), so the API server validates them.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: One entry per changed CRD with only the changed fields (paths like C(spec.versions[0].served)).
 notes:
   - The RBAC the module needs - C(get), C(list), C(create), C(update) and C(delete) on

@@ -40,11 +40,9 @@ description:
     otherwise - and returns its choice in RV(provider) with the reason in RV(provider_reason), for the caller to
     follow.
 extends_documentation_fragment:
-  - hypershift.private_capi.k8s_auth_options
-  - hypershift.private_capi.requirements
-  - hypershift.private_capi.requirements.cryptography
-  - hypershift.private_capi.checks
-  - hypershift.private_capi.checks.namespace
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.api_module.cryptography
+  - hypershift.private_capi.attributes.write
 options:
   provider:
     description:
@@ -119,14 +117,10 @@ options:
     default: 120
 attributes:
   check_mode:
-    description: Can run in check mode and predict changed status without modifying the cluster.
-    support: full
     details: >-
       Writes are sent with the server-side dry run C(dryRun=All). A certificate that would be issued is made in
       memory and its CA returned, but nothing is stored, so the next run issues another.
   diff_mode:
-    description: Returns details on what changed (or would change in check mode).
-    support: full
     details: Subjects, DNS names, validity and SHA-256 fingerprints of the CA and serving certificates - never keys.
 notes:
   - The RBAC the module needs in O(namespace) - C(get), C(create) and C(update) on C(secrets) (O(provider=generate)),
@@ -181,6 +175,8 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+api_calls: {returned: success, type: dict, sample: {"total": 4, "by_method": {"GET": 4}}, description: "Requests this run sent to the API server -
+  C(total) and C(by_method)."}
 provider:
   description: Who issues the certificate - V(generate) or V(openshift) (what V(auto) decided).
   returned: success
@@ -249,11 +245,6 @@ secret_ready:
   description: Whether the serving Secret exists (always true with V(generate) outside check mode).
   returned: success
   type: bool
-api_calls:
-  description: Requests this run sent to the API server - C(total) and C(by_method).
-  returned: success
-  type: dict
-  sample: {"total": 4, "by_method": {"GET": 4}}
 diff:
   description: With C(--diff) and a change, the certificates before and after (subjects, DNS names, validity,
     fingerprints).

@@ -1,8 +1,9 @@
 """The modules' documentation needs nothing but this collection (Galaxy and Automation Hub read the docs of the tarball
 alone): every doc fragment is the collection's own, the authentication options are kubernetes.core's text carried
-here, requirements come from one fragment. RETURN takes no fragment in ansible-core (plugin_docs.get_docstring merges
-fragments into DOCUMENTATION only, and ansible-doc reads RETURN as a literal from the source), so the entries every API
-module returns alike are copied into each module - and held equal here."""
+here, and every API module takes them, its requirements and its checks from one fragment (api_module). RETURN takes
+no fragment in ansible-core (plugin_docs.get_docstring merges fragments into DOCUMENTATION only, and ansible-doc reads
+RETURN as a literal from the source), so the entries every API module returns alike are copied into each module -
+and held equal here."""
 import collections
 import importlib
 import os
@@ -33,15 +34,21 @@ def without_version_added(options):
             for name, option in options.items()}
 
 
-def test_the_auth_fragment_is_kubernetes_cores_text():
+def test_the_auth_options_are_kubernetes_cores_text_followed_by_the_checks_and_the_requirements():
     core = yaml.safe_load(importlib.import_module(CORE_FRAGMENT).ModuleDocFragment.DOCUMENTATION)
-    ours = fragment_doc("hypershift.private_capi.k8s_auth_options")
+    ours = fragment_doc("hypershift.private_capi.api_module")
     assert ours["options"] == without_version_added(core["options"])
-    assert ours["notes"] == core["notes"]
+    assert ours["notes"][:1] == core["notes"]
+    assert [note.split(" - ")[0] for note in ours["notes"][1:]] == [
+        "Options holding a namespace, an object name or an API group are checked before any API call",
+        "A kubeconfig that cannot be used fails the module before any API call, naming the file (or K8S_AUTH_KUBECONFIG,"
+        " KUBECONFIG, C(~/.kube/config)) and what is wrong",
+        "Where the module works in a namespace, that namespace must exist"]
+    assert ours["requirements"] == ["python >= 3.9", "kubernetes >= 24.2.0", "PyYAML >= 3.11"]
 
 
 def test_the_auth_fragment_documents_the_auth_argspec():
-    options = fragment_doc("hypershift.private_capi.k8s_auth_options")["options"]
+    options = fragment_doc("hypershift.private_capi.api_module")["options"]
     spec = auth_argspec()
     assert set(options) == set(spec)
     for name, option in options.items():
@@ -60,9 +67,10 @@ def test_every_fragment_is_the_collections_own(module_name):
 @pytest.mark.parametrize("module_name", MODULES)
 def test_requirements_come_from_the_fragment(module_name):
     doc = documentation(module_name)
-    assert "requirements" not in doc, "%s: list its requirements with hypershift.private_capi.requirements" % module_name
-    if "hypershift.private_capi.k8s_auth_options" in doc.get("extends_documentation_fragment", []):
-        assert "hypershift.private_capi.requirements" in doc["extends_documentation_fragment"], module_name
+    assert "requirements" not in doc, "%s: list its requirements with hypershift.private_capi.api_module" % module_name
+    fragments = doc.get("extends_documentation_fragment", [])
+    if "kubeconfig" in importlib.import_module(MODULE_PACKAGE + module_name).argspec():
+        assert fragments[0].split(".")[2] == "api_module", module_name
 
 
 def test_the_shared_return_entries_say_the_same_in_every_module():

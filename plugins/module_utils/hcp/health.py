@@ -24,6 +24,19 @@ class HealthInputError(PrivateCapiError):
     """An option that cannot be used as given; the message says what was expected."""
 
 
+def health_options():
+    """{option: spec} of the checks' options: capi_health's own, and hcp_migrate_finish's O(health) suboptions."""
+    return dict(
+        kinds=dict(type="list", elements="dict", required=True),
+        source_counts=dict(type="dict", default={}),
+        not_copied=dict(type="list", elements="dict", default=[]),
+        cluster_phases=dict(type="list", elements="str", default=["Provisioned", "Provisioning"]),
+        machine_phases=dict(type="list", elements="str", default=["Running", "Provisioning", "Pending", "Provisioned"]),
+        deployments=dict(type="list", elements="str", default=[]),
+        stable_seconds=dict(type="int", default=0),
+    )
+
+
 def _phase(obj, default):
     return ((obj.get("status") or {}).get("phase")) or default
 

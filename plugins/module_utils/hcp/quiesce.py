@@ -50,6 +50,13 @@ POLL_FIRST_DELAY = 0.1
 POLL_MAX_DELAY = 1.0
 
 
+def deployments_options():
+    """{option: spec} of the CAPI-dependent Deployments a module stops and starts and of its two waits (doc fragment
+    hypershift.private_capi.options.deployments)."""
+    return dict(deployments=dict(type="list", elements="str", default=[]),
+                scale_down_timeout=dict(type="int", default=300), available_timeout=dict(type="int", default=600))
+
+
 class QuiesceError(PrivateCapiError):
     """A step could not be done or did not complete; the message names the object and what to do."""
 

@@ -36,6 +36,14 @@ def extra_groups_option(default=None):
     return dict(type="dict", default=dict(default or {}))
 
 
+def copy_argspec():
+    """auth_argspec() with O(parallelism) and O(extra_groups) (nothing extra): the modules that copy or judge the
+    objects of both groups (doc fragments hypershift.private_capi.options.extra_groups and .parallelism)."""
+    spec = auth_argspec()
+    spec.update(parallelism=parallelism_option(), extra_groups=extra_groups_option())
+    return spec
+
+
 PARALLELISM_MINIMUM = {"parallelism": 1}
 
 

@@ -411,15 +411,8 @@ class ApiClient(object):
         items = []
         continue_token = None
         while True:
-            query = {}
-            if label_selector:
-                query["label_selector"] = label_selector
-            if field_selector:
-                query["field_selector"] = field_selector
-            if page_size:
-                query["limit"] = page_size
-            if continue_token:
-                query["_continue"] = continue_token
+            query = {key: value for key, value in (("label_selector", label_selector), ("field_selector", field_selector),
+                                                   ("limit", page_size), ("_continue", continue_token)) if value}
             page = self.request("GET", path, what, query=query, headers=headers)
             page_kind = page.get("kind") or ""
             item_kind = page_kind[: -len("List")] if page_kind.endswith("List") else None

@@ -5,6 +5,7 @@ import inspect
 
 import pytest
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils import modules
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s import runner
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import (
     API_GROUP,
@@ -122,8 +123,12 @@ def test_every_module_declares_its_names_and_checks_them_first(module_name):
             if sub.endswith(("name", "namespace")):
                 candidates.add("%s[].%s" % (option, sub))
     assert candidates <= declared, candidates - declared
-    # ... and main() checks them right after building the module, before anything else (runner.module_main)
+    # ... and main() checks them right after building the module, before anything else (runner.module_main, which
+    # modules.hostedcluster_main calls)
     source = inspect.getsource(module.main)
+    if "hostedcluster_main(argspec, NAME_RULES, " in source:
+        assert "    module_main(argspec, name_rules, " in inspect.getsource(modules.hostedcluster_main)
+        source = "module_main(argspec, NAME_RULES, "
     if "module_main(argspec, NAME_RULES, " in source:
         source = inspect.getsource(runner.module_main).replace("name_rules", "NAME_RULES")
     built = source.index("AnsibleK8SModule(")

@@ -1,15 +1,19 @@
 # -*- coding: utf-8 -*-
 
 # Copyright: (c) 2018,  Red Hat | Ansible
+# Copyright: hypershift.private_capi contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 
-# Options for authenticating with the API.
+# What every module that talks to the API server documents alike, in one fragment: the options for authenticating
+# with the API, the checks made before the first API call (k8s/runner.py module_main) and the requirements on the
+# managed node.
 #
-# kubernetes.core 6.2.0's doc fragment k8s_auth_options (plugins/doc_fragments/k8s_auth_options.py), copied with its
-# options and text unchanged, so that the modules' documentation does not need kubernetes.core installed: Galaxy and
-# Automation Hub read the docs of the tarball alone. Left out: the options' version_added (kubernetes.core's
-# releases, not this collection's). The modules take these options from kubernetes.core's AUTH_ARG_SPEC
-# (module_utils/k8s/args.py); tests/unit/test_doc_fragments.py holds this copy equal to it.
+# The options and the first note are kubernetes.core 6.2.0's doc fragment k8s_auth_options
+# (plugins/doc_fragments/k8s_auth_options.py), copied with their text unchanged, so that the modules' documentation
+# does not need kubernetes.core installed: Galaxy and Automation Hub read the docs of the tarball alone. Left out: the
+# options' version_added (kubernetes.core's releases, not this collection's). The modules take these options from
+# kubernetes.core's AUTH_ARG_SPEC (module_utils/k8s/args.py); tests/unit/test_doc_fragments.py holds this copy equal
+# to it. The notes after the first and the requirements are this collection's, under the same licence as the file.
 
 from __future__ import absolute_import, division, print_function
 
@@ -17,6 +21,7 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
+    # hypershift.private_capi.api_module: the authentication options, the checks and the requirements
     DOCUMENTATION = r"""
 options:
   host:
@@ -138,4 +143,28 @@ notes:
   - "To avoid SSL certificate validation errors when C(validate_certs) is I(True), the full
     certificate chain for the API server must be provided via C(ca_cert) or in the
     kubeconfig file."
+  - Options holding a namespace, an object name or an API group are checked before any API call - a namespace must
+    be a DNS-1123 label (at most 63 characters of lowercase letters, digits and C(-)), an object name or an API group
+    a DNS-1123 subdomain (at most 253 characters, C(.) allowed too). An empty value is refused unless the option
+    says what empty means, so an empty namespace never widens a request to every namespace, and a value such as
+    C(../../api/v1/secrets) never reaches a URL. The failure names the option, the value, the rule and an example.
+  - A kubeconfig that cannot be used fails the module before any API call, naming the file (or K8S_AUTH_KUBECONFIG,
+    KUBECONFIG, C(~/.kube/config)) and what is wrong - it does not exist, is a directory, cannot be read, is not
+    YAML, is not a kubeconfig mapping, has no current context, or lacks the context (or the context's cluster) asked
+    for - and what to do. These are errors in the input, reported without a traceback.
+  - Where the module works in a namespace, that namespace must exist - one GET of the Namespace comes first, and a
+    namespace that does not exist fails the module naming it (a typo would otherwise read as "nothing there", every
+    count 0). A 403 on that GET (an identity allowed to work in the namespace but not to get Namespaces) counts as unknown and the run
+    goes on as before, so C(get) on C(namespaces) is optional in the RBAC.
+requirements:
+  - python >= 3.9
+  - kubernetes >= 24.2.0
+  - PyYAML >= 3.11
+"""
+
+    # hypershift.private_capi.api_module.cryptography: beside it, for modules that make certificates
+    CRYPTOGRAPHY = r"""
+options: {}
+requirements:
+  - cryptography >= 42.0
 """
