@@ -2,6 +2,7 @@
 import argparse
 import asyncio
 import gc
+import os
 import sys
 
 from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES
@@ -10,6 +11,15 @@ from capi_proxy.core import GroupMap
 from capi_proxy.kubeconfig import KubeconfigError, Upstream, trust_only_the_named_ca
 from capi_proxy.logs import LEVELS, JsonLogger
 from capi_proxy.memory import DEFAULT_DELAY_SECONDS
+from capi_proxy.mode import config_map_reference
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_MODES, PROXY_TRANSLATE
+
+
+def _config_map(value):
+    try:
+        return config_map_reference(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
 
 
 def proxy_parser():
@@ -40,6 +50,15 @@ def proxy_parser():
     parser.add_argument("--memory-trim-delay", type=float, default=DEFAULT_DELAY_SECONDS, help=(
         "seconds after a large body or a closed watch before freed memory is given back to the system "
         "(glibc malloc_trim; 0 or less turns it off)"))
+    parser.add_argument("--mode", choices=PROXY_MODES, default=PROXY_TRANSLATE, help=(
+        "translate: serve the standard CAPI groups from the private ones; passthrough: relay every request and "
+        "answer unchanged (default translate; fixed unless --mode-config-map)"))
+    parser.add_argument("--mode-config-map", type=_config_map, metavar="NAMESPACE/NAME", help=(
+        "follow the mode live from data.mode of this ConfigMap (read and watched with the kubeconfig's own "
+        "credentials; --mode is then unused): until it is read, /readyz and every request answer 503; on a change "
+        "open watches end with 410 Expired, and the mode applied is acknowledged in data.applied.<--pod-name>"))
+    parser.add_argument("--pod-name", default=os.environ.get("POD_NAME", ""), help=(
+        "the Pod this proxy runs in (default: the POD_NAME environment variable), the key of its acknowledgement"))
     parser.add_argument("--log-level", choices=sorted(LEVELS), default="info")
     return parser
 
@@ -64,13 +83,15 @@ def run_proxy(argv):
     options = Options(show_private=args.show_private, use_own_credentials=args.use_own_credentials,
                       max_body_bytes=args.max_body_bytes, upstream_timeout=args.upstream_timeout,
                       max_event_bytes=args.max_event_bytes, discovery_ttl=args.discovery_ttl, group_map=group_map,
-                      memory_trim_delay=args.memory_trim_delay, max_inflight_bytes=args.max_inflight_bytes)
+                      memory_trim_delay=args.memory_trim_delay, max_inflight_bytes=args.max_inflight_bytes,
+                      mode=args.mode, mode_config_map=args.mode_config_map, pod_name=args.pod_name)
     proxy = Proxy(upstream, options, logger, metrics)
     apps = [(proxy.application(), args.listen, None)]
     if args.metrics_listen:
         apps.append((metrics_app(metrics.registry, proxy.readyz), args.metrics_listen, None))
     logger.info("starting", upstream=upstream.server, show_private=args.show_private,
-                use_own_credentials=args.use_own_credentials)
+                use_own_credentials=args.use_own_credentials,
+                mode="/".join(args.mode_config_map) if args.mode_config_map else args.mode)
     limit_tls_read_buffer()
     gc.collect()
     gc.freeze()  # modules and settings live forever: keep them out of every later full collection

@@ -152,3 +152,6 @@ class ProxyMetrics(object):
                                     "Body bytes held now by requests in flight (the --max-inflight-bytes budget).")
         self.budget_refusals = Counter(self.registry, prefix + "budget_refusals_total",
                                        "Requests answered 429 because the in-flight body budget was spent.", ())
+        self.mode = Gauge(self.registry, prefix + "mode",
+                          "1 for the mode the proxy serves in now (translate or passthrough), 0 for the other; no "
+                          "series while its mode ConfigMap has not been read.", ("mode",))

@@ -19,6 +19,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from capi_proxy import bodies, crdview, metrics as metric_labels, nesting, openapi, routing, watch
+from capi_proxy.mode import ModeFollower, older_than
 from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES, RETRY_AFTER_SECONDS, ByteBudget
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_STANDARD, translate_text
 from capi_proxy.errors import ProxyError, status_bytes
@@ -27,6 +28,7 @@ from capi_proxy.pathing import replace_segment
 from capi_proxy.serving import read_body, status_errors
 from capi_proxy.translation import CONVERTED_SUBRESOURCES, Translator
 from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds, load_index
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_PASSTHROUGH, PROXY_TRANSLATE
 
 _RESPONSE_DROP = frozenset(("connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding",
                             "date", "server"))
@@ -51,7 +53,8 @@ class Options(object):
     def __init__(self, show_private=False, use_own_credentials=False, max_body_bytes=3 * 1024 * 1024,
                  upstream_timeout=60.0, max_event_bytes=watch.DEFAULT_MAX_EVENT_BYTES, discovery_ttl=30.0,
                  group_map=None, memory_trim_delay=DEFAULT_DELAY_SECONDS,
-                 max_inflight_bytes=DEFAULT_MAX_INFLIGHT_BYTES):
+                 max_inflight_bytes=DEFAULT_MAX_INFLIGHT_BYTES, mode=PROXY_TRANSLATE, mode_config_map=None,
+                 pod_name=""):
         self.show_private = show_private
         self.use_own_credentials = use_own_credentials
         self.max_body_bytes = max_body_bytes
@@ -61,6 +64,9 @@ class Options(object):
         self.group_map = group_map or DEFAULT_GROUP_MAP
         self.memory_trim_delay = memory_trim_delay  # 0 or less: never trim
         self.max_inflight_bytes = max_inflight_bytes
+        self.mode = mode  # without mode_config_map: fixed
+        self.mode_config_map = mode_config_map  # (namespace, name): the mode follows that ConfigMap (mode.py)
+        self.pod_name = pod_name  # the Pod this sidecar runs in: the key of its acknowledgement
 
 
 class Proxy(object):
@@ -81,6 +87,26 @@ class Proxy(object):
                                on_trim=metrics.memory_trims.inc)
         self.budget = ByteBudget(options.max_inflight_bytes, on_change=metrics.inflight_bytes.set,
                                  on_refusal=metrics.budget_refusals.inc)
+        self.follower = None
+        self._follower_task = None
+        if options.mode_config_map:
+            self.follower = ModeFollower(self.client, options.mode_config_map[0], options.mode_config_map[1],
+                                         options.pod_name, logger, self._mode_changed)
+        self._open_watches = {}  # {upstream answer: ended by a new mode} of the watches relayed now
+
+    @property
+    def mode(self):
+        """translate or passthrough; None while the mode ConfigMap has not been read."""
+        return self.follower.mode if self.follower is not None else self.options.mode
+
+    def _mode_changed(self, old, new):
+        """A new mode: every open watch ends (with 410 Expired, _watch), so that its client re-lists in it."""
+        for upstream_response in list(self._open_watches):
+            self._open_watches[upstream_response] = True
+            upstream_response.close()
+        self.metrics.mode.set(1, new)
+        if old is not None:
+            self.metrics.mode.set(0, old)
 
     # ---- lifecycle ------------------------------------------------------------------------------
     def application(self):
@@ -92,9 +118,15 @@ class Proxy(object):
 
     async def _on_startup(self, _app):
         await self.client.start()
+        if self.follower is not None:
+            self._follower_task = asyncio.get_running_loop().create_task(self.follower.run())
+        else:
+            self.metrics.mode.set(1, self.options.mode)
 
     async def _on_cleanup(self, _app):
         self.trimmer.cancel()
+        if self._follower_task is not None:
+            self._follower_task.cancel()
         await self.client.close()
 
     # ---- entry point ----------------------------------------------------------------------------
@@ -155,7 +187,10 @@ class Proxy(object):
         return web.Response(status=code, body=status_bytes(code, message, reason), content_type="application/json")
 
     async def readyz(self, _request=None):
-        """200 when the API server answers its /readyz (cached for a second), else 503 with a Status."""
+        """200 when the mode is known and the API server answers its /readyz (cached for a second), else 503 with a
+        Status."""
+        if self.mode is None:
+            return self._status(503, self._unknown_mode())
         now = time.monotonic()
         if now - self._ready[0] > 1.0:
             try:
@@ -174,12 +209,28 @@ class Proxy(object):
         self.metrics.bytes.inc("request", amount=len(body))
         return body
 
+    def _unknown_mode(self):
+        return ("the proxy does not know its mode yet: it follows data.mode (%s) of the %s, which it could not read "
+                "or which names no mode (%s); create or fix it, or see the proxy's log"
+                % (" or ".join((PROXY_PASSTHROUGH, PROXY_TRANSLATE)), self.follower.described, self.follower.problem))
+
     # ---- the proxy path -------------------------------------------------------------------------
     async def _proxy(self, request, raw_path, request_id, info):
         if request.headers.get("Upgrade"):
             raise ProxyError(501, "connection upgrades (exec, attach, port-forward) are not proxied; "
                                   "talk to the API server directly for those")
-        route = await routing.route(request.method, raw_path, request.query, self.group_map, self.options.show_private, self.index)
+        mode = self.mode
+        if mode is None:
+            raise ProxyError(503, self._unknown_mode())
+        if self.follower is not None and older_than(request.query.get("resourceVersion", ""), self.follower.revision) \
+                and request.query.get("watch") in ("1", "true"):
+            raise ProxyError(410, "the proxy changed its mode (%s) after resourceVersion %s: list again"
+                                  % (mode, request.query.get("resourceVersion")), "Expired")
+        if mode == PROXY_PASSTHROUGH:
+            route = routing.relay(request.method, raw_path, request.query)
+        else:
+            route = await routing.route(request.method, raw_path, request.query, self.group_map,
+                                        self.options.show_private, self.index)
         target = route.target
         info["group"] = target.group or ""
         info["verb"] = target.verb or request.method.lower()
@@ -201,7 +252,7 @@ class Proxy(object):
         if route.adapted and request.method == "PATCH" and target.subresource in CONVERTED_SUBRESOURCES \
                 and bodies.media_type(content_type) != bodies.APPLY_PATCH:
             return await self._patch_adapted(route, body, content_type, headers, own, query)
-        if body and route.mode != "private":
+        if body and route.translated:
             body = self.translator.request_body(route, body, content_type)
         url_path = route.upstream_path + ("?" + query if query else "")
         if target.watch:
@@ -262,7 +313,7 @@ class Proxy(object):
     # ---- responses ------------------------------------------------------------------------------
     def _respond(self, route, status, upstream_headers, raw, translated=None):
         body = raw if translated is None else translated
-        if translated is None and route.mode != "private":
+        if translated is None and route.translated:
             body = self.translator.response_body(route, upstream_headers.get("Content-Type", ""), raw)
         headers = self._response_headers(route, upstream_headers, drop_etag=body is not raw)
         if body is not raw:
@@ -280,9 +331,9 @@ class Proxy(object):
             lowered = name.lower()
             if lowered in _RESPONSE_DROP or (drop_etag and lowered == "etag"):
                 continue
-            if lowered == "warning" and route.mode != "private":
+            if lowered == "warning" and route.translated:
                 value = translate_text(value, TO_STANDARD, self.group_map)
-            elif lowered == "location" and route.mode != "private":  # a redirect to a private path: the client's
+            elif lowered == "location" and route.translated:  # a redirect to a private path: the client's
                 value = openapi.client_location(value, self.group_map)
             headers.add(name, value)
         return headers
@@ -363,14 +414,23 @@ class Proxy(object):
             response.enable_chunked_encoding()
             await response.prepare(request)
             self.metrics.open_watches.inc()
+            self._open_watches[upstream_response] = False
             try:
-                await watch.relay_events(upstream_response, response, lambda line: self.translator.event(route, line),
-                                         self.options.max_event_bytes,
-                                         on_event=lambda count: self.metrics.watch_events.inc(amount=count))
+                try:
+                    await watch.relay_events(upstream_response, response,
+                                             lambda line: self.translator.event(route, line), self.options.max_event_bytes,
+                                             on_event=lambda count: self.metrics.watch_events.inc(amount=count))
+                except (aiohttp.ClientError, OSError):
+                    if not self._open_watches.get(upstream_response):
+                        raise
+                if self._open_watches.get(upstream_response):  # the mode changed (_mode_changed closed the upstream stream)
+                    await response.write(watch.error_event(410, "the proxy changed its mode to %s: list again"
+                                                           % self.mode, "Expired"))
                 await response.write_eof()
             except (ConnectionResetError, aiohttp.ClientError, OSError):
                 pass  # one side went away: leaving the block closes the upstream connection
             finally:
+                self._open_watches.pop(upstream_response, None)
                 self.metrics.open_watches.dec()
                 self.trimmer.released()
             return response

@@ -20,7 +20,9 @@ class Route(object):
     __slots__ = ("mode", "target", "upstream_path", "client_version", "served_version", "private_group", "local_selector")
 
     def __init__(self, mode, target, upstream_path):
-        self.mode = mode  # capi, crd, private, passthrough, discovery-root, discovery-group, discovery-version, openapi
+        # capi, crd, private, passthrough, discovery-root, discovery-group, discovery-version, openapi; relay (the
+        # proxy's pass-through mode: nothing translated)
+        self.mode = mode
         self.target = target
         self.upstream_path = upstream_path
         self.client_version = None
@@ -31,6 +33,11 @@ class Route(object):
     @property
     def adapted(self):
         return self.served_version is not None
+
+    @property
+    def translated(self):
+        """Whether bodies, events and headers are translated (not for a private group's request or a relay)."""
+        return self.mode not in ("private", "relay")
 
 
 def strip_binary_accept(accept):
@@ -53,6 +60,12 @@ def client_authorization(request_headers):
                               "credential or none (the proxy then uses its own, if it was started with "
                               "--use-own-credentials)")
     return values[0]
+
+
+def relay(method, raw_path, query):
+    """The Route of a request in the proxy's pass-through mode: the path checked, then sent as it came."""
+    check_path(raw_path)
+    return Route("relay", parse_target(raw_path, method, query), raw_path)
 
 
 async def route(method, raw_path, query, group_map, show_private, index_cache):

@@ -187,7 +187,7 @@ class Translator(object):
         return bodies.dumps(document)
 
     def event(self, route, line):
-        if route.mode == "private" or (not route.adapted and route.mode != "crd"
+        if not route.translated or (not route.adapted and route.mode != "crd"
                                        and not bodies.contains_any(line, self.to_standard_markers)):
             return line + b"\n"
         key = (route.mode, route.client_version, route.served_version, line)

@@ -6,8 +6,8 @@ from capi_proxy.errors import ProxyError, status_dict
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 
 
-def error_event(code, message):
-    return (json.dumps({"type": "ERROR", "object": status_dict(code, message)}) + "\n").encode()
+def error_event(code, message, reason=None):
+    return (json.dumps({"type": "ERROR", "object": status_dict(code, message, reason)}) + "\n").encode()
 
 
 def complete_lines(pending, transform_line):

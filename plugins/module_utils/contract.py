@@ -104,6 +104,17 @@ PROXY_NAMESPACE_LABEL = "hypershift.openshift.io/capi-proxy-namespace"
 # the entry point of a shipped ClusterRole (meta/rbac/*.yaml): written by hack/render_rbac.py
 RBAC_ENTRY_POINT_LABEL = "hypershift.openshift.io/private-capi-entry-point"
 
+# --- the proxy's mode ConfigMap (one per HCP namespace) -------------------------------------------------------------
+# Every proxy sidecar of the namespace follows data[PROXY_MODE_KEY] live (capi_proxy/mode.py): PROXY_PASSTHROUGH
+# relays the standard groups unchanged (the sidecar put in ahead of the migration), PROXY_TRANSLATE serves them from the
+# private groups. Written by the migration (the flip) and its way back, read by the sidecars; once a sidecar applied a
+# mode it writes data[PROXY_APPLIED_PREFIX + <its Pod's name>] = that mode, which the flip waits for from every Pod.
+PROXY_MODE_CONFIG_MAP = "capi-proxy-mode"
+PROXY_MODE_KEY = "mode"
+PROXY_APPLIED_PREFIX = "applied."
+PROXY_PASSTHROUGH, PROXY_TRANSLATE = "passthrough", "translate"
+PROXY_MODES = (PROXY_PASSTHROUGH, PROXY_TRANSLATE)
+
 # --- times ----------------------------------------------------------------------------------------------------------
 # annotations the collection writes (lease times, history entries, stopped-at): RFC 3339 UTC with microseconds, like a
 # Lease's MicroTime
@@ -146,3 +157,19 @@ def format_mark(moment):
 def format_event_time(moment):
     """An Event's or a condition's time (EVENT_TIME_FORMAT) of an aware datetime."""
     return moment.astimezone(datetime.timezone.utc).strftime(EVENT_TIME_FORMAT)
+
+
+def proxy_mode(config_map):
+    """(mode, problem) of a mode ConfigMap as read (a dict, or None when it does not exist): the mode it names, or
+    None with what is wrong - a sidecar never guesses a mode."""
+    if not isinstance(config_map, dict):
+        return None, "the ConfigMap does not exist"
+    mode = (config_map.get("data") or {}).get(PROXY_MODE_KEY)
+    if mode not in PROXY_MODES:
+        return None, "its data.%s is %r, not one of %s" % (PROXY_MODE_KEY, mode, ", ".join(PROXY_MODES))
+    return mode, None
+
+
+def proxy_applied_key(pod_name):
+    """The ConfigMap data key under which the sidecar of the Pod pod_name records the mode it applied."""
+    return PROXY_APPLIED_PREFIX + pod_name
