@@ -23,16 +23,24 @@ __metaclass__ = type
 import json
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    PROXY_MODE_CONFIG_MAP,
+    PROXY_MODE_KEY,
+    PROXY_MODES,
     PROXY_NAMESPACE_LABEL,
     PROXY_ORIGINAL_ANNOTATION,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import SIDECAR_CRD_RULE, policy_rule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
+    SIDECAR_CRD_RULE,
+    SIDECAR_MODE_RULE,
+    policy_rule,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import DEFAULT_GROUP_MAP
 
 CONTAINER_NAME = "kube-apiserver-proxy"  # the enhancement's support commands use this name
 VOLUME_NAME = "capi-proxy-kubeconfig"
 KUBECONFIG_ENV = "KUBECONFIG"
+POD_NAME_ENV = "POD_NAME"  # the sidecar's --pod-name (the key of its mode acknowledgement), from the downward API
 DEFAULT_CONFIG_MAP = "capi-proxy-kubeconfig"  # the role's private_capi_proxy_config_map_name default
 # The labels the api_proxy role puts on the ConfigMap and the RBAC objects it creates for a namespace (rbac_labels):
 # how its removal and the rollback find them.
@@ -48,9 +56,11 @@ RBAC_NAME_PREFIX = "private-capi-proxy-"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 # The proxy reads CRDs (contract labels for version adaptation) with the pod's own identity.
 CRD_READER_RULE = policy_rule(SIDECAR_CRD_RULE)
+# The proxy follows and acknowledges its mode in the namespace's mode ConfigMap with the pod's own identity.
+MODE_FOLLOWER_RULE = policy_rule(SIDECAR_MODE_RULE)
 STATES, STEPS = ("present", "absent"), ("all", "prepare")
 # The role's settings proxy_reads and proxy_plan take, besides SETTINGS (the role's private_capi_proxy_* variables)
-ROLE_SETTINGS = ("state", "steps", "namespace", "deployments", "skip_missing", "rbac", "upstream_server")
+ROLE_SETTINGS = ("state", "steps", "namespace", "deployments", "skip_missing", "rbac", "upstream_server", "mode")
 SETTINGS = ("image", "image_pull_policy", "mount_path", "port", "metrics_port", "log_level", "use_own_credentials",
             "extra_args", "resources", "liveness_probe", "readiness_probe", "config_map_name", "main_containers")
 
@@ -107,11 +117,14 @@ def _mount(settings):
     return {"name": VOLUME_NAME, "mountPath": settings["mount_path"], "readOnly": True}
 
 
-def sidecar_container(settings):
-    """The kube-apiserver-proxy container the settings describe (the role's private_capi_proxy_* variables)."""
+def sidecar_container(settings, namespace):
+    """The kube-apiserver-proxy container the settings describe (the role's private_capi_proxy_* variables), in the
+    Deployments of namespace: it follows the mode of the namespace's mode ConfigMap, acknowledged under its Pod's
+    name."""
     mount_path = settings["mount_path"]
     args = ["--kubeconfig=%s/upstream.kubeconfig" % mount_path, "--listen=127.0.0.1:%s" % settings["port"],
-            "--metrics-listen=0.0.0.0:%s" % settings["metrics_port"], "--log-level=%s" % settings["log_level"]]
+            "--metrics-listen=0.0.0.0:%s" % settings["metrics_port"], "--log-level=%s" % settings["log_level"],
+            "--mode-config-map=%s/%s" % (namespace, PROXY_MODE_CONFIG_MAP)]
     if settings.get("use_own_credentials"):
         args.append("--use-own-credentials")
     args.extend(settings.get("extra_args") or [])
@@ -120,6 +133,7 @@ def sidecar_container(settings):
         "image": settings["image"],
         "imagePullPolicy": settings["image_pull_policy"],
         "args": args,
+        "env": [{"name": POD_NAME_ENV, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
         "ports": [{"name": "proxy-metrics", "containerPort": int(settings["metrics_port"]), "protocol": "TCP"}],
         "resources": settings["resources"],
         "livenessProbe": settings["liveness_probe"],
@@ -163,7 +177,8 @@ def present_patch(deployment, settings):
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": metadata.get("name"), "namespace": metadata.get("namespace"),
                          "annotations": {PROXY_ORIGINAL_ANNOTATION: json.dumps(original, sort_keys=True)}},
-            "spec": {"template": {"spec": {"containers": containers + [sidecar_container(settings)], "volumes": volumes}}}}
+            "spec": {"template": {"spec": {"containers": containers + [sidecar_container(settings, metadata.get("namespace"))],
+                                           "volumes": volumes}}}}
 
 
 def has_sidecar(deployment):
@@ -245,6 +260,16 @@ def kubeconfig_config_map(namespace, name, port, upstream_server):
             "data": {"kubeconfig": kubeconfig, "upstream.kubeconfig": upstream}}
 
 
+def mode_config_map(namespace, mode):
+    """The namespace's proxy mode ConfigMap as the api_proxy role creates it when it is missing (data.mode: mode)."""
+    if mode not in PROXY_MODES:
+        raise SidecarError("the proxy mode must be one of %s, got %r (private_capi_proxy_mode)"
+                           % (", ".join(PROXY_MODES), mode))
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": PROXY_MODE_CONFIG_MAP, "namespace": namespace, "labels": rbac_labels(namespace)},
+            "data": {PROXY_MODE_KEY: mode}}
+
+
 def private_rules(rules):
     """The rules on standard CAPI groups, each kept with only its groups' private names (rules on no such group,
     and rules without apiGroups, left out; "*" is not a CAPI group)."""
@@ -312,10 +337,11 @@ def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrole
             objects.extend(_rbac_pair("ClusterRole", "%s%s-%s" % (RBAC_NAME_PREFIX, namespace, account), namespace,
                                       cluster, subjects))
     if accounts:
+        every_account = [{"kind": "ServiceAccount", "name": account, "namespace": namespace} for account in accounts]
         objects.extend(_rbac_pair("ClusterRole", "%scrd-reader-%s" % (RBAC_NAME_PREFIX, namespace), namespace,
-                                  [json.loads(json.dumps(CRD_READER_RULE))],
-                                  [{"kind": "ServiceAccount", "name": account, "namespace": namespace}
-                                   for account in accounts]))
+                                  [json.loads(json.dumps(CRD_READER_RULE))], every_account))
+        objects.extend(_rbac_pair("Role", RBAC_NAME_PREFIX + "mode", namespace,
+                                  [json.loads(json.dumps(MODE_FOLLOWER_RULE))], every_account))
     return objects
 
 
@@ -331,13 +357,17 @@ def _check_role_settings(settings):
 
 def role_reads(settings):
     """What the api_proxy role reads, as hypershift.private_capi.k8s_lists entries: the namespace's Deployments
-    first; then, with state present and rbac, every binding and role the private-group grants derive from, or with
-    state absent the RBAC objects the role created for the namespace (by label)."""
+    first; then, with state present, the ConfigMaps the role created for the namespace (by label: is the mode
+    ConfigMap there?) and, with rbac, every binding and role the private-group grants derive from, or with state
+    absent the RBAC objects the role created for the namespace (by label)."""
     _check_role_settings(settings)
     namespace = settings["namespace"]
     reads = [{"api_version": "apps/v1", "kind": "Deployment", "namespace": namespace}]
-    if settings["state"] == "present" and not settings["rbac"]:
-        return reads
+    if settings["state"] == "present":
+        reads.append({"api_version": "v1", "kind": "ConfigMap", "namespace": namespace,
+                      "label_selectors": rbac_label_selectors(namespace)})
+        if not settings["rbac"]:
+            return reads
     selectors = rbac_label_selectors(namespace) if settings["state"] == "absent" else []
     for group, version, plural, namespaced in RBAC_RESOURCES:
         reads.append({"api_version": "%s/%s" % (group, version), "kind": RBAC_KINDS[plural],
@@ -352,8 +382,8 @@ def role_plan(results, settings):
     _check_role_settings(settings)
     found = [result.get("resources") or [] for result in results]
     if len(found) != len(role_reads(settings)):
-        raise SidecarError("expected %d lists as proxy_reads asks for (the Deployments, then the RBAC), got %d; pass "
-                           "the k8s_lists results of that read" % (len(role_reads(settings)), len(found)))
+        raise SidecarError("expected %d lists as proxy_reads asks for (the Deployments, then the ConfigMaps and the "
+                           "RBAC), got %d; pass the k8s_lists results of that read" % (len(role_reads(settings)), len(found)))
     namespace, names, deployments = settings["namespace"], settings["deployments"], found[0]
     config_map = kubeconfig_config_map(namespace, settings["config_map_name"], settings["port"],
                                        settings["upstream_server"])
@@ -361,9 +391,14 @@ def role_plan(results, settings):
         delete = [{"apiVersion": RBAC_API_VERSION, "kind": obj.get("kind"),
                    "metadata": dict((key, value) for key, value in _metadata(obj).items() if key in ("name", "namespace"))}
                   for objects in found[1:] for obj in objects]
-        delete.append({"apiVersion": "v1", "kind": "ConfigMap",
-                       "metadata": {"name": settings["config_map_name"], "namespace": namespace}})
+        delete.extend({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
+                      for name in (settings["config_map_name"], PROXY_MODE_CONFIG_MAP))
         return {"error": "", "apply": [], "patches": absent_patches(deployments, names), "patch": True, "delete": delete}
+    config_maps, found = found[1], [found[0]] + found[2:]
+    # the mode ConfigMap is created when missing, never overwritten: the migration flips it (a re-run must not undo that)
+    apply = [config_map]
+    if PROXY_MODE_CONFIG_MAP not in [_metadata(item).get("name") for item in config_maps]:
+        apply.append(mode_config_map(namespace, settings["mode"]))
     present_names = [_metadata(deployment).get("name") for deployment in deployments]
     missing = [name for index, name in enumerate(names) if name not in present_names and name not in names[:index]]
     error = ""
@@ -371,5 +406,5 @@ def role_plan(results, settings):
         error = ("Deployments %s were not found in namespace %s; fix private_capi_proxy_deployments (expected the "
                  "CAPI-dependent Deployments of this namespace)." % (", ".join(missing), namespace))
     rbac = private_rbac(deployments, names, namespace, *found[1:]) if settings["rbac"] else []
-    return {"error": error, "apply": [config_map] + rbac, "patches": present_patches(deployments, names, settings),
+    return {"error": error, "apply": apply + rbac, "patches": present_patches(deployments, names, settings),
             "patch": settings["steps"] == "all", "delete": []}

@@ -17,6 +17,7 @@ __metaclass__ = type
 
 from collections import namedtuple
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_MODE_CONFIG_MAP
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_PRIVATE_GROUP, AGENT_STANDARD_GROUP, PRIVATE_SUFFIX, STANDARD_SUFFIX)
 
@@ -79,6 +80,10 @@ SIDECAR_CRD_RULE = Rule(CLUSTER, ["apiextensions.k8s.io"], ["customresourcedefin
                         (PROXY_SIDECAR,), "The proxy sidecar reads the CRDs' contract labels to adapt versions "
                         "(ClusterRole private-capi-proxy-*; besides, the private twins of what its workload holds on "
                         "the standard groups).")
+SIDECAR_MODE_RULE = Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get", "list", "watch", "patch"], (PROXY_SIDECAR,),
+                         "The proxy sidecar follows its mode (pass-through or translate) in the namespace's ConfigMap "
+                         "%s, listed and watched by name, and acknowledges the mode it applied there (Role "
+                         "private-capi-proxy-mode)." % PROXY_MODE_CONFIG_MAP, resource_names=(PROXY_MODE_CONFIG_MAP,))
 
 DIFFERS = "only when it exists and differs from what the role renders"
 SHIM_REMOVAL = "rollback.yml removes the conversion shim once no CRD converts through it."
@@ -134,13 +139,20 @@ RULES = (
          "Wait until the scaled-down Pods are gone."),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get"], (MIGRATE, VERIFY),
          "The proxy sidecar's kubeconfig ConfigMap (verify checks it is there while the sidecar is)."),
+    Rule(HCP_NAMESPACES, [""], ["configmaps"], ["list"], (MIGRATE,),
+         "Role api_proxy reads the namespace's proxy mode ConfigMap (by label) and creates it only when it is missing: "
+         "a mode the migration set is never overwritten."),
+    Rule(HCP_NAMESPACES, [""], ["configmaps"], ["watch"], (MIGRATE,),
+         "Held, not used: the proxy sidecar's Role grants get, list, watch and patch on its mode ConfigMap, and RBAC "
+         "lets an identity grant only what it holds (or escalate, which is broader).",
+         conditional="used by the sidecar, not by the job"),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["create"], (MIGRATE,),
-         "Role api_proxy creates the proxy sidecar's kubeconfig ConfigMap."),
+         "Role api_proxy creates the proxy sidecar's kubeconfig ConfigMap and its mode ConfigMap."),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["patch"], (MIGRATE,),
          "Role api_proxy corrects the proxy sidecar's kubeconfig ConfigMap.",
          conditional=DIFFERS),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["delete"], FORWARD,
-         "The way back removes the proxy sidecar's kubeconfig ConfigMap."),
+         "The way back removes the proxy sidecar's kubeconfig and mode ConfigMaps."),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["list"], READERS,
          "The standard CAPI objects: the copy's source, the steady gate, verify's comparison."),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["patch"], FORWARD,
@@ -218,6 +230,7 @@ RULES = (
          "Role api_proxy reads the operator's Roles to give it the private twins of its CAPI rules."),
     SHIM_CRD_RULE,
     SIDECAR_CRD_RULE,
+    SIDECAR_MODE_RULE,
 )
 
 

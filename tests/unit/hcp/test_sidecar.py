@@ -56,8 +56,12 @@ def test_put_in_points_every_main_container_at_the_proxy_and_records_what_it_cha
     assert found["manager"]["env"][0] == {"name": "LOG", "value": "2"}  # the user's own KUBECONFIG is replaced
     proxy = found["kube-apiserver-proxy"]
     assert proxy["args"] == ["--kubeconfig=/etc/capi-proxy/upstream.kubeconfig", "--listen=127.0.0.1:8080",
-                             "--metrics-listen=0.0.0.0:9090", "--log-level=info", "--use-own-credentials",
+                             "--metrics-listen=0.0.0.0:9090", "--log-level=info",
+                             "--mode-config-map=clusters-prod-01/capi-proxy-mode", "--use-own-credentials",
                              "--discovery-ttl=10"]
+    # its mode follows the namespace's mode ConfigMap, acknowledged under the Pod's own name
+    assert proxy["env"] == [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1",
+                                                                            "fieldPath": "metadata.name"}}}]
     assert proxy["ports"] == [{"name": "proxy-metrics", "containerPort": 9090, "protocol": "TCP"}]
     assert proxy["securityContext"]["readOnlyRootFilesystem"] and proxy["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     assert after["spec"]["template"]["spec"]["volumes"] == USER_VOLUMES + [
@@ -84,7 +88,8 @@ def test_main_containers_limits_which_containers_get_the_kubeconfig():
 
 def test_without_own_credentials_the_flag_is_left_out():
     patch = sidecar.present_patch(deployment(), dict(SETTINGS, use_own_credentials=False, extra_args=[]))
-    assert containers(applied(deployment(), patch))["kube-apiserver-proxy"]["args"][-1] == "--log-level=info"
+    args = containers(applied(deployment(), patch))["kube-apiserver-proxy"]["args"]
+    assert "--use-own-credentials" not in args and args[-1] == "--mode-config-map=clusters-prod-01/capi-proxy-mode"
 
 
 @pytest.mark.parametrize("volumes", [USER_VOLUMES, None], ids=["with-volumes", "no-volumes"])

@@ -17,7 +17,7 @@ SIDECAR_SETTINGS = {"image": "registry.example/capi-proxy:test", "image_pull_pol
                     "use_own_credentials": True, "extra_args": [], "resources": {}, "liveness_probe": {},
                     "readiness_probe": {}, "config_map_name": "capi-proxy-kubeconfig", "main_containers": []}
 SETTINGS = dict(SIDECAR_SETTINGS, state="present", steps="all", namespace=NS, deployments=["cluster-api", "capi-provider"],
-                skip_missing=False, rbac=True, upstream_server="https://kubernetes.default.svc")
+                skip_missing=False, rbac=True, upstream_server="https://kubernetes.default.svc", mode="passthrough")
 RBAC_V1 = "rbac.authorization.k8s.io/v1"
 ALL = {"resources": ["*"], "verbs": ["*"]}
 
@@ -57,8 +57,10 @@ CLUSTERROLEBINDINGS = [binding("ClusterRoleBinding", "capi-provider-reader", "Cl
                                [sa("capi-provider")])]
 CLUSTERROLES = [role("ClusterRole", "capi-provider-reader",
                      [{"apiGroups": ["cluster.x-k8s.io"], "resources": ["clusters"], "verbs": ["get"]}])]
-READ = [{"resources": DEPLOYMENTS}, {"resources": ROLEBINDINGS}, {"resources": ROLES},
+READ = [{"resources": DEPLOYMENTS}, {"resources": []}, {"resources": ROLEBINDINGS}, {"resources": ROLES},
         {"resources": CLUSTERROLEBINDINGS}, {"resources": CLUSTERROLES}]
+MODE_ROLE_RULES = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch", "patch"],
+                    "resourceNames": ["capi-proxy-mode"]}]
 
 
 def names(objects):
@@ -107,7 +109,8 @@ def test_private_rbac_mirrors_each_service_accounts_grants_on_the_private_groups
                               ("ClusterRole", "private-capi-proxy-hcp-role-capi-provider"),
                               ("ClusterRoleBinding", "private-capi-proxy-hcp-role-capi-provider"),
                               ("ClusterRole", "private-capi-proxy-crd-reader-hcp-role"),
-                              ("ClusterRoleBinding", "private-capi-proxy-crd-reader-hcp-role")]
+                              ("ClusterRoleBinding", "private-capi-proxy-crd-reader-hcp-role"),
+                              ("Role", "private-capi-proxy-mode"), ("RoleBinding", "private-capi-proxy-mode")]
     by_name = dict(((obj["kind"], obj["metadata"]["name"]), obj) for obj in objects)
     assert by_name[("Role", "private-capi-proxy-cluster-api")] == {
         "apiVersion": RBAC_V1, "kind": "Role", "metadata": {"name": "private-capi-proxy-cluster-api", "namespace": NS,
@@ -124,6 +127,9 @@ def test_private_rbac_mirrors_each_service_accounts_grants_on_the_private_groups
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list", "watch"]}]
     assert by_name[("ClusterRoleBinding", "private-capi-proxy-crd-reader-hcp-role")]["subjects"] == [
         sa("cluster-api"), sa("capi-provider")]
+    # every sidecar follows and acknowledges the namespace's mode ConfigMap, that one only
+    assert by_name[("Role", "private-capi-proxy-mode")]["rules"] == MODE_ROLE_RULES
+    assert by_name[("RoleBinding", "private-capi-proxy-mode")]["subjects"] == [sa("cluster-api"), sa("capi-provider")]
 
 
 @pytest.mark.parametrize("subject, bound", [
@@ -139,8 +145,9 @@ def test_a_role_binding_counts_only_for_the_workloads_service_account(subject, b
     objects = sidecar.private_rbac([deployment("cluster-api")], ["cluster-api"], NS, rolebindings, [], [], clusterroles)
     # a Deployment without serviceAccountName runs as "default"; a RoleBinding to a ClusterRole grants in the namespace
     assert (("Role", "private-capi-proxy-default") in names(objects)) is bound
-    assert names(objects)[-2:] == [("ClusterRole", "private-capi-proxy-crd-reader-hcp-role"),
-                                   ("ClusterRoleBinding", "private-capi-proxy-crd-reader-hcp-role")]
+    assert names(objects)[-4:] == [("ClusterRole", "private-capi-proxy-crd-reader-hcp-role"),
+                                   ("ClusterRoleBinding", "private-capi-proxy-crd-reader-hcp-role"),
+                                   ("Role", "private-capi-proxy-mode"), ("RoleBinding", "private-capi-proxy-mode")]
 
 
 @pytest.mark.parametrize("subject, bound", [
@@ -160,15 +167,17 @@ def test_no_named_deployment_means_no_rbac_and_missing_roles_grant_nothing():
     assert sidecar.private_rbac(DEPLOYMENTS, ["absent"], NS, ROLEBINDINGS, ROLES, CLUSTERROLEBINDINGS, CLUSTERROLES) == []
     dangling = [binding("RoleBinding", "b", "Role", "gone", [sa("cluster-api")])]
     assert names(sidecar.private_rbac(DEPLOYMENTS, ["cluster-api"], NS, dangling, [], [], [])) == [
-        ("ClusterRole", "private-capi-proxy-crd-reader-hcp-role"), ("ClusterRoleBinding", "private-capi-proxy-crd-reader-hcp-role")]
+        ("ClusterRole", "private-capi-proxy-crd-reader-hcp-role"), ("ClusterRoleBinding", "private-capi-proxy-crd-reader-hcp-role"),
+        ("Role", "private-capi-proxy-mode"), ("RoleBinding", "private-capi-proxy-mode")]
 
 
 def test_the_reads_depend_on_state_and_rbac():
     present = sidecar.role_reads(SETTINGS)
     assert present[0] == {"api_version": "apps/v1", "kind": "Deployment", "namespace": NS}
     assert [(read["kind"], read["namespace"], read["label_selectors"]) for read in present[1:]] == [
+        ("ConfigMap", NS, sidecar.rbac_label_selectors(NS)),  # is the mode ConfigMap there?
         ("RoleBinding", NS, []), ("Role", NS, []), ("ClusterRoleBinding", "", []), ("ClusterRole", "", [])]
-    assert sidecar.role_reads(dict(SETTINGS, rbac=False)) == present[:1]
+    assert sidecar.role_reads(dict(SETTINGS, rbac=False)) == present[:2]
     absent = sidecar.role_reads(dict(SETTINGS, state="absent", rbac=False))
     assert [read["label_selectors"] for read in absent[1:]] == [sidecar.rbac_label_selectors(NS)] * 4
     assert sidecar.rbac_label_selectors(NS) == ["%s=%s" % item for item in sorted(LABELS.items())]
@@ -178,12 +187,28 @@ def test_the_present_plan_applies_the_config_map_and_rbac_and_patches_the_named_
     plan = sidecar.role_plan(READ, SETTINGS)
     assert plan["error"] == "" and plan["patch"] is True and plan["delete"] == []
     assert plan["apply"][0] == sidecar.kubeconfig_config_map(NS, "capi-proxy-kubeconfig", 8080, SETTINGS["upstream_server"])
-    assert plan["apply"][1:] == sidecar.private_rbac(DEPLOYMENTS, SETTINGS["deployments"], NS, ROLEBINDINGS, ROLES,
+    assert plan["apply"][1] == {"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": "capi-proxy-mode", "namespace": NS, "labels": LABELS},
+                                "data": {"mode": "passthrough"}}
+    assert plan["apply"][2:] == sidecar.private_rbac(DEPLOYMENTS, SETTINGS["deployments"], NS, ROLEBINDINGS, ROLES,
                                                      CLUSTERROLEBINDINGS, CLUSTERROLES)
     assert plan["patches"] == sidecar.present_patches(DEPLOYMENTS, SETTINGS["deployments"], SETTINGS)
     assert sidecar.role_plan(READ, dict(SETTINGS, steps="prepare"))["patch"] is False
-    no_rbac = sidecar.role_plan(READ[:1], dict(SETTINGS, rbac=False))
-    assert names(no_rbac["apply"]) == [("ConfigMap", "capi-proxy-kubeconfig")]
+    no_rbac = sidecar.role_plan(READ[:2], dict(SETTINGS, rbac=False))
+    assert names(no_rbac["apply"]) == [("ConfigMap", "capi-proxy-kubeconfig"), ("ConfigMap", "capi-proxy-mode")]
+
+
+def test_a_mode_config_map_that_exists_is_never_overwritten():
+    flipped = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "capi-proxy-mode", "namespace": NS},
+               "data": {"mode": "translate"}}
+    plan = sidecar.role_plan([READ[0], {"resources": [flipped]}] + READ[2:], SETTINGS)
+    assert [obj["metadata"]["name"] for obj in plan["apply"] if obj["kind"] == "ConfigMap"] == ["capi-proxy-kubeconfig"]
+
+
+def test_an_unknown_mode_is_refused_naming_the_variable():
+    with pytest.raises(sidecar.SidecarError, match="the proxy mode must be one of passthrough, translate, got 'on' "
+                                                   "\\(private_capi_proxy_mode\\)"):
+        sidecar.role_plan(READ, dict(SETTINGS, mode="on"))
 
 
 def test_a_missing_deployment_stops_the_run_unless_skipped():
@@ -207,18 +232,19 @@ def test_the_absent_plan_restores_the_deployments_and_deletes_what_the_role_crea
     plan = sidecar.role_plan(read, dict(SETTINGS, state="absent"))
     assert plan["error"] == "" and plan["apply"] == [] and plan["patch"] is True
     assert plan["patches"] == sidecar.absent_patches(installed, SETTINGS["deployments"]) and len(plan["patches"]) == 2
-    assert sorted(names(plan["delete"][:-1])) == sorted(names(created))
-    assert all(obj["apiVersion"] == RBAC_V1 and set(obj["metadata"]) <= {"name", "namespace"} for obj in plan["delete"][:-1])
-    assert plan["delete"][-1] == {"apiVersion": "v1", "kind": "ConfigMap",
-                                  "metadata": {"name": "capi-proxy-kubeconfig", "namespace": NS}}
+    assert sorted(names(plan["delete"][:-2])) == sorted(names(created))
+    assert all(obj["apiVersion"] == RBAC_V1 and set(obj["metadata"]) <= {"name", "namespace"} for obj in plan["delete"][:-2])
+    assert plan["delete"][-2:] == [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": NS}}
+                                   for name in ("capi-proxy-kubeconfig", "capi-proxy-mode")]
     nothing = sidecar.role_plan([{"resources": DEPLOYMENTS}] + [{"resources": []}] * 4, dict(SETTINGS, state="absent"))
-    assert nothing["patches"] == [] and names(nothing["delete"]) == [("ConfigMap", "capi-proxy-kubeconfig")]
+    assert nothing["patches"] == [] and names(nothing["delete"]) == [("ConfigMap", "capi-proxy-kubeconfig"),
+                                                                      ("ConfigMap", "capi-proxy-mode")]
 
 
 @pytest.mark.parametrize("results, settings, message", [
     (READ, dict(SETTINGS, state="gone"), "state must be one of present, absent and steps one of all, prepare"),
     (READ, dict((key, value) for key, value in SETTINGS.items() if key != "namespace"), "the role settings lack namespace"),
-    (READ[:1], SETTINGS, "expected 5 lists as proxy_reads asks for"),
+    (READ[:1], SETTINGS, "expected 6 lists as proxy_reads asks for"),
 ])
 def test_bad_settings_or_reads_are_named(results, settings, message):
     with pytest.raises(sidecar.SidecarError, match=message):
