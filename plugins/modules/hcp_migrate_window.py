@@ -9,14 +9,28 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: hcp_migrate_window
-short_description: Stop the CAPI controllers of one hosted control plane, copy its CAPI objects, start them again
+short_description: The window of one hosted control plane's migration - copy its CAPI objects, flip or restart the controllers
 version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:
-  - The window of a migration in which a hosted cluster has no CAPI controllers, in one module run, so that the
-    controllers are down for the work alone - no module start-up and no Ansible task in between. In this order
-    (RV(marks) says when each began).
+  - The window of a migration in one module run - no module start-up and no Ansible task in between - by the
+    strategy O(strategy) names. RV(marks) says when each phase began.
+  - B(Strategy zero_stop) - the CAPI controllers never stop. The Deployments of O(deployments) run the API proxy
+    sidecar already, in pass-through (put in ahead of the window by the C(api_proxy) role with
+    C(private_capi_proxy_mode=passthrough), or C(playbooks/proxy_preinstall.yml)), and CAPI reconciliation is paused
+    (M(hypershift.private_capi.hcp_quiesce), before this run). B(check) - a Deployment without sidecar, with a
+    sidecar that does not follow the namespace's mode ConfigMap C(capi-proxy-mode), or still rolling it out, or a
+    mode ConfigMap that is missing, refuses the run before any change, naming the Deployment and the step that fixes
+    it. B(copy) - as below. B(flip) - one write sets the mode ConfigMap's C(data.mode) to C(translate), then the run
+    waits up to O(flip_timeout) seconds until the sidecar of every running Pod of those Deployments has acknowledged
+    it (C(data.applied.<pod>)); each sidecar ends its open watches (410 Expired), so the controllers re-list in the
+    private groups, without a restart. B(resume) - the copies of O(pause_group) are unpaused (RV(unpaused_at)).
+    B(signal) - as below. RV(controllers_down_seconds) is 0. A run that finds the namespace flipped already (an
+    earlier run was killed after the flip) takes the copy as done (a dry run gives its report) and goes on from the
+    flip's wait.
+  - B(Strategy scale_down) - the window in which a hosted cluster has no CAPI controllers, so that they are down for
+    the work alone, in this order.
   - B(scale_down) - each Deployment of O(deployments) that exists gets its replica count recorded once (annotations
     C(hypershift.openshift.io/capi-migration-replicas) and C(...-stopped-at), as
     M(hypershift.private_capi.hcp_quiesce) writes them) and is scaled to 0; the run waits up to
@@ -92,6 +106,18 @@ options:
     required: false
     default: ""
     aliases: [hostedcontrolplane_name]
+  strategy:
+    description:
+      - V(zero_stop) keeps the controllers running and flips the proxy sidecars put in ahead; V(scale_down) stops the
+        Deployments for the window and starts them with the sidecar (O(deployment_patches)).
+    type: str
+    choices: [zero_stop, scale_down]
+    default: scale_down
+  flip_timeout:
+    description:
+      - With O(strategy=zero_stop), seconds to wait for every running sidecar to acknowledge the flip.
+    type: int
+    default: 60
   signal_annotations:
     description:
       - Annotations set on the HostedControlPlane (only those it does not hold already are written).
@@ -142,7 +168,7 @@ api_calls: {returned: always, type: dict, sample: {"total": 61, "by_method": {"G
   this run sent to the API server - C(total) and C(by_method)."}
 elapsed_seconds: {returned: always, type: float, sample: 4.61, description: "Wall time of the run."}
 phase:
-  description: The last phase begun - V(scale_down), V(copy), V(resume) or V(signal); on a failure, the one that
+  description: The last phase begun - V(check), V(scale_down), V(copy), V(flip), V(resume) or V(signal); on a failure, the one that
     failed.
   returned: always
   type: str
@@ -154,9 +180,27 @@ marks:
   elements: dict
   sample: [{"name": "scale_down", "at": "2026-11-25T13:01:02.000100"}, {"name": "copy", "at": "2026-11-25T13:01:03.512004"}]
 stopped:
-  description: Whether this run stopped the Deployments (false when an earlier run had closed the window).
+  description: Whether this run stopped the Deployments (false when an earlier run had closed the window, and with
+    O(strategy=zero_stop)).
   returned: always
   type: bool
+strategy:
+  description: The strategy of this run, O(strategy).
+  returned: always
+  type: str
+  sample: zero_stop
+flip:
+  description: With O(strategy=zero_stop), the flip - C(mode), C(changed) (this run wrote it), C(pods) (the Pods
+    whose sidecars acknowledged it) and C(waited_seconds).
+  returned: with O(strategy=zero_stop), once the check has begun
+  type: dict
+  sample: {"mode": "translate", "changed": true, "pods": ["cluster-api-7c9d8f6b5-x2x7k"], "waited_seconds": 0.31}
+unpaused_at:
+  description: With O(strategy=zero_stop), when the copies' pause was lifted (UTC, C(%Y-%m-%dT%H:%M:%S.%f)); null
+    until then.
+  returned: with O(strategy=zero_stop), once the check has begun
+  type: str
+  sample: "2026-11-29T01:02:03.456789"
 scale_down:
   description: The stop step's result, as M(hypershift.private_capi.hcp_quiesce) returns it with
     O(hypershift.private_capi.hcp_quiesce#module:state=quiesced) (C(deployments), C(replicas), C(actions),
@@ -211,7 +255,7 @@ lease_token: {returned: "with a lock holder, not in check mode", type: dict, sam
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import SCALE_DOWN, STRATEGIES, run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_main, hostedcluster_options
@@ -237,6 +281,8 @@ def argspec():
         verify=dict(type="bool", default=True),
         holder=dict(type="str", default=""),
         signal_annotations=dict(type="dict"),
+        strategy=dict(type="str", default=SCALE_DOWN, choices=list(STRATEGIES)),
+        flip_timeout=dict(type="int", default=60),
     )
     return spec
 

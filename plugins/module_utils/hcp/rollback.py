@@ -29,6 +29,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     COUNTS_ANNOTATION,
     PHASE_ANNOTATION,
     PRIVATE_TYPES_ANNOTATION,
+    PROXY_MODE_CONFIG_MAP,
     ROLLBACK_FAILED_ANNOTATION,
     format_time,
     utc_now,
@@ -155,13 +156,13 @@ class RollbackService(PhasedRun):
 
     # --- the proxy out --------------------------------------------------------------------------------
     def _proxy_out(self):
-        """The sidecar removal patches (sent with the scale-up), and the sidecar's kubeconfig ConfigMap, RBAC and
-        signal deleted now."""
+        """The sidecar removal patches (sent with the scale-up), and the sidecar's kubeconfig and mode ConfigMaps, RBAC
+        and signal deleted now."""
         patches = sidecar.absent_patches(self._deployments(), self.params["deployments"])
         self.proxy["deployments"] = [patch["metadata"]["name"] for patch in patches]
         selector = sidecar.rbac_label_selector(self.namespace)
-        doomed = [(api_path("", "v1", "configmaps", self.namespace, self.params["proxy_config_map"]),
-                   describe("ConfigMap", self.params["proxy_config_map"], self.namespace))]
+        doomed = [(api_path("", "v1", "configmaps", self.namespace, name), describe("ConfigMap", name, self.namespace))
+                  for name in (self.params["proxy_config_map"], PROXY_MODE_CONFIG_MAP)]
         for group, version, plural, namespaced in sidecar.RBAC_RESOURCES:
             namespace = self.namespace if namespaced else None
             for item in self.client.list(api_path(group, version, plural, namespace), "list %s labelled %s"

@@ -60,7 +60,8 @@ CRD_READER_RULE = policy_rule(SIDECAR_CRD_RULE)
 MODE_FOLLOWER_RULE = policy_rule(SIDECAR_MODE_RULE)
 STATES, STEPS = ("present", "absent"), ("all", "prepare")
 # The role's settings proxy_reads and proxy_plan take, besides SETTINGS (the role's private_capi_proxy_* variables)
-ROLE_SETTINGS = ("state", "steps", "namespace", "deployments", "skip_missing", "rbac", "upstream_server", "mode")
+ROLE_SETTINGS = ("state", "steps", "namespace", "deployments", "skip_missing", "rbac", "upstream_server", "mode",
+                 "follow_mode")
 SETTINGS = ("image", "image_pull_policy", "mount_path", "port", "metrics_port", "log_level", "use_own_credentials",
             "extra_args", "resources", "liveness_probe", "readiness_probe", "config_map_name", "main_containers")
 
@@ -119,21 +120,22 @@ def _mount(settings):
 
 def sidecar_container(settings, namespace):
     """The kube-apiserver-proxy container the settings describe (the role's private_capi_proxy_* variables), in the
-    Deployments of namespace: it follows the mode of the namespace's mode ConfigMap, acknowledged under its Pod's
-    name."""
+    Deployments of namespace: unless settings["follow_mode"] is false (the HyperShift operator's sidecar, which always
+    translates), it follows the mode of the namespace's mode ConfigMap, acknowledged under its Pod's name."""
     mount_path = settings["mount_path"]
+    follow_mode = settings.get("follow_mode", True)
     args = ["--kubeconfig=%s/upstream.kubeconfig" % mount_path, "--listen=127.0.0.1:%s" % settings["port"],
-            "--metrics-listen=0.0.0.0:%s" % settings["metrics_port"], "--log-level=%s" % settings["log_level"],
-            "--mode-config-map=%s/%s" % (namespace, PROXY_MODE_CONFIG_MAP)]
+            "--metrics-listen=0.0.0.0:%s" % settings["metrics_port"], "--log-level=%s" % settings["log_level"]]
+    if follow_mode:
+        args.append("--mode-config-map=%s/%s" % (namespace, PROXY_MODE_CONFIG_MAP))
     if settings.get("use_own_credentials"):
         args.append("--use-own-credentials")
     args.extend(settings.get("extra_args") or [])
-    return {
+    container = {
         "name": CONTAINER_NAME,
         "image": settings["image"],
         "imagePullPolicy": settings["image_pull_policy"],
         "args": args,
-        "env": [{"name": POD_NAME_ENV, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
         "ports": [{"name": "proxy-metrics", "containerPort": int(settings["metrics_port"]), "protocol": "TCP"}],
         "resources": settings["resources"],
         "livenessProbe": settings["liveness_probe"],
@@ -142,6 +144,10 @@ def sidecar_container(settings, namespace):
         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "runAsNonRoot": True,
                             "capabilities": {"drop": ["ALL"]}},
     }
+    if follow_mode:
+        container["env"] = [{"name": POD_NAME_ENV,
+                             "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}]
+    return container
 
 
 def _check_settings(settings):
@@ -307,11 +313,11 @@ def _rbac_pair(kind, name, namespace, rules, subjects):
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name}, "subjects": subjects}]
 
 
-def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrolebindings, clusterroles):
+def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrolebindings, clusterroles, follow_mode=True):
     """Grants on the private groups mirroring, for the ServiceAccount of each Deployment named in names, its grants on
     the standard CAPI groups: a Role and RoleBinding for what its RoleBindings grant, a ClusterRole and
-    ClusterRoleBinding for what its ClusterRoleBindings grant, and one ClusterRole and binding letting every such
-    ServiceAccount read CRDs. The bindings and roles are the namespace's and the cluster's, as read."""
+    ClusterRoleBinding for what its ClusterRoleBindings grant, one ClusterRole and binding letting every such
+    ServiceAccount read CRDs and, with follow_mode, one Role and binding letting it follow the mode ConfigMap. The bindings and roles are the namespace's and the cluster's, as read."""
     rules = {"Role": dict((_metadata(role).get("name"), role.get("rules")) for role in roles or []),
              "ClusterRole": dict((_metadata(role).get("name"), role.get("rules")) for role in clusterroles or [])}
     accounts = []
@@ -340,8 +346,9 @@ def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrole
         every_account = [{"kind": "ServiceAccount", "name": account, "namespace": namespace} for account in accounts]
         objects.extend(_rbac_pair("ClusterRole", "%scrd-reader-%s" % (RBAC_NAME_PREFIX, namespace), namespace,
                                   [json.loads(json.dumps(CRD_READER_RULE))], every_account))
-        objects.extend(_rbac_pair("Role", RBAC_NAME_PREFIX + "mode", namespace,
-                                  [json.loads(json.dumps(MODE_FOLLOWER_RULE))], every_account))
+        if follow_mode:
+            objects.extend(_rbac_pair("Role", RBAC_NAME_PREFIX + "mode", namespace,
+                                      [json.loads(json.dumps(MODE_FOLLOWER_RULE))], every_account))
     return objects
 
 
@@ -363,11 +370,11 @@ def role_reads(settings):
     _check_role_settings(settings)
     namespace = settings["namespace"]
     reads = [{"api_version": "apps/v1", "kind": "Deployment", "namespace": namespace}]
-    if settings["state"] == "present":
+    if settings["state"] == "present" and settings["follow_mode"]:
         reads.append({"api_version": "v1", "kind": "ConfigMap", "namespace": namespace,
                       "label_selectors": rbac_label_selectors(namespace)})
-        if not settings["rbac"]:
-            return reads
+    if settings["state"] == "present" and not settings["rbac"]:
+        return reads
     selectors = rbac_label_selectors(namespace) if settings["state"] == "absent" else []
     for group, version, plural, namespaced in RBAC_RESOURCES:
         reads.append({"api_version": "%s/%s" % (group, version), "kind": RBAC_KINDS[plural],
@@ -392,19 +399,21 @@ def role_plan(results, settings):
                    "metadata": dict((key, value) for key, value in _metadata(obj).items() if key in ("name", "namespace"))}
                   for objects in found[1:] for obj in objects]
         delete.extend({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
-                      for name in (settings["config_map_name"], PROXY_MODE_CONFIG_MAP))
+                      for name in (settings["config_map_name"], PROXY_MODE_CONFIG_MAP)[:2 if settings["follow_mode"] else 1])
         return {"error": "", "apply": [], "patches": absent_patches(deployments, names), "patch": True, "delete": delete}
-    config_maps, found = found[1], [found[0]] + found[2:]
-    # the mode ConfigMap is created when missing, never overwritten: the migration flips it (a re-run must not undo that)
     apply = [config_map]
-    if PROXY_MODE_CONFIG_MAP not in [_metadata(item).get("name") for item in config_maps]:
-        apply.append(mode_config_map(namespace, settings["mode"]))
+    if settings["follow_mode"]:
+        config_maps, found = found[1], [found[0]] + found[2:]
+        # the mode ConfigMap is created when missing, never overwritten: the migration flips it (a re-run must not undo
+        # that)
+        if PROXY_MODE_CONFIG_MAP not in [_metadata(item).get("name") for item in config_maps]:
+            apply.append(mode_config_map(namespace, settings["mode"]))
     present_names = [_metadata(deployment).get("name") for deployment in deployments]
     missing = [name for index, name in enumerate(names) if name not in present_names and name not in names[:index]]
     error = ""
     if missing and not settings["skip_missing"]:
         error = ("Deployments %s were not found in namespace %s; fix private_capi_proxy_deployments (expected the "
                  "CAPI-dependent Deployments of this namespace)." % (", ".join(missing), namespace))
-    rbac = private_rbac(deployments, names, namespace, *found[1:]) if settings["rbac"] else []
+    rbac = private_rbac(deployments, names, namespace, *found[1:], follow_mode=settings["follow_mode"]) if settings["rbac"] else []
     return {"error": error, "apply": apply + rbac, "patches": present_patches(deployments, names, settings),
             "patch": settings["steps"] == "all", "delete": []}

@@ -1,6 +1,18 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Runner of hypershift.private_capi.hcp_migrate_window: the window without CAPI controllers in one module run.
+"""Runner of hypershift.private_capi.hcp_migrate_window: a migration's window in one module run, by one of two
+strategies (STRATEGIES; O(strategy)).
+
+zero_stop (the controllers never stop): the CAPI-dependent Deployments already run the API proxy sidecar in
+pass-through (put in ahead, playbooks/proxy_preinstall.yml) and CAPI reconciliation is paused (hcp_quiesce, before
+this run). The run checks the sidecars (refused before any change when one is missing, does not follow the mode
+ConfigMap, or is still rolling out), copies the CAPI objects to the private groups, flips every sidecar of the
+namespace to translate (flip.py: one write of the mode ConfigMap, then every running sidecar's acknowledgement), lifts
+the pause of the copies, and signals. The pause lasts for the copy and the flip alone. A run that finds the namespace
+flipped already (an earlier run was killed after the flip) takes the copy as done - it was verified before the flip,
+and the copies stayed paused until the unpause - and goes on from the flip's wait.
+
+scale_down (the controllers stop for the window; kept for a sidecar that cannot be put in ahead):
 
 A migration's window is three steps that each used to be a module run of its own: stop the CAPI-dependent
 Deployments (QuiesceService.quiesce), copy the CAPI objects to the private groups (MigrateService), start them again
@@ -20,7 +32,14 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
-from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PRIVATE_TYPES_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    PRIVATE_TYPES_ANNOTATION,
+    PROXY_PASSTHROUGH,
+    PROXY_TRANSLATE,
+    format_mark,
+    proxy_mode,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.flip import FlipService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
     deployment_patches_by_name,
@@ -45,6 +64,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"
 # the phase names of RV(marks), as the migrate role's marks name them (report phases)
 STOP, COPY, START, SIGNAL = "scale_down", "copy", "resume", "signal"
+CHECK, FLIP = "check", "flip"  # zero_stop's own phases: the sidecars checked, then (after the copy) flipped
+ZERO_STOP, SCALE_DOWN = "zero_stop", "scale_down"
+STRATEGIES = (ZERO_STOP, SCALE_DOWN)
 # the control-plane-operator's signal on the HostedControlPlane (O(signal_annotations) when none are given)
 DEFAULT_SIGNAL = {PRIVATE_TYPES_ANNOTATION: "true"}
 
@@ -71,6 +93,8 @@ class WindowService(PhasedRun):
         self.stop = self.copy = self.start = None
         self.signal = {"changed": False, "annotations": {}}
         self.signal_diff = None
+        self.flip = None  # zero_stop: the FlipService
+        self.unpaused_at = None  # zero_stop: when the copies' pause was lifted (MARK_TIME_FORMAT)
 
     def _quiesce(self, **overrides):
         params = quiesce_params(self.namespace, deployments=self.params["deployments"], **overrides)
@@ -94,16 +118,12 @@ class WindowService(PhasedRun):
         if not all(probe.patch_in_place(d, patches[d["metadata"]["name"]]) for d in deployments
                    if d["metadata"]["name"] in patches):
             return None
-        dry_run = self.client.dry_run
-        self.client.dry_run = True
-        try:
-            planned = self._migrate(verify=False)
-            planned.run()
-        finally:
-            self.client.dry_run = dry_run
+        planned = self._dry_run_copy()
         return None if planned.report.changed else planned
 
     def run(self):
+        if self.params["strategy"] == ZERO_STOP:
+            return self._run_zero_stop()
         self.begin(STOP)
         # the copies of a closed window are not verified again: the controllers have run on them since (unpaused, their
         # status moved on); the run that closed the window verified them before it started the controllers
@@ -123,12 +143,46 @@ class WindowService(PhasedRun):
         self.start.resume()
         if not self.stopped:
             self._window_of_an_earlier_run()
+        self._signal_step()
+        return self.copy.report
+
+    def _run_zero_stop(self):
+        self.begin(CHECK)
+        self.flip = FlipService(self.client, self.namespace, self.params["deployments"], check_mode=self.check_mode)
+        config_map = self.flip.check((PROXY_PASSTHROUGH, PROXY_TRANSLATE))
+        flipped_before = proxy_mode(config_map)[0] == PROXY_TRANSLATE
+        self.begin(COPY)
+        if flipped_before:
+            self.copy = self._dry_run_copy()
+        else:
+            self.copy = self._migrate(verify=self.params["verify"])
+            self.copy.run()
+        self.begin(FLIP)
+        self.flip.flip(PROXY_TRANSLATE, self.params["flip_timeout"])
+        self.begin(START)
+        self.start = self._quiesce(state="resumed", pause_group=self.params["pause_group"], deployments=[])
+        self.start.resume()
+        self.unpaused_at = format_mark(self.now())
+        self._signal_step()
+        return self.copy.report
+
+    def _dry_run_copy(self):
+        """The copy as a dry run (its report: kinds and counts), for a run that finds the copy done."""
+        dry_run = self.client.dry_run
+        self.client.dry_run = True
+        try:
+            planned = self._migrate(verify=False)
+            planned.run()
+        finally:
+            self.client.dry_run = dry_run
+        return planned
+
+    def _signal_step(self):
         if self.params["signal_annotations"] is None:
             self.params["signal_annotations"] = dict(DEFAULT_SIGNAL)
         if self.params["hostedcontrolplane_name"] and self.params["signal_annotations"]:
             self.begin(SIGNAL)
             self._signal()
-        return self.copy.report
 
     def _window_of_an_earlier_run(self):
         """The window an earlier run opened and closed, as Kubernetes tells it: from the first scale to 0 (the record on
@@ -169,11 +223,16 @@ class WindowService(PhasedRun):
     @property
     def changed(self):
         return bool((self.stop and self.stop.changed) or (self.copy and self.copy.report.changed)
-                    or (self.start and self.start.changed) or self.signal["changed"])
+                    or (self.start and self.start.changed) or self.signal["changed"]
+                    or (self.flip and self.flip.result["changed"]))
 
     def result(self):
         """The module's result: each step's own result under its phase name, the window at the top."""
-        result = {"changed": self.changed, "phase": self.phase, "marks": list(self.marks), "stopped": self.stopped}
+        result = {"changed": self.changed, "phase": self.phase, "marks": list(self.marks), "stopped": self.stopped,
+                  "strategy": self.params["strategy"]}
+        if self.flip is not None:
+            result[FLIP] = dict(self.flip.result)
+            result["unpaused_at"] = self.unpaused_at
         diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start)), self.namespace, self.diff)
         if self.copy is not None:
             # not "copy": in Jinja2 that is the dict's own method (window.copy), not this key
@@ -185,6 +244,8 @@ class WindowService(PhasedRun):
         window = result.get(START) or {}
         for key in ("stopped_at", "available_at", "controllers_down_seconds"):
             result[key] = window.get(key)
+        if self.params["strategy"] == ZERO_STOP:  # no Deployment is stopped: by construction, not measured
+            result.update(stopped_at=None, available_at=None, controllers_down_seconds=0.0)
         result["waited_seconds"] = round(sum((result.get(key) or {}).get("waited_seconds") or 0.0 for key in (STOP, START)), 3)
         if diffs:
             result["diff"] = diffs

@@ -17,7 +17,8 @@ SIDECAR_SETTINGS = {"image": "registry.example/capi-proxy:test", "image_pull_pol
                     "use_own_credentials": True, "extra_args": [], "resources": {}, "liveness_probe": {},
                     "readiness_probe": {}, "config_map_name": "capi-proxy-kubeconfig", "main_containers": []}
 SETTINGS = dict(SIDECAR_SETTINGS, state="present", steps="all", namespace=NS, deployments=["cluster-api", "capi-provider"],
-                skip_missing=False, rbac=True, upstream_server="https://kubernetes.default.svc", mode="passthrough")
+                skip_missing=False, rbac=True, upstream_server="https://kubernetes.default.svc", mode="passthrough",
+                follow_mode=True)
 RBAC_V1 = "rbac.authorization.k8s.io/v1"
 ALL = {"resources": ["*"], "verbs": ["*"]}
 
@@ -203,6 +204,20 @@ def test_a_mode_config_map_that_exists_is_never_overwritten():
                "data": {"mode": "translate"}}
     plan = sidecar.role_plan([READ[0], {"resources": [flipped]}] + READ[2:], SETTINGS)
     assert [obj["metadata"]["name"] for obj in plan["apply"] if obj["kind"] == "ConfigMap"] == ["capi-proxy-kubeconfig"]
+
+
+def test_a_sidecar_that_does_not_follow_a_mode_has_no_mode_config_map_role_or_read():
+    fixed = dict(SETTINGS, follow_mode=False)
+    reads = sidecar.role_reads(fixed)
+    assert "ConfigMap" not in [read["kind"] for read in reads]
+    plan = sidecar.role_plan(READ[:1] + READ[2:], fixed)
+    assert names(plan["apply"])[0] == ("ConfigMap", "capi-proxy-kubeconfig")
+    assert ("ConfigMap", "capi-proxy-mode") not in names(plan["apply"])
+    assert ("Role", "private-capi-proxy-mode") not in names(plan["apply"])
+    container = [c for c in plan["patches"][0]["spec"]["template"]["spec"]["containers"] if c["name"] == "kube-apiserver-proxy"][0]
+    assert "env" not in container and not [arg for arg in container["args"] if arg.startswith("--mode")]
+    absent = sidecar.role_plan([{"resources": DEPLOYMENTS}] + [{"resources": []}] * 4, dict(fixed, state="absent"))
+    assert names(absent["delete"]) == [("ConfigMap", "capi-proxy-kubeconfig")]
 
 
 def test_an_unknown_mode_is_refused_naming_the_variable():

@@ -1,0 +1,201 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The flip: every API proxy sidecar of an HCP namespace moved to one mode at once, without a Pod restart.
+
+Each sidecar follows data.mode of the namespace's mode ConfigMap live (capi_proxy/mode.py) and, once it applied a mode,
+writes it under its Pod's name there (contract.py: PROXY_MODE_CONFIG_MAP, PROXY_APPLIED_PREFIX). A flip is one write of
+that ConfigMap, then a wait until every sidecar that runs has acknowledged the new mode. A sidecar that does not run
+yet reads the ConfigMap as it starts, so it comes up in the new mode: only running ones are waited for.
+
+Why a flip needs no stricter order: it happens while CAPI reconciliation is paused (the standard objects and their
+copies alike), so in the moment when one sidecar of the namespace already serves the private objects and another
+still the standard ones, neither controller acts on what it reads. The caller unpauses only once every running
+sidecar has acknowledged; from then on no controller of the namespace reads the standard groups.
+
+Pure functions (what to refuse before any change, who has not acknowledged) and FlipService, which reads, writes and
+waits with one client.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    PROXY_APPLIED_PREFIX,
+    PROXY_MODE_CONFIG_MAP,
+    PROXY_MODE_KEY,
+    proxy_applied_key,
+    proxy_mode,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.sidecar import CONTAINER_NAME, has_sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+
+POLL_SECONDS = 0.1
+# what puts the sidecar in ahead of the migration, named in the refusals
+PREINSTALL = ("playbooks/proxy_preinstall.yml (the api_proxy role with private_capi_proxy_mode: passthrough and "
+              "private_capi_proxy_steps: all)")
+
+
+class FlipError(PrivateCapiError):
+    """A flip refused before any change, or not acknowledged in time; the message names the objects and what to do."""
+
+
+def follows_mode(deployment, namespace):
+    """Whether the Deployment's sidecar follows the namespace's mode ConfigMap (an older release's sidecar does not:
+    its mode is fixed)."""
+    wanted = "--mode-config-map=%s/%s" % (namespace, PROXY_MODE_CONFIG_MAP)
+    for container in ((deployment.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []:
+        if container.get("name") == CONTAINER_NAME:
+            return wanted in (container.get("args") or [])
+    return False
+
+
+def rolled_out(deployment):
+    """Whether the Deployment's current template runs in every replica and nothing else runs (kubectl rollout status's
+    test): observed, updated, available, no old replica left."""
+    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    generation = (deployment.get("metadata") or {}).get("generation") or 0
+    replicas = spec.get("replicas", 1)
+    return (status.get("observedGeneration", 0) >= generation and status.get("updatedReplicas", 0) >= replicas
+            and status.get("replicas", 0) <= status.get("updatedReplicas", 0)
+            and status.get("availableReplicas", 0) >= replicas)
+
+
+def sidecar_problems(deployments, names, namespace):
+    """Why a flip in namespace must not start, one line per Deployment of names found in deployments (as read): no
+    sidecar, a sidecar that does not follow the mode ConfigMap, or a rollout of it not finished. Each names the
+    Deployment and the step that fixes it."""
+    problems = []
+    for deployment in deployments:
+        name = (deployment.get("metadata") or {}).get("name")
+        if name not in names:
+            continue
+        who = "Deployment %s/%s" % (namespace, name)
+        if not has_sidecar(deployment):
+            problems.append("%s has no API proxy sidecar: put it in first with %s" % (who, PREINSTALL))
+        elif not follows_mode(deployment, namespace):
+            problems.append("%s has an API proxy sidecar that does not follow the mode ConfigMap %s (put in by an older "
+                            "release): run %s again to update it" % (who, PROXY_MODE_CONFIG_MAP, PREINSTALL))
+        elif not rolled_out(deployment):
+            problems.append("%s is still rolling out its API proxy sidecar: wait until `kubectl -n %s rollout status "
+                            "deployment/%s` succeeds, then run again" % (who, namespace, name))
+    return problems
+
+
+def mode_problem(config_map, namespace, allowed):
+    """Why the mode ConfigMap (as read, None when missing) does not allow a flip: its mode must be one of allowed."""
+    mode, problem = proxy_mode(config_map)
+    if mode is None:
+        return "the proxy mode ConfigMap %s/%s: %s; create it with %s" % (namespace, PROXY_MODE_CONFIG_MAP, problem,
+                                                                          PREINSTALL)
+    if mode not in allowed:
+        return ("the proxy mode ConfigMap %s/%s holds mode %s, expected %s: another run or a person changed it; find out "
+                "why before running again" % (namespace, PROXY_MODE_CONFIG_MAP, mode, " or ".join(allowed)))
+    return None
+
+
+def running_sidecars(pods, names):
+    """Names of the Pods of the named Deployments whose sidecar container runs now and that are not going away."""
+    if not names:
+        return []
+    pattern = owner_pattern(names)
+    found = []
+    for pod in pods:
+        metadata = pod.get("metadata") or {}
+        if metadata.get("deletionTimestamp") or not owned_by(pod, pattern):
+            continue
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            if status.get("name") == CONTAINER_NAME and "running" in (status.get("state") or {}):
+                found.append(metadata.get("name"))
+    return sorted(found)
+
+
+def unacknowledged(config_map, pod_names, mode):
+    """The pods of pod_names whose sidecar has not acknowledged mode in the mode ConfigMap (as read), sorted."""
+    data = (config_map or {}).get("data") or {}
+    return sorted(name for name in pod_names if data.get(proxy_applied_key(name)) != mode)
+
+
+def flip_patch(config_map, mode, pod_names):
+    """The merge patch of the mode ConfigMap that sets mode and drops the acknowledgements of Pods gone (pod_names are
+    the Pods that may still acknowledge), or None when nothing changes."""
+    data = (config_map or {}).get("data") or {}
+    changes = dict((key, None) for key in data
+                   if key.startswith(PROXY_APPLIED_PREFIX) and key[len(PROXY_APPLIED_PREFIX):] not in pod_names)
+    if data.get(PROXY_MODE_KEY) != mode:
+        changes[PROXY_MODE_KEY] = mode
+    return {"data": changes} if changes else None
+
+
+class FlipService(object):
+    """Reads the namespace's sidecar Deployments, their Pods and the mode ConfigMap; checks, flips and waits."""
+
+    def __init__(self, client, namespace, names, check_mode=False, clock=time.monotonic, sleep=time.sleep):
+        self.client = client
+        self.namespace = namespace
+        self.names = list(names)
+        self.check_mode = check_mode
+        self.clock = clock
+        self.sleep = sleep
+        self.result = {"mode": None, "changed": False, "pods": [], "waited_seconds": 0.0}
+
+    def _config_map_path(self):
+        return api_path("", "v1", "configmaps", self.namespace, PROXY_MODE_CONFIG_MAP)
+
+    def read_config_map(self):
+        return self.client.get_or_none(self._config_map_path(),
+                                       "get " + describe("ConfigMap", PROXY_MODE_CONFIG_MAP, self.namespace))
+
+    def read_deployments(self):
+        path = api_path("apps", "v1", "deployments", self.namespace)
+        return self.client.list(path, "list " + describe("Deployments", namespace=self.namespace))
+
+    def _running(self):
+        path = api_path("", "v1", "pods", self.namespace)
+        return running_sidecars(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)), self.names)
+
+    def check(self, allowed):
+        """Refuse (FlipError, nothing written) unless every named Deployment that exists has a sidecar that follows
+        the mode ConfigMap, rolled out, and the ConfigMap holds one of allowed. Returns the ConfigMap as read."""
+        problems = sidecar_problems(self.read_deployments(), self.names, self.namespace)
+        config_map = self.read_config_map()
+        problem = mode_problem(config_map, self.namespace, allowed)
+        if problem:
+            problems.append(problem)
+        if problems:
+            raise FlipError("the proxy sidecars of namespace %s cannot be flipped, nothing was changed: %s"
+                            % (self.namespace, "; ".join(problems)))
+        return config_map
+
+    def flip(self, mode, timeout):
+        """Set mode (one write, none when it is set) and wait until every running sidecar acknowledged it; FlipError
+        naming the Pods that did not within timeout seconds. In check mode nothing is written or waited for."""
+        config_map = self.read_config_map()
+        running = self._running()
+        patch = flip_patch(config_map, mode, running)
+        self.result.update(mode=mode, changed=bool(patch and PROXY_MODE_KEY in patch["data"]))
+        if self.check_mode:
+            return self.result
+        if patch is not None:
+            what = "flip " + describe("ConfigMap", PROXY_MODE_CONFIG_MAP, self.namespace)
+            config_map = self.client.patch(self._config_map_path(), patch, "%s to %s" % (what, mode))
+        started = self.clock()
+        while True:
+            missing = unacknowledged(config_map, running, mode)
+            if not missing:
+                break
+            if self.clock() - started > timeout:
+                raise FlipError("the proxy sidecars of Pods %s in namespace %s did not acknowledge mode %s within %ss "
+                                "(data.%s<pod> of ConfigMap %s): see each sidecar's log (container %s) and its Role "
+                                "private-capi-proxy-mode" % (", ".join(missing), self.namespace, mode, timeout,
+                                                             PROXY_APPLIED_PREFIX, PROXY_MODE_CONFIG_MAP, CONTAINER_NAME))
+            self.sleep(POLL_SECONDS)
+            config_map = self.read_config_map()
+            running = self._running()
+        self.result.update(pods=running, waited_seconds=round(self.clock() - started, 3))
+        return self.result

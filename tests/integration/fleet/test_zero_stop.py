@@ -1,0 +1,148 @@
+"""hcp_migrate_window's zero_stop strategy on the real control plane: the controllers' Deployments are never scaled.
+
+The proxy sidecars go in ahead, in pass-through (the api_proxy role, private_capi_proxy_mode passthrough), and their
+Pods run for real (testenv.cluster.pods: the proxy of the installed package, in the Pod's network namespace); CAPI is
+paused (hcp_quiesce); then one module run checks, copies, flips every sidecar of the namespace to translate (each
+acknowledges it in the mode ConfigMap) and unpauses the copies. A sampler reads the Deployments every 0.2 s the whole
+time: none is ever below its replicas available once the sidecars are in. Without sidecars the window is refused
+before any change, naming the Deployment and the step that fixes it.
+"""
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from testenv import REPO_ROOT
+from testenv.hcp import fleet
+from testenv.module_runner import run_module
+from tests.integration.fleet.support import list_items, start_fleet
+
+pytestmark = pytest.mark.slow
+
+HC = "hc-01"
+NS = "clusters-" + HC
+DEPLOYMENTS = list(fleet.CAPI_DEPLOYMENTS)
+PRIVATE = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/%s/" % NS
+STANDARD = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/" % NS
+MODE = "/api/v1/namespaces/%s/configmaps/capi-proxy-mode" % NS
+PLAYBOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "playbooks", "proxy_ahead.yml")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    server, _crds = start_fleet(tmp_path_factory.mktemp("zero-stop"), fleet.fleet_spec(1, machines=2))
+    yield server
+    assert server.stop() == 0
+
+
+class Sampler(object):
+    """Every Deployment's available replicas against its spec, read every 0.2 s: the samples where one was short."""
+
+    def __init__(self, server):
+        self.server = server
+        self.short = []
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            for deployment in list_items(self.server, "/apis/apps/v1/namespaces/%s/deployments" % NS):
+                wanted = deployment["spec"].get("replicas", 1)
+                available = (deployment.get("status") or {}).get("availableReplicas") or 0
+                if deployment["metadata"]["name"] in DEPLOYMENTS and available < min(wanted, 1):
+                    self.short.append((time.monotonic(), deployment["metadata"]["name"], available, wanted))
+            self.samples += 1
+            self._stop.wait(0.2)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(10)
+        return self.short
+
+
+def window(server, **options):
+    return run_module("hcp_migrate_window", dict({
+        "kubeconfig": server.kubeconfig, "hcp_namespace": NS, "deployments": DEPLOYMENTS, "strategy": "zero_stop",
+        "pause_group": "cluster.hypershift.openshift.io", "hostedcluster_name": HC, "flip_timeout": 60}, **options))
+
+
+def pause_standard(server):
+    paused = run_module("hcp_quiesce", {"kubeconfig": server.kubeconfig, "hcp_namespace": NS,
+                                        "pause_group": "cluster.x-k8s.io"})
+    assert not paused.failed, paused
+
+
+def put_sidecars_in_ahead(server):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    command = [os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook"), "-i", "localhost,", PLAYBOOK,
+               "-e", "kubeconfig=%s namespace=%s" % (server.kubeconfig, NS), "-e", '{"deployments": %s}' % (
+                   str(DEPLOYMENTS).replace("'", '"'))]
+    result = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=400, check=False)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+
+
+def mode_data(server):
+    response = server.request("GET", MODE)
+    return response.json().get("data") or {} if response.status == 200 else None
+
+
+def sidecar_pods(server):
+    return sorted(pod["metadata"]["name"] for pod in list_items(server, "/api/v1/namespaces/%s/pods" % NS)
+                  if not pod["metadata"].get("deletionTimestamp")
+                  and any(c["name"] == "kube-apiserver-proxy" for c in pod["spec"]["containers"]))
+
+
+def test_a_window_without_sidecars_is_refused_before_any_change(server):
+    pause_standard(server)
+    since = len(server.request_counts()["entries"])
+    refused = window(server)
+    assert refused.failed and refused.result["phase"] == "check"
+    assert "cannot be flipped, nothing was changed" in refused.msg
+    assert ("Deployment %s/cluster-api has no API proxy sidecar: put it in first with playbooks/proxy_preinstall.yml"
+            % NS) in refused.msg
+    assert "the proxy mode ConfigMap %s/capi-proxy-mode: the ConfigMap does not exist" % NS in refused.msg
+    assert [entry for entry in server.request_counts(since)["entries"]
+            if entry["verb"] not in ("get", "list", "watch")] == []
+    assert list_items(server, PRIVATE + "machines") == []
+
+
+def test_the_zero_stop_window_flips_every_sidecar_and_never_stops_a_deployment(server):
+    put_sidecars_in_ahead(server)
+    pods = sidecar_pods(server)
+    assert len(pods) == len(DEPLOYMENTS)
+    deadline = time.monotonic() + 30
+    while any(mode_data(server).get("applied." + pod) != "passthrough" for pod in pods):
+        assert time.monotonic() < deadline, mode_data(server)
+        time.sleep(0.2)
+    standard_machines = sorted(m["metadata"]["name"] for m in list_items(server, STANDARD + "machines"))
+    sampler = Sampler(server)
+    try:
+        done = window(server)
+    finally:
+        short = sampler.stop()
+    assert not done.failed, done
+    result = done.result
+    assert result["strategy"] == "zero_stop" and result["stopped"] is False
+    assert result["controllers_down_seconds"] == 0.0 and result["stopped_at"] is None
+    assert [mark["name"] for mark in result["marks"]] == ["check", "copy", "flip", "resume", "signal"]
+    assert result["flip"]["mode"] == "translate" and result["flip"]["changed"] is True
+    assert result["flip"]["pods"] == pods and result["unpaused_at"]
+    data = mode_data(server)
+    assert data["mode"] == "translate" and all(data["applied." + pod] == "translate" for pod in pods)
+    assert sorted(m["metadata"]["name"] for m in list_items(server, PRIVATE + "machines")) == standard_machines
+    cluster = list_items(server, PRIVATE + "clusters")[0]
+    assert not cluster["spec"].get("paused"), "the copies are unpaused"
+    assert sampler.samples > 3 and short == [], "a Deployment was short of available replicas: %s" % short
+    assert sidecar_pods(server) == pods, "the flip restarted no Pod"
+
+
+def test_a_second_run_writes_no_flip_and_changes_no_pod(server):
+    pods = sidecar_pods(server)
+    again = window(server)
+    assert not again.failed, again
+    assert again.result["flip"]["changed"] is False and again.result["flip"]["pods"] == pods
+    assert mode_data(server)["mode"] == "translate" and sidecar_pods(server) == pods

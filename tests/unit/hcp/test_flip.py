@@ -1,0 +1,89 @@
+"""The flip's pure rules (plugins/module_utils/hcp/flip.py): what refuses a flip before any change, which sidecars
+must acknowledge, and the one write."""
+import pytest
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import flip, sidecar
+
+NS = "clusters-prod-01"
+SETTINGS = {"image": "quay.io/hypershift/capi-proxy:1.0.0", "image_pull_policy": "IfNotPresent",
+            "mount_path": "/etc/capi-proxy", "port": 8080, "metrics_port": 9090, "log_level": "info",
+            "use_own_credentials": True, "extra_args": [], "resources": {}, "liveness_probe": {},
+            "readiness_probe": {}, "config_map_name": "capi-proxy-kubeconfig", "main_containers": []}
+
+
+def deployment(name, with_sidecar=True, follows=True, rolled=True):
+    spec = {"containers": [{"name": "manager", "image": "capi:1"}]}
+    if with_sidecar:
+        container = sidecar.sidecar_container(SETTINGS, NS)
+        if not follows:
+            container["args"] = [arg for arg in container["args"] if not arg.startswith("--mode-config-map")]
+        spec["containers"].append(container)
+    status = {"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1}
+    if not rolled:
+        status.update(replicas=2, updatedReplicas=1)
+    return {"metadata": {"name": name, "namespace": NS, "generation": 2}, "spec": {"replicas": 1, "template": {"spec": spec}},
+            "status": status}
+
+
+def pod(name, owner, running=True, terminating=False):
+    metadata = {"name": name, "ownerReferences": [{"kind": "ReplicaSet", "name": owner + "-7c9d8f6b5"}]}
+    if terminating:
+        metadata["deletionTimestamp"] = "2026-11-29T01:00:00Z"
+    state = {"running": {"startedAt": "2026-11-29T00:00:00Z"}} if running else {"waiting": {"reason": "ContainerCreating"}}
+    return {"metadata": metadata, "status": {"containerStatuses": [{"name": "manager", "state": state},
+                                                                  {"name": "kube-apiserver-proxy", "state": state}]}}
+
+
+def test_sidecars_that_follow_the_mode_and_rolled_out_allow_a_flip():
+    assert flip.sidecar_problems([deployment("cluster-api"), deployment("capi-provider"), deployment("other", False)],
+                                 ["cluster-api", "capi-provider", "missing"], NS) == []
+
+
+@pytest.mark.parametrize("broken, expected", [
+    (deployment("cluster-api", with_sidecar=False),
+     "Deployment clusters-prod-01/cluster-api has no API proxy sidecar: put it in first with playbooks/proxy_preinstall.yml"),
+    (deployment("cluster-api", follows=False),
+     "Deployment clusters-prod-01/cluster-api has an API proxy sidecar that does not follow the mode ConfigMap "
+     "capi-proxy-mode (put in by an older release): run playbooks/proxy_preinstall.yml"),
+    (deployment("cluster-api", rolled=False),
+     "Deployment clusters-prod-01/cluster-api is still rolling out its API proxy sidecar: wait until `kubectl -n "
+     "clusters-prod-01 rollout status deployment/cluster-api` succeeds"),
+])
+def test_a_deployment_not_ready_for_a_flip_is_named_with_the_step_that_fixes_it(broken, expected):
+    problems = flip.sidecar_problems([broken, deployment("capi-provider")], ["cluster-api", "capi-provider"], NS)
+    assert len(problems) == 1 and problems[0].startswith(expected)
+
+
+@pytest.mark.parametrize("config_map, allowed, expected", [
+    ({"data": {"mode": "passthrough"}}, ("passthrough",), None),
+    ({"data": {"mode": "translate"}}, ("passthrough", "translate"), None),
+    (None, ("passthrough",), "the proxy mode ConfigMap clusters-prod-01/capi-proxy-mode: the ConfigMap does not exist; "
+                             "create it with playbooks/proxy_preinstall.yml"),
+    ({"data": {"mode": "translate"}}, ("passthrough",),
+     "the proxy mode ConfigMap clusters-prod-01/capi-proxy-mode holds mode translate, expected passthrough"),
+])
+def test_the_mode_config_map_must_hold_an_allowed_mode(config_map, allowed, expected):
+    problem = flip.mode_problem(config_map, NS, allowed)
+    assert problem == expected if expected is None else problem.startswith(expected)
+
+
+def test_only_running_sidecars_of_the_named_deployments_must_acknowledge():
+    pods = [pod("cluster-api-7c9d8f6b5-aaaaa", "cluster-api"),
+            pod("cluster-api-7c9d8f6b5-bbbbb", "cluster-api", running=False),  # reads the new mode as it starts
+            pod("cluster-api-7c9d8f6b5-ccccc", "cluster-api", terminating=True),
+            pod("capi-provider-7c9d8f6b5-ddddd", "capi-provider"),
+            pod("other-7c9d8f6b5-eeeee", "other")]
+    running = flip.running_sidecars(pods, ["cluster-api", "capi-provider"])
+    assert running == ["capi-provider-7c9d8f6b5-ddddd", "cluster-api-7c9d8f6b5-aaaaa"]
+    config_map = {"data": {"mode": "translate", "applied.cluster-api-7c9d8f6b5-aaaaa": "translate",
+                           "applied.capi-provider-7c9d8f6b5-ddddd": "passthrough"}}
+    assert flip.unacknowledged(config_map, running, "translate") == ["capi-provider-7c9d8f6b5-ddddd"]
+    assert flip.unacknowledged(config_map, running, "passthrough") == ["cluster-api-7c9d8f6b5-aaaaa"]
+    assert flip.running_sidecars(pods, []) == []
+
+
+def test_the_flip_is_one_write_that_also_drops_the_acknowledgements_of_pods_gone():
+    config_map = {"data": {"mode": "passthrough", "applied.a": "passthrough", "applied.gone": "passthrough"}}
+    assert flip.flip_patch(config_map, "translate", ["a"]) == {"data": {"mode": "translate", "applied.gone": None}}
+    done = {"data": {"mode": "translate", "applied.a": "translate"}}
+    assert flip.flip_patch(done, "translate", ["a"]) is None  # a re-run writes nothing
