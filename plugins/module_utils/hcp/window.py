@@ -97,7 +97,7 @@ class WindowService(PhasedRun):
         self.unpaused_at = None  # zero_stop: when the copies' pause was lifted (MARK_TIME_FORMAT)
 
     def _quiesce(self, **overrides):
-        params = quiesce_params(self.namespace, deployments=self.params["deployments"], **overrides)
+        params = quiesce_params(self.namespace, **dict({"deployments": self.params["deployments"]}, **overrides))
         return QuiesceService(self.client, params, check_mode=self.check_mode)
 
     def _migrate(self, verify):

@@ -100,11 +100,11 @@ def test_a_window_without_sidecars_is_refused_before_any_change(server):
     pause_standard(server)
     since = len(server.request_counts()["entries"])
     refused = window(server)
-    assert refused.failed and refused.result["phase"] == "check"
-    assert "cannot be flipped, nothing was changed" in refused.msg
+    assert refused.failed and refused["phase"] == "check"
+    assert "cannot be flipped, nothing was changed" in refused["msg"]
     assert ("Deployment %s/cluster-api has no API proxy sidecar: put it in first with playbooks/proxy_preinstall.yml"
-            % NS) in refused.msg
-    assert "the proxy mode ConfigMap %s/capi-proxy-mode: the ConfigMap does not exist" % NS in refused.msg
+            % NS) in refused["msg"]
+    assert "the proxy mode ConfigMap %s/capi-proxy-mode: the ConfigMap does not exist" % NS in refused["msg"]
     assert [entry for entry in server.request_counts(since)["entries"]
             if entry["verb"] not in ("get", "list", "watch")] == []
     assert list_items(server, PRIVATE + "machines") == []
@@ -124,8 +124,8 @@ def test_the_zero_stop_window_flips_every_sidecar_and_never_stops_a_deployment(s
         done = window(server)
     finally:
         short = sampler.stop()
-    assert not done.failed, done
-    result = done.result
+    assert not done.failed, (dict(done), done.stderr[-3000:])
+    result = done
     assert result["strategy"] == "zero_stop" and result["stopped"] is False
     assert result["controllers_down_seconds"] == 0.0 and result["stopped_at"] is None
     assert [mark["name"] for mark in result["marks"]] == ["check", "copy", "flip", "resume", "signal"]
@@ -144,5 +144,5 @@ def test_a_second_run_writes_no_flip_and_changes_no_pod(server):
     pods = sidecar_pods(server)
     again = window(server)
     assert not again.failed, again
-    assert again.result["flip"]["changed"] is False and again.result["flip"]["pods"] == pods
+    assert again["flip"]["changed"] is False and again["flip"]["pods"] == pods
     assert mode_data(server)["mode"] == "translate" and sidecar_pods(server) == pods
