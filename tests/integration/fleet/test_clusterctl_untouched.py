@@ -110,11 +110,18 @@ class CrdWatch(threading.Thread):
         return self.names
 
 
+def read_or_none(server, path):
+    response = server.request("GET", path)
+    assert response.status in (200, 404), "GET %s: %r" % (path, response)
+    return response.json() if response.status == 200 else None
+
+
 def clusterctl_state(server):
-    """The clusterctl CRD and both Providers as the server has them, whole, and every CRD name of the twin group."""
+    """The clusterctl CRD and both Providers as the server has them, whole (None: gone), and every CRD name of the
+    twin group."""
     crd_names = [item["metadata"]["name"] for item in read(server, CRD_PATH)["items"]]
-    return {"crd": read(server, CRD_PATH + "/" + CLUSTERCTL_CRD_NAME),
-            "providers": {namespace: read(server, providers_path(namespace, "cluster-api"))
+    return {"crd": read_or_none(server, CRD_PATH + "/" + CLUSTERCTL_CRD_NAME),
+            "providers": {namespace: read_or_none(server, providers_path(namespace, "cluster-api"))
                           for namespace in (PROVIDER_NAMESPACE, hcp_ns(NAME))},
             "twins": [name for name in crd_names if name.endswith(CLUSTERCTL_TWIN_GROUP)]}
 
@@ -166,6 +173,7 @@ def test_the_clusterctl_crd_and_providers_are_left_exactly_as_they_were(steps, s
     for name, before_object, after_object in [("crd", installed["crd"], after["crd"])] + [
             ("Provider " + namespace, installed["providers"][namespace], after["providers"][namespace])
             for namespace in installed["providers"]]:
+        assert after_object is not None, "%s is gone after the step %s" % (name, step)
         assert (after_object["metadata"]["uid"], after_object["metadata"]["resourceVersion"]) == (
             before_object["metadata"]["uid"], before_object["metadata"]["resourceVersion"]), name
         assert after_object == before_object, name
