@@ -13,6 +13,8 @@ CAPI_CRDS = os.path.join(CAPI_ROOT, "crds")  # kubernetes-sigs/cluster-api core/
 CAPI_EXAMPLES = os.path.join(CAPI_ROOT, "examples")  # v1beta1/ (v1.10.0) and v1beta2/ (main)
 CAPI_EXAMPLES_V1BETA1 = os.path.join(CAPI_EXAMPLES, "v1beta1")
 CAPI_EXAMPLES_V1BETA2 = os.path.join(CAPI_EXAMPLES, "v1beta2")
+# clusterctl's inventory CRD (providers.clusterctl.cluster.x-k8s.io, v1.14.2): a group the pattern matches but never maps
+CLUSTERCTL_CRD = os.path.join(CAPI_ROOT, "clusterctl", "clusterctl-api.yaml")
 
 HYPERSHIFT_ROOT = os.path.join(UPSTREAM_ROOT, "hypershift")
 HYPERSHIFT_CRDS = os.path.join(HYPERSHIFT_ROOT, "crds")  # openshift/hypershift cmd/install/assets/crds
@@ -22,5 +24,6 @@ HOSTEDCLUSTER_CRD = os.path.join(HYPERSHIFT_CRDS, "hostedclusters-Hypershift-Def
 
 __all__ = [
     "UPSTREAM_ROOT", "CAPI_ROOT", "CAPI_CRDS", "CAPI_EXAMPLES", "CAPI_EXAMPLES_V1BETA1", "CAPI_EXAMPLES_V1BETA2",
+    "CLUSTERCTL_CRD",
     "HYPERSHIFT_ROOT", "HYPERSHIFT_CRDS", "HYPERSHIFT_CAPI_CRDS", "AWS_CRDS", "HOSTEDCLUSTER_CRD",
 ]

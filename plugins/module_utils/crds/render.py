@@ -269,6 +269,8 @@ def skip_reason(source_crd, group_map):
         return None
     if group_map.is_private(group):
         return "group %s is already private (this is a rendered twin)" % group
+    if group_map.is_excluded(group):
+        return "group %s is no HyperShift CAPI type (excluded from translation: EXCLUDED_STANDARD_GROUPS)" % group
     if _looks_like_capi(group):
         raise CrdRenderError(
             "CRD %s: group %r mentions %s but is not a mappable CAPI group (only %s and <x>.%s map); "

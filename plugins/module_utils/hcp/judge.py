@@ -23,7 +23,6 @@ class VerifyInputError(PrivateCapiError, ValueError):
     """What was passed to the judgement is not what it reads; the message says what was expected."""
 
 
-STANDARD_GROUP_SUFFIX = "cluster.x-k8s.io"
 SIDECAR = sidecar.CONTAINER_NAME
 
 

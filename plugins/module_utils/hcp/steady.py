@@ -28,10 +28,10 @@ import time
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, parallel_map
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import PRIVATE_SUFFIX, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    DEFAULT_GROUP_MAP, PRIVATE_SUFFIX, STANDARD_SUFFIX, describe)
 
-STANDARD_SUFFIX = "cluster.x-k8s.io"
-CORE_GROUP = "cluster.x-k8s.io"
+CORE_GROUP = STANDARD_SUFFIX
 CONVERSION_CHECK_NAME = "capi-conversion-check"  # the dry-run Cluster of the private twin's conversion check
 MACHINE_BUSY_PHASES = ("Pending", "Provisioning", "Provisioned", "Deleting")
 REMEDIATION_CONDITIONS = ("HealthCheckSucceeded", "OwnerRemediated")
@@ -227,7 +227,7 @@ class SteadyService(object):
                      [v.get("name") for v in versions if v.get("served")], spec.get("conversion") or {})
             if group == PRIVATE_SUFFIX and entry[0] == "Cluster":
                 private_cluster = entry
-            if group == STANDARD_SUFFIX or group.endswith("." + STANDARD_SUFFIX):
+            if DEFAULT_GROUP_MAP.is_standard(group):  # the core's rule: clusterctl's inventory is no CAPI kind
                 kinds.append(entry)
         return sorted(kinds), private_cluster
 

@@ -6,8 +6,9 @@ Pure Python (no Ansible, no I/O), Python 3.9+, shared by the modules, the filter
 and the conversion-webhook shim. Only *group positions* are rewritten, never free text:
 
 * groups: ``cluster.x-k8s.io`` and ``<labels>.cluster.x-k8s.io`` (whole DNS labels only) map to the
-  same labels under ``cluster.hypershift.openshift.io``; explicit extra pairs (e.g. the Agent
-  provider group) only when configured;
+  same labels under ``cluster.hypershift.openshift.io``, except ``EXCLUDED_STANDARD_GROUPS`` (clusterctl's
+  inventory), which keep their name both ways; explicit extra pairs (e.g. the Agent provider group) only
+  when configured;
 * apiVersion strings ``<group>/<version>`` (``v1`` and unmapped groups untouched);
 * URL paths ``/apis/<group>/...`` and CRD names in ``/apis/apiextensions.k8s.io/<v>/customresourcedefinitions/<plural>.<group>``;
 * objects (see ``translate_object``): top-level apiVersion, List items, ownerReferences,
@@ -51,6 +52,15 @@ _DOTTED_NAME_RE = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9]*[A-Za-z0-9])?(?:\.[a-z
 _STANDARD_DOT_SUFFIX = "." + STANDARD_SUFFIX
 _PRIVATE_DOT_SUFFIX = "." + PRIVATE_SUFFIX
 
+# Groups the suffix pattern matches that are no HyperShift CAPI types. They, and names under them, keep their
+# name in both directions: no private twin is ever rendered, copied, routed to or recognised (their private
+# spelling is no private group either). The one place every caller (CRD rendering, the move, verify, rollback,
+# the proxy, the shim) learns the rule from, through GroupMap.
+# - clusterctl.cluster.x-k8s.io: clusterctl's inventory (CRD providers.clusterctl.cluster.x-k8s.io, kind
+#   Provider) belongs to the platform's own tooling, not to HyperShift; a private twin would also outlive a rollback.
+EXCLUDED_STANDARD_GROUPS = frozenset(("clusterctl.cluster.x-k8s.io",))
+_EXCLUDED_PREFIXES = frozenset(group[: -len(_STANDARD_DOT_SUFFIX)] for group in EXCLUDED_STANDARD_GROUPS)
+
 # String maps inside spec/status whose entries are user data, never references.
 _FREE_TEXT_MAP_KEYS = frozenset(("labels", "annotations", "matchLabels", "nodeSelector"))
 
@@ -69,6 +79,22 @@ def _pattern_prefix(group, dot_suffix, bare_suffix):
     if not prefix or _DNS_SUBDOMAIN_RE.match(prefix) is None:
         return None
     return prefix
+
+
+def _is_excluded_prefix(prefix):
+    """Whether a pattern prefix ('infrastructure', 'providers.clusterctl') names an excluded group or one under it."""
+    return prefix in _EXCLUDED_PREFIXES or any(prefix.endswith("." + excluded) for excluded in _EXCLUDED_PREFIXES)
+
+
+def is_excluded_group(group):
+    """True for an EXCLUDED_STANDARD_GROUPS group, its would-be private spelling and any name under either."""
+    if not isinstance(group, str):
+        return False
+    for dot_suffix, bare_suffix in ((_STANDARD_DOT_SUFFIX, STANDARD_SUFFIX), (_PRIVATE_DOT_SUFFIX, PRIVATE_SUFFIX)):
+        prefix = _pattern_prefix(group, dot_suffix, bare_suffix)
+        if prefix and _is_excluded_prefix(prefix):
+            return True
+    return False
 
 
 def _join(prefix, suffix):
@@ -115,6 +141,11 @@ class GroupMap(object):
         if standard == private:
             raise CapiTranslationError("%s: a group cannot map to itself; remove the entry" % pair)
         for group in (standard, private):
+            if is_excluded_group(group):
+                raise CapiTranslationError(
+                    "%s: %r is excluded from translation (EXCLUDED_STANDARD_GROUPS: %s, no HyperShift CAPI type); "
+                    "remove the entry" % (pair, group, ", ".join(sorted(EXCLUDED_STANDARD_GROUPS)))
+                )
             if self._pattern_side(group) is not None:
                 raise CapiTranslationError(
                     "%s collides with the suffix pattern (%r is already translated as %s <-> %s); "
@@ -131,12 +162,14 @@ class GroupMap(object):
     @staticmethod
     def _pattern_side(group):
         """TO_PRIVATE-able ('standard'), TO_STANDARD-able ('private') or None for the suffix pattern."""
-        if _pattern_prefix(group, _STANDARD_DOT_SUFFIX, STANDARD_SUFFIX) is not None:
+        prefix = _pattern_prefix(group, _STANDARD_DOT_SUFFIX, STANDARD_SUFFIX)
+        if prefix is not None:
             # The private image must still be a legal group name (253 characters at most).
-            if len(group) - len(STANDARD_SUFFIX) + len(PRIVATE_SUFFIX) <= _DNS_SUBDOMAIN_MAX:
+            if len(group) - len(STANDARD_SUFFIX) + len(PRIVATE_SUFFIX) <= _DNS_SUBDOMAIN_MAX and not _is_excluded_prefix(prefix):
                 return "standard"
             return None
-        if _pattern_prefix(group, _PRIVATE_DOT_SUFFIX, PRIVATE_SUFFIX) is not None and len(group) <= _DNS_SUBDOMAIN_MAX:
+        prefix = _pattern_prefix(group, _PRIVATE_DOT_SUFFIX, PRIVATE_SUFFIX)
+        if prefix is not None and len(group) <= _DNS_SUBDOMAIN_MAX and not _is_excluded_prefix(prefix):
             return "private"
         return None
 
@@ -170,6 +203,11 @@ class GroupMap(object):
 
     def is_mapped(self, group):
         return self.is_standard(group) or self.is_private(group)
+
+    @staticmethod
+    def is_excluded(group):
+        """True for a group the pattern matches but that is no CAPI type (see EXCLUDED_STANDARD_GROUPS)."""
+        return is_excluded_group(group)
 
     def to_private(self, group):
         return self.translate_group(group, TO_PRIVATE)
@@ -263,6 +301,8 @@ def translate_text(text, direction, group_map=None):
         name = match.group(0)
         start = 0
         while True:
+            if is_excluded_group(name[start:]):  # 'providers.clusterctl.cluster.x-k8s.io' stays whole
+                return name
             if is_source(name[start:]):
                 return name[:start] + group_map.translate_group(name[start:], direction)
             dot = name.find(".", start)

@@ -199,10 +199,11 @@ def test_clusterctl_labels_kept_aside_select_crds_through_the_proxy_and_never_at
         stack.server.request("PATCH", path, patch, content_type="application/merge-patch+json")
 
 
-def test_clusterctl_move_dry_run_through_the_proxy_finds_every_object_and_leaves_the_platform_inventory(applied):
+def test_clusterctl_move_dry_run_through_the_proxy_finds_every_object_and_uses_the_platform_inventory(applied):
     """clusterctl move --dry-run of the pinned release through the proxy: it discovers the CAPI objects by the labels
-    the twins keep aside and installs its inventory CRD, which lands as the private twin
-    (providers.clusterctl.cluster.hypershift.openshift.io): the platform's own inventory is never created or read."""
+    the twins keep aside. Its inventory group is no HyperShift CAPI type (EXCLUDED_STANDARD_GROUPS): the inventory CRD
+    it ensures passes through unchanged as providers.clusterctl.cluster.x-k8s.io, and no private twin of it
+    (providers.clusterctl.cluster.hypershift.openshift.io) is ever made."""
     from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.crd_names import (
         SOURCE_LABELS_ANNOTATION)
     from testenv.cluster.build import ensure_binaries
@@ -217,6 +218,8 @@ def test_clusterctl_move_dry_run_through_the_proxy_finds_every_object_and_leaves
         assert applied.server.request("PATCH", crds + twin + "." + PRIVATE, patch,
                                       content_type="application/merge-patch+json").status == 200
     clusterctl = ensure_binaries(["clusterctl"])["clusterctl"]
+    inventory = crds + "providers.clusterctl.cluster.x-k8s.io"
+    assert applied.server.request("GET", inventory).status == 404, "the test bed starts without clusterctl's inventory"
     try:
         result = subprocess.run([clusterctl, "move", "--dry-run", "-n", "hcp", "--kubeconfig", applied.kubeconfig,
                                  "-v", "5"], capture_output=True, text=True, timeout=120, check=False)
@@ -225,12 +228,12 @@ def test_clusterctl_move_dry_run_through_the_proxy_finds_every_object_and_leaves
                      "Creating Cluster=\"kc\" Namespace=\"hcp\""):
             assert line in result.stdout + result.stderr, (line, result.stdout + result.stderr)
         assert "hypershift" not in result.stdout + result.stderr
-        assert applied.server.request("GET", crds + "providers.clusterctl.cluster.x-k8s.io").status == 404
-        assert applied.server.request("GET", crds + "providers.clusterctl.cluster." + PRIVATE).status == 200
+        assert applied.server.request("GET", inventory).status == 200
+        assert applied.server.request("GET", crds + "providers.clusterctl.cluster." + PRIVATE).status == 404
         cluster = applied.server.request("GET", "/apis/cluster.%s/v1beta2/namespaces/hcp/clusters/kc" % PRIVATE).json()
         assert not cluster["spec"].get("paused"), "a dry run pauses nothing"
     finally:
-        applied.server.request("DELETE", crds + "providers.clusterctl.cluster." + PRIVATE)
+        applied.server.request("DELETE", inventory)
         for twin in twins:
             applied.server.request("PATCH", crds + twin + "." + PRIVATE,
                                    {"metadata": {"annotations": {SOURCE_LABELS_ANNOTATION: None}}},

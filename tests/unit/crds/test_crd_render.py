@@ -32,7 +32,7 @@ from tests.unit.module_docs import assert_argspec_matches_documentation
 
 CAPI_CRDS = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml")))
 HYPERSHIFT_CRDS = sorted(glob.glob(os.path.join(upstream.HYPERSHIFT_CRDS, "**", "*.yaml"), recursive=True))
-ALL_CRD_FILES = CAPI_CRDS + HYPERSHIFT_CRDS
+ALL_CRD_FILES = CAPI_CRDS + HYPERSHIFT_CRDS + [upstream.CLUSTERCTL_CRD]
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -120,9 +120,12 @@ def test_every_shared_crd_renders_to_a_valid_twin_or_is_skipped(path):
     result = render_all([(path, 0, source)], AGENT_OPTIONS)
     assert source == pristine, "render mutated its input"
     if not AGENT_OPTIONS.group_map.is_standard(group):
+        reason = "group %s is not a standard CAPI group (add it to extra_groups to render it)" % group
+        if AGENT_OPTIONS.group_map.is_excluded(group):  # clusterctl's Provider: inside the pattern, no CAPI type
+            reason = "group %s is no HyperShift CAPI type (excluded from translation: EXCLUDED_STANDARD_GROUPS)" % group
         assert result.rendered == []
         assert result.skipped == [{"name": source["metadata"]["name"], "group": group, "origin": "%s document 0" % path,
-                                   "reason": "group %s is not a standard CAPI group (add it to extra_groups to render it)" % group}]
+                                   "reason": reason}]
         return
     twin = result.rendered[0]
     private_group = AGENT_OPTIONS.group_map.to_private(group)
@@ -171,7 +174,8 @@ def test_all_sources_together_render_disjoint_names_and_skip_only_non_capi():
     documents = [(path, 0, crd) for path, crd in SOURCES.items() if "/capi/crds/" not in path]
     result = render_all(documents, AGENT_OPTIONS)
     assert sorted(result.skipped_names) == [
-        "hostedclusters.hypershift.openshift.io", "hostedcontrolplanes.hypershift.openshift.io", "nodepools.hypershift.openshift.io"]
+        "hostedclusters.hypershift.openshift.io", "hostedcontrolplanes.hypershift.openshift.io", "nodepools.hypershift.openshift.io",
+        "providers.clusterctl.cluster.x-k8s.io"]
     assert len(result.rendered) == 29
     assert len(set(result.rendered_names)) == 29
     short_names = [s for crd in result.rendered for s in crd["spec"]["names"].get("shortNames", [])]
@@ -274,6 +278,21 @@ def test_input_errors_name_origin_and_index(document, message):
     documents = [("definitions", index, _crd("m%d.cluster.x-k8s.io" % index)) for index in range(3)]
     with pytest.raises(CrdRenderError, match=re.escape(message)):
         render_all(documents + [("definitions", 3, document)], RenderOptions())
+
+
+def test_clusterctl_crd_is_skipped_and_no_twin_of_it_is_ever_rendered():
+    """clusterctl's inventory CRD among the CAPI CRDs: the CAPI ones render, it is skipped (no error, no twin), and a
+    stray CRD in its private spelling is not taken for a rendered twin of a CAPI group either."""
+    clusterctl = load_file(upstream.CLUSTERCTL_CRD)[0][2]
+    stray = _crd("providers.clusterctl.cluster.hypershift.openshift.io", "clusterctl.cluster.hypershift.openshift.io")
+    result = render_all([("f", 0, _crd()), ("f", 1, clusterctl), ("f", 2, stray)], AGENT_OPTIONS)
+    assert [twin["metadata"]["name"] for twin in result.rendered] == ["machines.cluster.hypershift.openshift.io"]
+    assert [(skipped["name"], skipped["reason"]) for skipped in result.skipped] == [
+        ("providers.clusterctl.cluster.x-k8s.io", "group clusterctl.cluster.x-k8s.io is no HyperShift CAPI type "
+                                                  "(excluded from translation: EXCLUDED_STANDARD_GROUPS)"),
+        ("providers.clusterctl.cluster.hypershift.openshift.io", "group clusterctl.cluster.hypershift.openshift.io is no "
+                                                                 "HyperShift CAPI type (excluded from translation: "
+                                                                 "EXCLUDED_STANDARD_GROUPS)")]
 
 
 def test_duplicates_fail_before_any_output():

@@ -15,6 +15,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     AGENT_PRIVATE_GROUP,
     AGENT_STANDARD_GROUP,
     DEFAULT_GROUP_MAP,
+    EXCLUDED_STANDARD_GROUPS,
     PRIVATE_SUFFIX,
     STANDARD_SUFFIX,
     TO_PRIVATE,
@@ -28,7 +29,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     translate_path,
     translate_text,
 )
-from testenv.upstream import CAPI_CRDS, CAPI_EXAMPLES
+from testenv.upstream import CAPI_CRDS, CAPI_EXAMPLES, CLUSTERCTL_CRD
 
 EXAMPLE_FILES = sorted(glob.glob(os.path.join(CAPI_EXAMPLES, "v1beta*", "*.yaml")))
 FREE_TEXT_MAP_KEYS = ("labels", "annotations", "matchLabels", "nodeSelector")
@@ -52,9 +53,16 @@ def is_dns_subdomain(name):
     return all(label and set(label) <= allowed and label[0] != "-" and label[-1] != "-" for label in name.split("."))
 
 
+CLUSTERCTL_GROUP = "clusterctl.cluster.x-k8s.io"  # clusterctl's inventory: inside the pattern, no CAPI type
+CLUSTERCTL_PRIVATE_SPELLING = "clusterctl.cluster.hypershift.openshift.io"  # must never be produced
+
+
 def expected_group(group):
     """Independent oracle: whole-label suffix replacement, written with plain string operations. A prefix that is no
-    group name ("AWSMachineTemplate.infrastructure" has upper-case letters) leaves the string as it is."""
+    group name ("AWSMachineTemplate.infrastructure" has upper-case letters) leaves the string as it is, and so does
+    clusterctl's inventory group or a name under it."""
+    if group == CLUSTERCTL_GROUP or group.endswith("." + CLUSTERCTL_GROUP):
+        return group
     if group == STANDARD_SUFFIX:
         return PRIVATE_SUFFIX
     if group.endswith("." + STANDARD_SUFFIX) and is_dns_subdomain(group[: -len(STANDARD_SUFFIX) - 1]):
@@ -154,6 +162,12 @@ GROUP_TABLE = [
     ("hypershift.openshift.io", "hypershift.openshift.io"),
     ("hostedcluster.hypershift.openshift.io", "hostedcluster.hypershift.openshift.io"),
     (AGENT_STANDARD_GROUP, AGENT_STANDARD_GROUP),  # only with extra_groups
+    # clusterctl's inventory (and names under it) is no HyperShift CAPI type: excluded
+    (CLUSTERCTL_GROUP, CLUSTERCTL_GROUP),
+    ("providers." + CLUSTERCTL_GROUP, "providers." + CLUSTERCTL_GROUP),
+    ("clusterctlx.cluster.x-k8s.io", "clusterctlx.cluster.hypershift.openshift.io"),  # another label: mapped
+    ("x-clusterctl.cluster.x-k8s.io", "x-clusterctl.cluster.hypershift.openshift.io"),
+    ("clusterctl.infrastructure.cluster.x-k8s.io", "clusterctl.infrastructure.cluster.hypershift.openshift.io"),
     # already private: to_private leaves it (idempotent)
     ("cluster.hypershift.openshift.io", "cluster.hypershift.openshift.io"),
     ("infrastructure.cluster.hypershift.openshift.io", "infrastructure.cluster.hypershift.openshift.io"),
@@ -178,7 +192,8 @@ def test_group_round_trip_and_classification(group, private):
 @pytest.mark.parametrize(
     "group",
     ["mycluster.x-k8s.io", "cluster.x-k8s.io.evil.com", "", "v1", "hypershift.openshift.io", "mycluster.hypershift.openshift.io",
-     "cluster.hypershift.openshift.io.evil.com", "hostedcluster.hypershift.openshift.io", AGENT_STANDARD_GROUP, AGENT_PRIVATE_GROUP],
+     "cluster.hypershift.openshift.io.evil.com", "hostedcluster.hypershift.openshift.io", AGENT_STANDARD_GROUP, AGENT_PRIVATE_GROUP,
+     CLUSTERCTL_GROUP, CLUSTERCTL_PRIVATE_SPELLING, "providers." + CLUSTERCTL_GROUP, "providers." + CLUSTERCTL_PRIVATE_SPELLING],
 )
 def test_unmapped_groups_are_untouched_both_ways(group):
     assert not DEFAULT_GROUP_MAP.is_mapped(group)
@@ -189,6 +204,40 @@ def test_unmapped_groups_are_untouched_both_ways(group):
 def test_hostedcluster_group_is_not_private():
     # "hostedcluster.hypershift.openshift.io" ends in ".hypershift.openshift.io" but not ".cluster.hypershift.openshift.io".
     assert DEFAULT_GROUP_MAP.to_standard("hostedcluster.hypershift.openshift.io") == "hostedcluster.hypershift.openshift.io"
+
+
+@pytest.mark.parametrize("group_map", [DEFAULT_GROUP_MAP, GroupMap(AGENT_EXTRA_GROUPS)], ids=["default", "agent"])
+def test_clusterctl_inventory_group_is_excluded_both_ways(group_map):
+    """clusterctl.cluster.x-k8s.io matches the pattern but is clusterctl's inventory, no HyperShift CAPI type: no
+    map classifies or translates it, nor its would-be private spelling, while the CAPI groups beside it still map."""
+    assert EXCLUDED_STANDARD_GROUPS == frozenset([CLUSTERCTL_GROUP])
+    for group in (CLUSTERCTL_GROUP, CLUSTERCTL_PRIVATE_SPELLING, "providers." + CLUSTERCTL_GROUP):
+        assert group_map.is_excluded(group) and capi_groups.is_excluded_group(group)
+        assert not (group_map.is_standard(group) or group_map.is_private(group) or group_map.is_mapped(group))
+        assert group_map.to_private(group) == group_map.to_standard(group) == group
+    for group in ("infrastructure", "bootstrap", "controlplane", "addons", "ipam", "runtime"):
+        standard = "%s.%s" % (group, STANDARD_SUFFIX)
+        assert not group_map.is_excluded(standard)
+        assert group_map.to_private(standard) == "%s.%s" % (group, PRIVATE_SUFFIX)
+        assert group_map.to_standard(group_map.to_private(standard)) == standard
+    assert group_map.to_private(STANDARD_SUFFIX) == PRIVATE_SUFFIX and not group_map.is_excluded(STANDARD_SUFFIX)
+
+
+def test_clusterctl_objects_and_crd_stay_as_they_are_both_ways():
+    with open(CLUSTERCTL_CRD) as handle:
+        (crd,) = [document for document in yaml.safe_load_all(handle) if document]
+    assert crd["spec"]["group"] == CLUSTERCTL_GROUP and crd["metadata"]["name"] == "providers." + CLUSTERCTL_GROUP
+    provider = {"apiVersion": CLUSTERCTL_GROUP + "/v1alpha3", "kind": "Provider",
+                "metadata": {"name": "cluster-api", "namespace": "capi-system",
+                             "labels": {"clusterctl.cluster.x-k8s.io": "", "cluster.x-k8s.io/provider": "cluster-api"},
+                             "ownerReferences": [{"apiVersion": CLUSTERCTL_GROUP + "/v1alpha3", "kind": "Provider",
+                                                  "name": "other", "uid": "u"}]},
+                "providerName": "cluster-api", "type": "CoreProvider", "version": "v1.14.2"}
+    provider_list = {"apiVersion": CLUSTERCTL_GROUP + "/v1alpha3", "kind": "ProviderList", "items": [provider]}
+    for direction in (TO_PRIVATE, TO_STANDARD):
+        for document in (crd, provider, provider_list):
+            assert translate_object(document, direction) == document
+            assert translate_object(document, direction, GroupMap(AGENT_EXTRA_GROUPS)) == document
 
 
 def test_group_whose_private_name_would_exceed_253_characters_is_not_mapped():
@@ -254,6 +303,8 @@ def test_agent_objects_paths_and_crd_names_with_extra_pair():
         ({"a.example.com": "p.example.com", "b.example.com": "p.example.com"}, "collides with another extra pair"),
         ({"a.example.com": "b.example.com", "b.example.com": "c.example.com"}, "collides with another extra pair"),
         ({"a.example.com": "a.example.com"}, "cannot map to itself"),
+        ({CLUSTERCTL_GROUP: "clusterctl.example.com"}, "is excluded from translation"),
+        ({"clusterctl.example.com": CLUSTERCTL_PRIVATE_SPELLING}, "is excluded from translation"),
         ({"Agent.Example.com": "a.example.com"}, "not a valid API group"),
         ({"a.example.com": ""}, "not a valid API group"),
         ({"a.example.com": 3}, "not a valid API group"),
@@ -277,6 +328,7 @@ API_VERSION_TABLE = [
     ("cluster.x-k8s.io.evil.com/v1", "cluster.x-k8s.io.evil.com/v1"),
     ("cluster.x-k8s.io/", "cluster.x-k8s.io/"),  # no version: not an apiVersion
     ("cluster.x-k8s.io/v1/extra", "cluster.x-k8s.io/v1/extra"),
+    (CLUSTERCTL_GROUP + "/v1alpha3", CLUSTERCTL_GROUP + "/v1alpha3"),
     ("", ""),
 ]
 
@@ -295,6 +347,7 @@ CRD_NAME_TABLE = [
     ("cluster.x-k8s.io", "cluster.x-k8s.io"),  # plural "cluster" of group "x-k8s.io"
     ("machines", "machines"),
     (".cluster.x-k8s.io", ".cluster.x-k8s.io"),
+    ("providers." + CLUSTERCTL_GROUP, "providers." + CLUSTERCTL_GROUP),
 ]
 
 
@@ -345,6 +398,12 @@ UNTOUCHED_PATHS = [
     "/",
     "/healthz",
     "/openapi/v3/apis/cluster.x-k8s.io/v1beta2",
+    "/apis/" + CLUSTERCTL_GROUP,
+    "/apis/%s/v1alpha3/namespaces/capi-system/providers/cluster-api" % CLUSTERCTL_GROUP,
+    "/apis/%s/v1alpha3/watch/providers?labelSelector=cluster.x-k8s.io%%2Fprovider%%3Dcluster-api" % CLUSTERCTL_GROUP,
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/providers." + CLUSTERCTL_GROUP,
+    "/apis/apiextensions.k8s.io/v1/watch/customresourcedefinitions/providers." + CLUSTERCTL_GROUP,
+    "/apis/" + CLUSTERCTL_PRIVATE_SPELLING + "/v1alpha3/providers",
 ]
 
 
@@ -364,7 +423,7 @@ def test_paths_outside_group_positions_are_untouched(path):
 PATH_SEGMENTS = st.sampled_from(
     ["apis", "api", "v1", "v1beta2", "cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io", "cluster.hypershift.openshift.io",
      "apiextensions.k8s.io", "customresourcedefinitions", "watch", "machines.cluster.x-k8s.io", "..", ".", "", "%2F",
-     "namespaces", "mycluster.x-k8s.io", "status"]
+     "namespaces", "mycluster.x-k8s.io", "status", "clusterctl.cluster.x-k8s.io", "providers.clusterctl.cluster.x-k8s.io"]
 )
 
 
@@ -385,6 +444,7 @@ def test_path_translation_is_segment_wise(segments, query):
             )
     if not segments or segments[0] != "apis":
         assert translated == path
+    assert "clusterctl." + PRIVATE_SUFFIX not in translated
 
 
 # ---- objects: every real example -------------------------------------------------------------------
@@ -665,6 +725,9 @@ def test_wire_shapes(standard, private):
     ("cluster.hypershift.openshift.io.evil.com and mycluster.hypershift.openshift.io stay",
      "cluster.hypershift.openshift.io.evil.com and mycluster.hypershift.openshift.io stay"),
     ("no group here", "no group here"),
+    ('providers.clusterctl.cluster.x-k8s.io "cluster-api" is forbidden in API group "clusterctl.cluster.x-k8s.io"',
+     'providers.clusterctl.cluster.x-k8s.io "cluster-api" is forbidden in API group "clusterctl.cluster.x-k8s.io"'),
+    ("providers.clusterctl.cluster.hypershift.openshift.io stays", "providers.clusterctl.cluster.hypershift.openshift.io stays"),
 ])
 def test_translate_text_only_whole_group_names(private_text, standard_text):
     assert translate_text(private_text, TO_STANDARD) == standard_text

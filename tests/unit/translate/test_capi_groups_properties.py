@@ -12,15 +12,21 @@ from hypothesis import HealthCheck, Phase, example, find, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    AGENT_EXTRA_GROUPS,
     AGENT_STANDARD_GROUP,
     DEFAULT_GROUP_MAP,
+    PRIVATE_SUFFIX,
+    STANDARD_SUFFIX,
     TO_PRIVATE,
     TO_STANDARD,
+    GroupMap,
     translate_object,
 )
 from testenv import upstream
 from tests.unit.strategies import objects_from_crd
-from tests.unit.translate.test_capi_groups import expected_value, get_path, group_positions, leaf_differences, load_documents
+from tests.unit.translate.test_capi_groups import (
+    CLUSTERCTL_GROUP, CLUSTERCTL_PRIVATE_SPELLING, expected_group, expected_value, get_path, group_positions, leaf_differences,
+    load_documents)
 
 
 # ---- generated objects ---------------------------------------------------------------------------------
@@ -28,9 +34,11 @@ from tests.unit.translate.test_capi_groups import expected_value, get_path, grou
 STANDARD_GROUPS = ["cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io",
                    "controlplane.cluster.x-k8s.io", "ipam.cluster.x-k8s.io", "addons.cluster.x-k8s.io"]
 UNMAPPED_GROUPS = ["", "apps", "hypershift.openshift.io", "mycluster.x-k8s.io", "cluster.x-k8s.io.evil.com",
-                   "hostedcluster.hypershift.openshift.io", AGENT_STANDARD_GROUP]
+                   "hostedcluster.hypershift.openshift.io", AGENT_STANDARD_GROUP, CLUSTERCTL_GROUP,
+                   "providers." + CLUSTERCTL_GROUP]
 TRICKY_STRINGS = ["cluster.x-k8s.io", "cluster.x-k8s.io/v1beta1", "machine.cluster.x-k8s.io", "cluster.x-k8s.io/cluster-name",
-                  "topology.cluster.x-k8s.io/owned", "AWSMachineTemplate.infrastructure.cluster.x-k8s.io", "x", ""]
+                  "topology.cluster.x-k8s.io/owned", "AWSMachineTemplate.infrastructure.cluster.x-k8s.io", "x", "",
+                  CLUSTERCTL_GROUP, "providers.clusterctl.cluster.x-k8s.io", "Provider.clusterctl.cluster.x-k8s.io"]
 group_names = st.sampled_from(STANDARD_GROUPS + UNMAPPED_GROUPS)
 
 
@@ -91,16 +99,43 @@ def test_generated_objects_round_trip(obj):
     assert all(str(path) in positions for path in changed)
     for path in group_positions(obj):
         assert get_path(private, path) == expected_value(path[-1], get_path(obj, path))
+    assert CLUSTERCTL_PRIVATE_SPELLING not in repr(private)
+
+
+# ---- generated group names: the exclusion of clusterctl's inventory in both directions ----------------------------
+
+dns_labels = st.one_of(st.sampled_from(["clusterctl", "infrastructure", "bootstrap", "providers", "x-clusterctl", "clusterctlx"]),
+                       st.from_regex(r"\A[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?\Z"))
+label_prefixes = st.lists(dns_labels, max_size=3).map(".".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(prefix=label_prefixes, agent=st.booleans())
+def test_generated_groups_follow_the_oracle_and_never_make_a_clusterctl_twin(prefix, agent):
+    group_map = GroupMap(AGENT_EXTRA_GROUPS) if agent else DEFAULT_GROUP_MAP
+    standard = prefix + "." + STANDARD_SUFFIX if prefix else STANDARD_SUFFIX
+    private = group_map.to_private(standard)
+    assert private == expected_group(standard)
+    excluded = standard == CLUSTERCTL_GROUP or standard.endswith("." + CLUSTERCTL_GROUP)
+    assert (private == standard) == excluded
+    assert not (private == CLUSTERCTL_PRIVATE_SPELLING or private.endswith("." + CLUSTERCTL_PRIVATE_SPELLING))
+    assert group_map.to_standard(private) == standard
+    # the other way round: a private-looking name of the excluded group is no private group and stays
+    private_spelling = prefix + "." + PRIVATE_SUFFIX if prefix else PRIVATE_SUFFIX
+    assert group_map.is_private(private_spelling) != excluded
+    back = group_map.to_standard(private_spelling)
+    assert back == (private_spelling if excluded else standard)
 
 
 # ---- objects generated from the real CRD schemas (tests/unit/strategies.py) -----------------------------
 
 CRD_FILES = sorted(glob.glob(os.path.join(upstream.CAPI_CRDS, "*.yaml"))) + sorted(
-    glob.glob(os.path.join(upstream.HYPERSHIFT_CRDS, "**", "*.yaml"), recursive=True))
+    glob.glob(os.path.join(upstream.HYPERSHIFT_CRDS, "**", "*.yaml"), recursive=True)) + [upstream.CLUSTERCTL_CRD]
 REF_API_VERSIONS = st.sampled_from(["cluster.x-k8s.io/v1beta1", "infrastructure.cluster.x-k8s.io/v1beta2", "v1",
-                                    "hypershift.openshift.io/v1beta1", "mycluster.x-k8s.io/v1", AGENT_STANDARD_GROUP + "/v1beta1"])
+                                    "hypershift.openshift.io/v1beta1", "mycluster.x-k8s.io/v1", AGENT_STANDARD_GROUP + "/v1beta1",
+                                    CLUSTERCTL_GROUP + "/v1alpha3"])
 REF_GROUPS = st.sampled_from(["cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io", "", "hypershift.openshift.io",
-                              "cluster.x-k8s.io.evil.com"])
+                              "cluster.x-k8s.io.evil.com", CLUSTERCTL_GROUP])
 # Reference fields get real group spellings; everything else is what the schema allows.
 REF_OVERRIDES = {
     "*.apiVersion": REF_API_VERSIONS,
@@ -148,6 +183,9 @@ def test_schema_generated_objects_round_trip(crd, version):
             assert get_path(private, path) == expected_value(path[-1], get_path(obj, path))
         if DEFAULT_GROUP_MAP.is_standard(crd["spec"]["group"]):
             assert private["apiVersion"] == "%s/%s" % (DEFAULT_GROUP_MAP.to_private(crd["spec"]["group"]), version)
+        else:  # clusterctl's Provider among them: no group of its own changes
+            assert private["apiVersion"] == obj["apiVersion"]
+        assert CLUSTERCTL_PRIVATE_SPELLING not in repr(private)
 
     round_trip()
 
