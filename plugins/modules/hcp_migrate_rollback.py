@@ -41,6 +41,13 @@ description:
     (finalizers removed in the write that labels them, propagation Orphan, so nothing cascades to the standard objects).
     B(resume) - the Deployments back without sidecar, the standard objects unpaused, the records removed, the fence
     lifted. B(state) - in-progress -> failed with O(reason).
+  - B(Zero stop) (O(strategy=zero_stop)). Where every Deployment of O(deployments) that exists runs a proxy sidecar that follows the namespace's
+    mode ConfigMap C(capi-proxy-mode) (put in ahead, as O(hypershift.private_capi.hcp_migrate_window#module:strategy=zero_stop)
+    needs), no Deployment is scaled or patched on either path - the controllers never stop (RV(strategy)). The private
+    objects are paused instead, and instead of the sidecar's removal every sidecar is flipped back to pass-through
+    (C(data.mode), waiting up to O(flip_timeout) for each running sidecar's acknowledgement) after the copy back and
+    before the private objects are deleted or discarded; the sidecars, their ConfigMaps and RBAC stay (RV(flip)). A
+    sidecar put in by an older release (it does not follow the mode ConfigMap) takes the paths above.
   - B(Resumable.) What is done is read from the cluster - a run killed at any request is re-run to the same end. A
     rollback goes on from the phase the HostedCluster records (RV(resumed_from)). Resumed after C(revert-resume), its
     copy only completes and is not verified again, because the standard controllers may have moved the objects on since.
@@ -89,6 +96,18 @@ options:
     description:
       - Seconds to wait for the pods of the Deployments to go before any CAPI object is touched; 0 does not wait.
         After a failed window they are gone already; after a failure at the health step they still run.
+  flip_timeout:
+    description:
+      - On the zero-stop way back, seconds to wait for every running sidecar to acknowledge pass-through.
+    type: int
+    default: 60
+  strategy:
+    description:
+      - V(zero_stop) keeps the controllers running where every sidecar follows the mode ConfigMap (else, with a
+        warning, the scale_down path); V(scale_down) stops the Deployments and takes the sidecars out.
+    type: str
+    choices: [zero_stop, scale_down]
+    default: scale_down
   proxy_config_map:
     description:
       - The sidecar's kubeconfig ConfigMap in O(hcp_namespace), deleted with the sidecar (the C(api_proxy) role's
@@ -155,6 +174,18 @@ path:
   returned: always
   type: str
   sample: rollback
+strategy:
+  description: V(zero_stop) when the sidecars follow the mode ConfigMap (no Deployment touched, the sidecars flipped
+    back to pass-through), else V(scale_down).
+  returned: always
+  type: str
+  sample: zero_stop
+flip:
+  description: On the zero-stop way back, the flip to pass-through - C(mode), C(changed), C(pods) (whose sidecars
+    acknowledged it) and C(waited_seconds).
+  returned: with RV(strategy=zero_stop), once the flip has run
+  type: dict
+  sample: {"mode": "passthrough", "changed": true, "pods": ["cluster-api-7c9d8f6b5-x2x7k"], "waited_seconds": 0.28}
 phase:
   description: The last phase begun - V(pause), V(scale_down), V(copy), V(proxy), V(resume), V(verify), V(finish) or
     V(state); on a failure, the one that failed.
@@ -249,6 +280,7 @@ lease_token: {returned: "with a lock holder, not in check mode", type: dict, sam
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollback import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import SCALE_DOWN, STRATEGIES
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options
@@ -269,6 +301,8 @@ def argspec():
         fence=dict(type="bool", default=True),
         settle_seconds=dict(type="int", default=0),
         proxy_config_map=dict(type="str", default=sidecar.DEFAULT_CONFIG_MAP),
+        flip_timeout=dict(type="int", default=60),
+        strategy=dict(type="str", default=SCALE_DOWN, choices=list(STRATEGIES)),
     )
     return spec
 

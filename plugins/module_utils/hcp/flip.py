@@ -132,6 +132,15 @@ def flip_patch(config_map, mode, pod_names):
     return {"data": changes} if changes else None
 
 
+def zero_stop_way_back(deployments, names, namespace, config_map):
+    """Whether the way back of namespace keeps its controllers running: its mode ConfigMap names a mode and every named
+    Deployment that exists runs a sidecar that follows it (else the sidecars are an older release's, or missing, and
+    the way back stops the controllers to take them out)."""
+    named = [d for d in deployments if (d.get("metadata") or {}).get("name") in names]
+    return (proxy_mode(config_map)[0] is not None and bool(named)
+            and all(has_sidecar(d) and follows_mode(d, namespace) for d in named))
+
+
 class FlipService(object):
     """Reads the namespace's sidecar Deployments, their Pods and the mode ConfigMap; checks, flips and waits."""
 

@@ -150,9 +150,11 @@ def rollback_problems(inputs):
 
     inputs: counts (capi_object_migrate's RV(counts) of the copy back: {kind: {found, remaining, ...}}), standard (the
     standard objects of the kinds copied, see _standard_by_kind), deployments (the HCP namespace's Deployments) and
-    deployment_names (the CAPI-dependent ones). Checked: one standard object per private one that stays, for every kind
+    deployment_names (the CAPI-dependent ones); passthrough_sidecars (true on the zero-stop way back, where the sidecars
+    stay in, flipped back to pass-through). Checked: one standard object per private one that stays, for every kind
     the copy found (objects on their way out - a deletion carried back or begun since - are not counted on either
-    side); no standard Cluster paused; no proxy sidecar left; every CAPI-dependent Deployment available at its replicas.
+    side); no standard Cluster paused; no proxy sidecar left (unless passthrough_sidecars); every CAPI-dependent
+    Deployment available at its replicas.
     """
     if not isinstance(inputs, dict):
         raise VerifyInputError("capi_rollback_judge: expected a dict of what was read, got %s" % type(inputs).__name__)
@@ -173,7 +175,7 @@ def rollback_problems(inputs):
     names = inputs.get("deployment_names") or []
     capi = [d for d in inputs.get("deployments") or [] if (d.get("metadata") or {}).get("name") in names]
     for deployment in capi:
-        if sidecar.has_sidecar(deployment):
+        if sidecar.has_sidecar(deployment) and not inputs.get("passthrough_sidecars"):
             problems.append("proxy sidecar still in Deployment %s" % deployment["metadata"]["name"])
     available = [int((d.get("status") or {}).get("availableReplicas") or 0) for d in capi]
     replicas = [int((d.get("spec") or {}).get("replicas") or 0) for d in capi]

@@ -15,6 +15,13 @@ Two paths share the steps:
   are intact); start the controllers without the sidecar, unpause the standard objects, lift the fence;
   in-progress -> failed with the reason.
 
+Zero stop (O(strategy=zero_stop)): where every CAPI-dependent Deployment runs a sidecar that follows the namespace's
+mode ConfigMap (put in ahead: the zero_stop strategy of hcp_migrate_window), both paths leave the Deployments alone - the controllers never
+stop. The private objects are paused instead of the controllers stopped, and instead of the sidecar's removal every
+sidecar is flipped back to pass-through (flip.py), after the copy back and before the private objects go; the sidecars
+stay in, relaying (a later migration flips them again). A sidecar put in by an older release, which does not follow
+the mode ConfigMap, takes the path above.
+
 The steps are the services the other modules run (QuiesceService, MigrateService, MigrationStateService) on one
 client. What is done is read from the cluster, so a run killed at any request is re-run to the same end: the phase
 annotation on the HostedCluster says where a rollback goes on (revert-resume: the copies were verified and the standard
@@ -30,12 +37,16 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     PHASE_ANNOTATION,
     PRIVATE_TYPES_ANNOTATION,
     PROXY_MODE_CONFIG_MAP,
+    PROXY_PASSTHROUGH,
+    PROXY_TRANSLATE,
     ROLLBACK_FAILED_ANNOTATION,
     format_time,
+    proxy_mode,
     utc_now,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import judge, sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.finish import FINISH_PHASE
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.flip import FlipService, zero_stop_way_back
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
     quiesce_params,
@@ -46,7 +57,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased
     annotations_patch,
     recorded_phase,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import hostedcontrolplane_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import ZERO_STOP, hostedcontrolplane_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, OptionError, PrivateCapiError
@@ -127,11 +138,18 @@ class RollbackService(PhasedRun):
         self.problems = []
         self.moved = None
         self.warnings = []
+        self.flip = None  # zero stop: the flip back to pass-through (FlipService)
 
     # --- helpers ----------------------------------------------------------------------------------
+    @property
+    def zero_stop(self):
+        return self.flip is not None
+
     def _quiesce(self, **overrides):
-        return QuiesceService(self.client, quiesce_params(self.namespace, deployments=self.params["deployments"],
-                                                          **overrides), check_mode=self.check_mode)
+        # zero stop: no Deployment is stopped, started or patched
+        deployments = [] if self.zero_stop else self.params["deployments"]
+        return QuiesceService(self.client, quiesce_params(self.namespace, **dict({"deployments": deployments}, **overrides)),
+                              check_mode=self.check_mode)
 
     def _migrate(self, **overrides):
         params = migrate_params(self.namespace, direction=TO_STANDARD, parallelism=self.params["parallelism"],
@@ -181,6 +199,17 @@ class RollbackService(PhasedRun):
         self._remove_signal()
         return patches
 
+    def _flip_back(self):
+        """Zero stop: the private objects paused (the controllers read them until the flip), every sidecar flipped
+        back to pass-through (acknowledged), the signal removed; the sidecars, their ConfigMaps and RBAC stay."""
+        if proxy_mode(self.flip.read_config_map())[0] == PROXY_TRANSLATE:  # the controllers read the private objects
+            self._quiesce(pause_group=GroupMap(self.params["extra_groups"] or {}).to_private(STANDARD_SUFFIX)).quiesce()
+        self.flip.flip(PROXY_PASSTHROUGH, self.params["flip_timeout"])
+        self.proxy["changed"] = bool(self.proxy["changed"] or self.flip.result["changed"])
+        self.proxy["mode"] = PROXY_PASSTHROUGH
+        self._remove_signal()
+        return []
+
     def _remove_signal(self):
         name = self.params["hostedcluster_name"]
         path = hostedcontrolplane_path(self.namespace, name)
@@ -207,6 +236,15 @@ class RollbackService(PhasedRun):
     # --- the two paths --------------------------------------------------------------------------------
     def run(self):
         hostedcluster = self.read_hostedcluster()
+        if self.params["strategy"] == ZERO_STOP:
+            flip = FlipService(self.client, self.namespace, self.params["deployments"], check_mode=self.check_mode)
+            if zero_stop_way_back(flip.read_deployments(), self.params["deployments"], self.namespace,
+                                  flip.read_config_map()):
+                self.flip = flip
+            else:
+                self.warnings.append("the sidecars of namespace %s do not all follow its mode ConfigMap (an older "
+                                     "release put them in, or one is missing): the way back stops the controllers to "
+                                     "take them out (strategy scale_down)" % self.namespace)
         if self.params["path"] == RESCUE:
             self._rescue(hostedcluster)
         else:
@@ -236,6 +274,8 @@ class RollbackService(PhasedRun):
             self.warnings.append("the failure could not be noted on %s: %s" % (self.describe_hostedcluster(), exc))
 
     def _rescue(self, hostedcluster):
+        if self.zero_stop:
+            return self._rescue_zero_stop(hostedcluster)
         self.begin(STOP)
         # the controllers' pods gone before their objects are touched (a failure at the health step left them
         # running; after a failed window they are gone already and nothing is waited for)
@@ -257,10 +297,32 @@ class RollbackService(PhasedRun):
                     hostedcluster_namespace=self.params["hostedcluster_namespace"], fence=True)
         self._move(states.FAILED, rollback=False, reason=self.params["reason"])
 
+    def _rescue_zero_stop(self, hostedcluster):
+        """The rescue with the controllers running: what is missing of the standard objects copied back (only when the
+        failed migration had begun deleting them), every sidecar flipped back to pass-through, then the private copies
+        discarded, the standard objects unpaused and the fence lifted."""
+        if COUNTS_ANNOTATION in ((hostedcluster.get("metadata") or {}).get("annotations") or {}):
+            self._annotate_hostedcluster({COUNTS_ANNOTATION: None}, "remove the count record")
+        partly_deleted = sources_partly_deleted(hostedcluster)
+        if partly_deleted:
+            self.begin(COPY)
+            self.copy = self._migrate(keep_existing=True, require_paused=False, carry_deletions=True)
+        self.begin(PROXY)
+        self._flip_back()
+        self.begin(FINISH)
+        if partly_deleted:
+            self.delete = self._migrate(delete_source=True, require_paused=False, carry_deletions=True)
+        else:
+            self.copy = self._migrate(discard=True, require_paused=False)
+        self._start([], remove_records=True, hostedcluster_name=self.params["hostedcluster_name"],
+                    hostedcluster_namespace=self.params["hostedcluster_namespace"], fence=True)
+        self._move(states.FAILED, rollback=False, reason=self.params["reason"])
+
     def _rollback(self, hostedcluster):
         self.resumed_from = resume_point(hostedcluster)
         if self.resumed_from == "":
             self.begin(PAUSE)
+            # zero stop: the private objects paused, the controllers left running (_quiesce stops no Deployment)
             self.stop = self._quiesce(fence=self.params["fence"], hostedcluster_name=self.params["hostedcluster_name"],
                                       hostedcluster_namespace=self.params["hostedcluster_namespace"],
                                       pause_group=GroupMap(self.params["extra_groups"] or {}).to_private(STANDARD_SUFFIX),
@@ -275,7 +337,7 @@ class RollbackService(PhasedRun):
             self.copy = self._migrate(verify=self.resumed_from == "" and not self.check_mode,
                                       require_paused=not self.check_mode, carry_deletions=True)
             self.begin(PROXY)
-            removals = self._proxy_out()
+            removals = self._flip_back() if self.zero_stop else self._proxy_out()
             self._annotate_hostedcluster({PHASE_ANNOTATION: RESUME_PHASE}, "the copies are verified")
             self._start(removals)
             self.begin(VERIFY)
@@ -299,7 +361,8 @@ class RollbackService(PhasedRun):
             path = api_path(kind.target_group, kind.version, kind.plural, self.namespace)
             standard.setdefault(kind.kind, []).extend(self.client.list(path, "list %s (%s)" % (kind.plural, kind.target_group)))
         self.problems = judge.rollback_problems({"counts": counts, "standard": standard, "deployments": self._deployments(),
-                                                 "deployment_names": self.params["deployments"]})
+                                                 "deployment_names": self.params["deployments"],
+                                                 "passthrough_sidecars": self.zero_stop})
         if self.problems and not self.check_mode:
             raise RollbackFailed("verify: " + "; ".join(self.problems))
 
@@ -321,6 +384,7 @@ class RollbackService(PhasedRun):
 
     def result(self):
         result = {"changed": self.changed, "path": self.params["path"], "phase": self.phase, "marks": list(self.marks),
+                  "strategy": "zero_stop" if self.zero_stop else "scale_down",
                   "resumed_from": self.resumed_from, "proxy": dict(self.proxy), "records": dict(self.records),
                   "problems": list(self.problems)}
         diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start), ("release", self.release)),
@@ -336,6 +400,9 @@ class RollbackService(PhasedRun):
         window = result.get(START) or result.get("release") or {}
         for key in ("stopped_at", "available_at", "controllers_down_seconds"):
             result[key] = window.get(key)
+        if self.zero_stop:  # no Deployment is stopped: by construction, not measured
+            result.update(stopped_at=None, available_at=None, controllers_down_seconds=0.0)
+            result["flip"] = dict(self.flip.result)
         result["waited_seconds"] = round(sum((result.get(key) or {}).get("waited_seconds") or 0.0
                                              for key in (STOP, START, "release")), 3)
         if self.diff and diffs:

@@ -139,6 +139,9 @@ RULES = (
          "Wait until the scaled-down Pods are gone."),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get"], (MIGRATE, VERIFY),
          "The proxy sidecar's kubeconfig ConfigMap (verify checks it is there while the sidecar is)."),
+    Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get", "patch"], (ROLLBACK,),
+         "The zero-stop way back reads the proxy sidecars' mode ConfigMap and flips them back to pass-through.",
+         conditional="only with strategy zero_stop"),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["list"], (MIGRATE,),
          "Role api_proxy reads the namespace's proxy mode ConfigMap (by label) and creates it only when it is missing: "
          "a mode the migration set is never overwritten."),

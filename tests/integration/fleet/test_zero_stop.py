@@ -146,3 +146,37 @@ def test_a_second_run_writes_no_flip_and_changes_no_pod(server):
     assert not again.failed, again
     assert again["flip"]["changed"] is False and again["flip"]["pods"] == pods
     assert mode_data(server)["mode"] == "translate" and sidecar_pods(server) == pods
+
+
+def test_the_zero_stop_rescue_flips_back_and_discards_the_copies_with_the_controllers_running(server):
+    """A migration that failed after the flip (the lock held, the copies serving): hcp_migrate_rollback's rescue
+    pauses the copies, flips every sidecar back to pass-through, discards the copies, unpauses the standard objects and
+    moves the HostedCluster to failed - no Deployment scaled or patched, no Pod restarted."""
+    holder = "fleet-20261129T000000Z-zerostop"
+    locked = run_module("migration_state", {"kubeconfig": server.kubeconfig, "hostedcluster_name": HC,
+                                            "hostedcluster_namespace": fleet.HC_NAMESPACE,
+                                            "state": "in-progress", "holder": holder})
+    assert not locked.failed, locked
+    pods = sidecar_pods(server)
+    templates = {d["metadata"]["name"]: d["spec"]["template"]
+                 for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % NS)}
+    sampler = Sampler(server)
+    try:
+        rescued = run_module("hcp_migrate_rollback", {
+            "kubeconfig": server.kubeconfig, "path": "rescue", "hcp_namespace": NS, "hostedcluster_name": HC,
+            "hostedcluster_namespace": fleet.HC_NAMESPACE, "holder": holder, "reason": "the test failure", "strategy": "zero_stop",
+            "deployments": DEPLOYMENTS})
+    finally:
+        short = sampler.stop()
+    assert not rescued.failed, (dict(rescued), rescued.stderr[-3000:])
+    assert rescued["strategy"] == "zero_stop" and rescued["controllers_down_seconds"] == 0.0
+    assert rescued["flip"]["mode"] == "passthrough" and rescued["flip"]["pods"] == pods
+    data = mode_data(server)
+    assert data["mode"] == "passthrough" and all(data["applied." + pod] == "passthrough" for pod in pods)
+    assert list_items(server, PRIVATE + "machines") == [] and list_items(server, PRIVATE + "clusters") == []
+    assert not list_items(server, STANDARD + "clusters")[0]["spec"].get("paused"), "the standard objects are unpaused"
+    assert rescued["moved"]["state"] == "failed"
+    assert short == [], "a Deployment was short of available replicas: %s" % short
+    assert sidecar_pods(server) == pods and {
+        d["metadata"]["name"]: d["spec"]["template"]
+        for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % NS)} == templates

@@ -87,3 +87,17 @@ def test_the_flip_is_one_write_that_also_drops_the_acknowledgements_of_pods_gone
     assert flip.flip_patch(config_map, "translate", ["a"]) == {"data": {"mode": "translate", "applied.gone": None}}
     done = {"data": {"mode": "translate", "applied.a": "translate"}}
     assert flip.flip_patch(done, "translate", ["a"]) is None  # a re-run writes nothing
+
+
+@pytest.mark.parametrize("deployments, config_map, expected", [
+    ([deployment("cluster-api"), deployment("capi-provider")], {"data": {"mode": "translate"}}, True),
+    ([deployment("cluster-api"), deployment("capi-provider")], {"data": {"mode": "passthrough"}}, True),
+    # an older release's sidecar, or none: the way back stops the controllers to take it out
+    ([deployment("cluster-api"), deployment("capi-provider", follows=False)], {"data": {"mode": "translate"}}, False),
+    ([deployment("cluster-api", with_sidecar=False)], {"data": {"mode": "translate"}}, False),
+    ([deployment("cluster-api")], None, False),
+    ([deployment("other")], {"data": {"mode": "translate"}}, False),
+])
+def test_the_way_back_keeps_the_controllers_running_only_where_every_sidecar_follows_the_mode(deployments, config_map,
+                                                                                             expected):
+    assert flip.zero_stop_way_back(deployments, ["cluster-api", "capi-provider"], NS, config_map) is expected

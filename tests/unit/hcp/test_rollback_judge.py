@@ -77,6 +77,9 @@ CASES = [
      ["still paused: Cluster prod-01"]),
     ("a sidecar left", changed(deployments=[deployment("cluster-api", proxy=True), deployment("capi-provider")]),
      ["proxy sidecar still in Deployment cluster-api"]),
+    ("the zero-stop way back leaves the sidecars in, flipped back to pass-through", dict(changed(
+        deployments=[deployment("cluster-api", proxy=True), deployment("capi-provider", proxy=True)]),
+        passthrough_sidecars=True), []),
     ("a Deployment not available", changed(deployments=[deployment("cluster-api"), deployment("capi-provider", 2, 1)]),
      ["Deployments not available (name=available/replicas): cluster-api=1/1, capi-provider=1/2"]),
     ("a Deployment without status", changed(deployments=[
