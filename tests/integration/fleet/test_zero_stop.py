@@ -38,10 +38,13 @@ def server(tmp_path_factory):
 
 
 class Sampler(object):
-    """Every Deployment's available replicas against its spec, read every 0.2 s: the samples where one was short."""
+    """Every Deployment's available replicas against its spec, read every 0.2 s: the samples where one was short of an
+    available replica or scaled below the replicas it had when sampling began."""
 
-    def __init__(self, server):
+    def __init__(self, server, namespaces=(NS,)):
         self.server = server
+        self.namespaces = list(namespaces)
+        self.replicas = {}
         self.short = []
         self.samples = 0
         self._stop = threading.Event()
@@ -50,11 +53,15 @@ class Sampler(object):
 
     def _run(self):
         while not self._stop.is_set():
-            for deployment in list_items(self.server, "/apis/apps/v1/namespaces/%s/deployments" % NS):
-                wanted = deployment["spec"].get("replicas", 1)
-                available = (deployment.get("status") or {}).get("availableReplicas") or 0
-                if deployment["metadata"]["name"] in DEPLOYMENTS and available < min(wanted, 1):
-                    self.short.append((time.monotonic(), deployment["metadata"]["name"], available, wanted))
+            for namespace in self.namespaces:
+                for deployment in list_items(self.server, "/apis/apps/v1/namespaces/%s/deployments" % namespace):
+                    wanted = deployment["spec"].get("replicas", 1)
+                    available = (deployment.get("status") or {}).get("availableReplicas") or 0
+                    key = (namespace, deployment["metadata"]["name"])
+                    first = self.replicas.setdefault(key, wanted)  # never scaled below what it had
+                    if key[1] in DEPLOYMENTS and (available < min(wanted, 1) or wanted < first):
+                        self.short.append((time.monotonic(), namespace, deployment["metadata"]["name"], available,
+                                           wanted))
             self.samples += 1
             self._stop.wait(0.2)
 
