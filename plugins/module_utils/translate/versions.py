@@ -32,6 +32,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     describe_object,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_cluster import (
+    CLUSTER_FREE_FORM_PATHS,
     CLUSTER_ZERO_PATHS,
     cluster_down,
     cluster_up,
@@ -46,6 +47,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     V1BETA2,
     ConversionContext,
     ConversionError,
+    drop_unset_values,
     drop_zero_values,
     duration_to_seconds,
     kube_version_key,
@@ -90,15 +92,16 @@ __all__ = [
 class _KindRules(object):
     """How one kind converts: up(ctx, obj, found, restored), down(ctx, obj) -> annotation data."""
 
-    def __init__(self, up, down, zero_paths, uses_annotation):
+    def __init__(self, up, down, zero_paths, uses_annotation, free_form=()):
         self.up = up
         self.down = down
         self.zero_paths = zero_paths
         self.uses_annotation = uses_annotation
+        self.free_form = free_form
 
 
 _RULES = {
-    "Cluster": _KindRules(cluster_up, cluster_down, CLUSTER_ZERO_PATHS, True),
+    "Cluster": _KindRules(cluster_up, cluster_down, CLUSTER_ZERO_PATHS, True, CLUSTER_FREE_FORM_PATHS),
     "Machine": _KindRules(machine_up, machine_down, V1BETA2_ZERO_PATHS["Machine"], True),
     "MachineSet": _KindRules(machineset_up, machineset_down, V1BETA2_ZERO_PATHS["MachineSet"], False),
     "MachineDeployment": _KindRules(machinedeployment_up, machinedeployment_down,
@@ -179,10 +182,12 @@ def _convert_single(obj, target_version, ref_versions, crds, group_map):
         found, restored = read_conversion_data(ctx, converted) if rules.uses_annotation else (False, {})
         # upstream decodes an absent spec or status as the zero struct and converts it like any other: the
         # annotation's intent and the always-written counters apply to it too
-        absent = [key for key in ("spec", "status") if key not in converted]
+        absent = [key for key in ("spec", "status") if converted.get(key) is None]  # null: what Go decodes as absent
         for key in absent:
             converted[key] = {}
         rules.up(ctx, converted, found, restored)
+        for key in ("spec", "status"):
+            drop_unset_values(converted.get(key), rules.free_form, (key,))
         drop_zero_values(converted, rules.zero_paths)
         for key in absent:
             if converted.get(key) == {}:
@@ -243,7 +248,8 @@ def convert_object(obj, target_version, ref_versions=None, crds=None, group_map=
     definitionFrom, MachineDeployment progressDeadlineSeconds/revisionHistoryLimit, reference
     namespace (set to the object's namespace) / uid / resourceVersion / fieldPath, nodeRef fields but
     name, sub-second durations (and duration spelling: '5m' comes back as '5m0s'), "" strings and
-    false/0 pointer values (become unset), zero values v1beta2 rejects (omitted, as Go's omitempty).
+    false/0 pointer values (become unset), zero values v1beta2 rejects (omitted, as Go's omitempty), null and []
+    (v1beta2 holds neither: its slices are omitempty, its times omitzero; e.g. clusterNetwork cidrBlocks).
     """
     if target_version not in SUPPORTED_VERSIONS:
         raise ConversionError("target_version must be one of %s, got %r" % (", ".join(SUPPORTED_VERSIONS), target_version))

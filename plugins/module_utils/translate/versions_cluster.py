@@ -59,6 +59,11 @@ CLUSTER_ZERO_PATHS = split_paths(
        "status.workers.versions[].replicas"]
 )
 
+# Free-form JSON (the v1beta2 schema's x-kubernetes-preserve-unknown-fields) under spec: a variable's value is kept as
+# written, null and [] included (tests/unit/translate/test_capi_versions_unset.py re-derives the list from the schema).
+CLUSTER_FREE_FORM_PATHS = split_paths(["spec.topology.variables[].value", _CP + "variables.overrides[].value",
+                                       _MD + "variables.overrides[].value", _MP + "variables.overrides[].value"])
+
 _INITIALIZATION = (("infrastructureReady", "infrastructureProvisioned"), ("controlPlaneReady", "controlPlaneInitialized"))
 _OLD_STATUS = ("conditions", "failureReason", "failureMessage")
 _NEW_STATUS = ("conditions", "controlPlane", "workers")

@@ -152,6 +152,30 @@ def drop_zero_values(obj, paths):
         _drop_zero_at(obj, keys, 0)
 
 
+def _is_unset(value):
+    return value is None or value == []
+
+
+def drop_unset_values(node, free_form=(), path=()):
+    """Up-conversion: drop every null and [] under node (at path), outside the free-form JSON at the free_form key
+    tuples ("[]" = every list item).
+
+    v1beta1 writes both for fields without omitempty (clusterNetwork cidrBlocks; a zero metav1.Time is null); every
+    v1beta2 pointer, slice and map is omitempty and every time omitzero, so upstream's answer never holds either.
+    Parents stay: Go keeps a non-nil pointer, and a struct whose slice was empty but not nil, which upstream writes
+    as {}.
+    """
+    if isinstance(node, dict):
+        for key in [key for key, value in node.items() if _is_unset(value) and path + (key,) not in free_form]:
+            del node[key]
+        for key, value in node.items():
+            if path + (key,) not in free_form:
+                drop_unset_values(value, free_form, path + (key,))
+    elif isinstance(node, list):
+        for item in node:
+            drop_unset_values(item, free_form, path + ("[]",))
+
+
 def split_paths(dotted_paths):
     """Dotted path strings -> key tuples sorted deepest first (so emptied parents are dropped too)."""
     tuples = []

@@ -12,7 +12,14 @@ input is checked both ways:
   upstream equal (upstream reads the core's annotation); and up of a v1beta1 object that holds only the metadata
   (labels, annotations) of upstream's down(H), as kube-apiserver sends it for managedFields.
 
-Both sides failing on an input counts as equal (neither stores anything); one side failing is a difference.
+* each side's own round trip, as kube-apiserver chains conversions (JSON between the steps): the core's up then down
+  of S equal to upstream's up then down of S, read again by upstream's up (the core's annotation against upstream's);
+  the core's down then up of H equal to upstream's down then up of H.
+
+Both sides are compared as a Go client of their version decodes them, and the core writes no null where upstream
+writes nothing. Both sides failing on an input counts as equal (neither stores anything); one side failing is a
+difference. A round trip where the core gives back its input and upstream does not is a difference too, named
+"kept": the core loses what upstream loses (convert_object lists those losses).
 """
 
 import json
@@ -73,6 +80,29 @@ def _diff(core, upstream):
     return out
 
 
+def _nulls_upstream_omits(mine, their):
+    """Paths where the core's answer holds a null and upstream's no key at all (Go reads both as unset, other clients
+    do not), in what is compared of both."""
+    paths = []
+
+    def walk(core_node, their_node, path):
+        if isinstance(core_node, list) and isinstance(their_node, list) and len(core_node) == len(their_node):
+            for position, (core_item, their_item) in enumerate(zip(core_node, their_node)):
+                walk(core_item, their_item, "%s[%d]" % (path, position))
+        if not isinstance(core_node, dict):
+            return
+        for key, value in core_node.items():
+            inner = "%s.%s" % (path, key) if path else key
+            present = isinstance(their_node, dict) and key in their_node
+            if value is None and not present:
+                paths.append(inner)
+            elif present:
+                walk(value, their_node[key], inner)
+
+    walk(_comparable(mine), _comparable(their), "")
+    return ["%s: only the core has null" % path for path in paths]
+
+
 def differences(upstream, kind, fill, count=CASES, seed=SEED, convert=convert_object):
     """Every check of the module docstring for count inputs of each version: (number of checks, a list of
     (check, input, paths) for those that differ)."""
@@ -94,8 +124,9 @@ def differences(upstream, kind, fill, count=CASES, seed=SEED, convert=convert_ob
     checks = []  # (name, input, the core's result, upstream's result)
     up = theirs([(s, "v1beta2") for s in spokes])
     down = theirs([(h, "v1beta1") for h in hubs])
+    core_up = [core(s, "v1beta2") for s in spokes]
     core_down = [core(h, "v1beta1") for h in hubs]
-    checks += [("up", s, core(s, "v1beta2"), r) for s, r in zip(spokes, up)]
+    checks += [("up", s, c, r) for s, c, r in zip(spokes, core_up, up)]
     checks += [("down", h, c, r) for h, c, r in zip(hubs, core_down, down)]
     ups = [r["object"] for r in up if "object" in r]
     checks += [("down of upstream's up", u, core(u, "v1beta1"), r) for u, r in zip(ups, theirs([(u, "v1beta1") for u in ups]))]
@@ -111,17 +142,39 @@ def differences(upstream, kind, fill, count=CASES, seed=SEED, convert=convert_ob
     checks += [("up of metadata only", m, core(m, "v1beta2"), r)
                for m, r in zip(metadata_only, theirs([(m, "v1beta2") for m in metadata_only]))]
 
-    # the core's answers as a Go client of their version decodes them ("" and an absent string are one value
-    # there, a pointer to false and an absent one are not)
-    canonical = iter(upstream.run([{"op": "canonical", "object": c["object"]} for _name, _source, c, _their in checks
-                                   if "object" in c]))
+    def theirs_after(results, to):
+        converted = iter(theirs([(r["object"], to) for r in results if "object" in r]))
+        return [next(converted) if "object" in r else r for r in results]
+
+    def core_after(results, to):
+        return [core(r["object"], to) if "object" in r else r for r in results]
+
+    trip, their_trip = core_after(core_up, "v1beta1"), theirs_after(up, "v1beta1")
+    round_trips = [("the core's round trip v1beta1 -> v1beta2 -> v1beta1", s, mine, r)
+                   for s, mine, r in zip(spokes, trip, their_trip)]
+    round_trips += [("the core's round trip v1beta2 -> v1beta1 -> v1beta2", h, mine, r)
+                    for h, mine, r in zip(hubs, core_after(core_down, "v1beta2"), theirs_after(down, "v1beta2"))]
+    checks += [("upstream's up of the core's round trip (reads the core's annotation)", s, mine, r)
+               for s, mine, r in zip(spokes, theirs_after(trip, "v1beta2"), theirs_after(their_trip, "v1beta2"))]
+
+    # as a Go client of their version decodes them ("" and an absent string are one value there, a pointer to false
+    # and an absent one are not); upstream's answers too, which may hold what no decoding gives back (a struct whose
+    # slice was empty but not nil is {}, read back as unset)
+    answers = [result["object"] for _name, _source, mine, their in checks + round_trips for result in (mine, their)
+               if "object" in result]
+    sources = [source for _name, source, _mine, _their in round_trips]
+    decoded = upstream.run([{"op": "canonical", "object": obj} for obj in answers + sources])
+    canonical, trip_sources = iter(decoded[:len(answers)]), [None] * len(checks) + decoded[len(answers):]
     found = []
-    for name, source, mine, their in checks:
-        if "object" in mine:
-            mine = next(canonical)
-        paths = _diff(_comparable(mine), _comparable(their))
+    for (name, source, mine, their), trip_source in zip(checks + round_trips, trip_sources):
+        paths = _nulls_upstream_omits(mine, their)
+        mine, their = [next(canonical) if "object" in result else result for result in (mine, their)]
+        paths += _diff(_comparable(mine), _comparable(their))
+        if paths and trip_source is not None and _comparable(mine) == _comparable(trip_source):
+            name += " (kept: the core gives its input back, upstream does not)"
         if paths:
             found.append((name, source, paths))
+    checks += round_trips
     return len(checks), found
 
 
@@ -154,6 +207,38 @@ def test_the_comparison_sees_a_status_counter_upstream_writes(upstream):
                for path in paths), found[:3]
 
 
+def test_the_comparison_sees_a_null_upstream_omits(upstream):
+    """A null the core writes for an unset field is caught, although a Go client reads it as unset."""
+
+    def with_null_paused(obj, to, **kwargs):
+        converted = convert_object(obj, to, **kwargs)
+        if to == "v1beta2":
+            converted.setdefault("spec", {}).setdefault("paused", None)
+        return converted
+
+    _checked, found = differences(upstream, "Cluster", "sparse", count=20, convert=with_null_paused)
+    assert any(path == "spec.paused: only the core has null" for name, _source, paths in found if name == "up"
+               for path in paths), found[:3]
+
+
+def test_the_comparison_sees_a_round_trip_keep_what_upstream_loses(upstream):
+    """A core that carries v1beta1's empty clusterNetwork cidrBlocks into v1beta2 (as it did before this check) gives
+    them back from its own round trip, where upstream's JSON between the steps loses them: caught, and named kept."""
+
+    def with_empty_cidr_blocks(obj, to, **kwargs):
+        converted = convert_object(obj, to, **kwargs)
+        network = (obj.get("spec") or {}).get("clusterNetwork") or {}
+        for key in ("pods", "services"):
+            if to == "v1beta2" and (network.get(key) or {}).get("cidrBlocks") == []:
+                converted["spec"]["clusterNetwork"][key] = {"cidrBlocks": []}
+        return converted
+
+    _checked, found = differences(upstream, "Cluster", "upstream", count=40, convert=with_empty_cidr_blocks)
+    assert any(name.startswith("the core's round trip v1beta1 -> v1beta2 -> v1beta1 (kept")
+               and path.startswith("spec.clusterNetwork.") and path.endswith('only the core has {"cidrBlocks": []}')
+               for name, _source, paths in found for path in paths), found[:3]
+
+
 if __name__ == "__main__":  # exploration: python -m tests.integration.conversion.test_upstream_differential [KIND...]
     import collections
     import re
@@ -170,6 +255,8 @@ if __name__ == "__main__":  # exploration: python -m tests.integration.conversio
                     key = "%s | %s" % (check_name, re.sub(r"\[\d+\]", "[]", p.split(":")[0]))
                     counts[key] += 1
                     examples.setdefault(key, p)
-            print("==", k, f, "checks", total, "differing", len(differing))
+            kept = sum(1 for check_name, _src, _paths in differing if "(kept" in check_name)
+            print("== %s %s: %d checks, %d equal, %d kept, %d different" % (
+                k, f, total, total - len(differing), kept, len(differing) - kept))
             for key, n in counts.most_common(40):
                 print("  %5d %s\n          %s" % (n, key, examples[key][:300]))
