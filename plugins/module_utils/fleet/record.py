@@ -187,6 +187,18 @@ def _controllers_down(results):
             "seconds": down["controllers_down_seconds"], "waiting_seconds": round(waiting, 3)}
 
 
+def _reconcile_paused(results):
+    """Zero stop: CAPI reconciliation paused, from the role's pause mark to the window's unpause of the copies, or
+    None (another strategy, or the window did not unpause)."""
+    window = results.get("window") or {}
+    unpaused = window.get("unpaused_at") if _succeeded(window) else None
+    paused = [m["at"] for m in results.get("marks") or [] if m.get("name") == "pause"]
+    if not unpaused or not paused:
+        return None
+    seconds = _seconds_between(paused[-1], unpaused)
+    return {"paused_at": paused[-1], "unpaused_at": unpaused, "seconds": round(max(seconds, 0.0), 3)}
+
+
 def _identity(results):
     identity = results["identity"]
     return {"management_cluster": identity["management_cluster"], "namespace": identity["namespace"],
@@ -212,7 +224,7 @@ def _migration_record(results):
         plan=len(copied.get("plan") or []) if results.get("check_mode") else 0,
         # what was in flight when the run judged the HostedCluster (capi_steady), empty when it was steady
         steady_reasons=list((results.get("steady") or {}).get("reasons") or []),
-        controllers_down=_controllers_down(results))
+        controllers_down=_controllers_down(results), reconcile_paused=_reconcile_paused(results))
     return record
 
 

@@ -5,7 +5,9 @@
 A record: management_cluster, namespace, name, status, reason, state_before, state_after, marks (ordered
 [{name, at}] with at = "%Y-%m-%dT%H:%M:%S.%f" UTC; the last mark is "end"), objects ({kind: count}), api_calls,
 controllers_down (None, or {stopped_at, available_at, seconds, waiting_seconds}: the window without CAPI controllers,
-from the first scale to 0 to all CAPI Deployments available again, and the part of it spent waiting on Kubernetes).
+from the first scale to 0 to all CAPI Deployments available again, and the part of it spent waiting on Kubernetes),
+reconcile_paused (absent or None, or {paused_at, unpaused_at, seconds}: zero stop's pause of CAPI reconciliation, the
+pause to the unpause of the copies; the controllers ran all along).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -20,7 +22,9 @@ from datetime import datetime
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 
-PHASE_COLUMNS = ("crds", "pause", "prepare", "scale_down", "copy", "resume", "signal", "health", "finish", "rollback")
+PHASE_COLUMNS = ("crds", "sidecar", "pause", "prepare", "scale_down", "check", "copy", "flip", "resume", "signal", "health",
+                 "finish", "rollback")
+ZERO_STOP_PHASES = ("sidecar", "check", "flip")  # columns of the phases table only when a cluster ran them
 SUMMARY_CLUSTERS = 19  # the console summary fits 24 lines: 3 headlines, the clusters, "... more", the report path
 STATUS_ORDER = ("migrated", "planned", "skipped", "deferred", "refused", "failed", "rollback-failed", "unknown", "pending",
                 "not attempted")
@@ -104,10 +108,24 @@ def window_summary(clusters):
             "migrated_p50_seconds": migrated_p50, "rolled_back": rolled_back}
 
 
+def paused_summary(clusters):
+    """Fleet-wide figures of zero stop's pauses of CAPI reconciliation: clusters, p50, max; None when none."""
+    seconds = [c["reconcile_paused_seconds"] for c in clusters if c.get("reconcile_paused_seconds") is not None]
+    if not seconds:
+        return None
+    return {"clusters": len(seconds), "p50_seconds": round(statistics.median(seconds), 3),
+            "max_seconds": round(max(seconds), 3)}
+
+
 def window_headline(report):
     summary = report.get("controllers_down")
+    paused = report.get("reconcile_paused")
+    paused_line = "" if not paused else (
+        "; CAPI reconciliation paused per cluster (pause to unpause, the controllers running): p50 %.1f s, max %.1f s "
+        "over %d cluster%s" % (paused["p50_seconds"], paused["max_seconds"], paused["clusters"],
+                               "" if paused["clusters"] == 1 else "s"))
     if not summary:
-        return "CAPI controllers down: no cluster's controllers were stopped"
+        return "CAPI controllers down: no cluster's controllers were stopped" + paused_line
     line = ("CAPI controllers down per cluster (first scale to 0 to all available again): max %.1f s, p50 %.1f s, "
             "sum %.1f s over %d cluster%s; of it our own work p50 %.1f s, waiting on Kubernetes p50 %.1f s"
             % (summary["max_seconds"], summary["p50_seconds"], summary["sum_seconds"], summary["clusters"],
@@ -119,7 +137,7 @@ def window_headline(report):
             ", ".join("%s/%s %.1f s%s" % (c["namespace"], c["name"], c["seconds"], "" if c["ratio_to_migrated_p50"] is None
                                           else " (%.2fx the migrated p50)" % c["ratio_to_migrated_p50"])
                       for c in rolled_back))
-    return line
+    return line + paused_line
 
 
 def key_of(management_cluster, namespace, name):
@@ -207,6 +225,7 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
         window = controllers_window(record)
         entry["controllers_down_seconds"], entry["controllers_waiting_seconds"], entry["controllers_own_seconds"] = (
             window if window else (None, None, None))
+        entry["reconcile_paused_seconds"] = (record.get("reconcile_paused") or {}).get("seconds")
         clusters.append(entry)
     totals = {}
     for entry in clusters:
@@ -227,6 +246,7 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
             "objects_moved": sum(c["objects_total"] for c in migrated),
             "api_calls": sum(int(c.get("api_calls") or 0) for c in clusters),
             "controllers_down": window_summary(clusters),
+            "reconcile_paused": paused_summary(clusters),
             "unfinished": dict((key_of(c.get("management_cluster"), c.get("namespace"), c.get("name")),
                                 "%s: %s" % (c["status"], c.get("reason") or "")) for c in clusters
                                if c["status"] in FAILED_STATUSES + ("not attempted",)),
@@ -290,13 +310,15 @@ def report_markdown(report):
             c.get("management_cluster"), c.get("namespace"), c.get("name"), c.get("state_before"), c.get("state_after"),
             c.get("status"), c["seconds"], _window_cell(c), c["objects_total"], c.get("api_calls", 0),
             (c.get("reason") or "").replace("|", "/").replace("\n", " ")))
+    ran = set(p["name"] for c in report["clusters"] for p in c["phases"])
+    columns = [name for name in PHASE_COLUMNS if name not in ZERO_STOP_PHASES or name in ran]
     lines += ["", "## Phases per cluster (seconds)", "",
-              "| HostedCluster | " + " | ".join(PHASE_COLUMNS) + " |", "|---|" + "---|" * len(PHASE_COLUMNS)]
+              "| HostedCluster | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for c in report["clusters"]:
         by_name = {p["name"]: p["seconds"] for p in c["phases"]}
         lines.append("| %s | %s |" % (_md_name(c, several), " | ".join(
             "%.2f" % by_name[name] if name in by_name else "-"
-            for name in PHASE_COLUMNS)))
+            for name in columns)))
     lines += ["", "## Rollout", "", "```mermaid", "gantt",
               "    title Fleet migration %s" % report["run_id"],
               "    dateFormat YYYY-MM-DDTHH:mm:ss.SSS", "    axisFormat %H:%M:%S"]
