@@ -4,6 +4,7 @@ a ValidatingAdmissionPolicy refuses to migrate, migrated by playbooks/migrate_fl
 playbooks/verify_fleet.yml.
 
     .venv/bin/python hack/demo_fleet.py [--count 6] [--machines 2] [--serial 6] [--faulty hc-03] [--workdir DIR]
+        [--strategy zero_stop|scale_down]
 
 Expected end: every HostedCluster migrated but the faulty one, which is rolled back (state failed, scope legacy,
 its HCP namespace as it was). Exits 0 when that is what happened. The server is stopped whatever happens.
@@ -43,6 +44,8 @@ def parse_args(argv):
     parser.add_argument("--machines", type=int, default=2, help="Machines of each HostedCluster's one NodePool")
     parser.add_argument("--serial", type=int, default=6, help="HostedClusters migrated at once (and forks)")
     parser.add_argument("--faulty", default="hc-03", help="the HostedCluster whose private Machines the server refuses")
+    parser.add_argument("--strategy", default="zero_stop", choices=("zero_stop", "scale_down"),
+                        help="private_capi_migrate_strategy (zero_stop: the controllers never stop)")
     parser.add_argument("--workdir", default=os.path.join(REPO_ROOT, "reports", "demo"),
                         help="server state, seed, inventory and logs (the reports go to its parent)")
     return parser.parse_args(argv)
@@ -117,7 +120,8 @@ def demo(args, server, seed):
           % len(private_before), flush=True)
     print("== migrating the fleet (serial %d)" % args.serial, flush=True)
     run_playbook("migrate_fleet.yml", inventory,
-                 dict(FAST_VARS, private_capi_fleet_serial=args.serial, private_capi_fleet_report_root=report_root),
+                 dict(FAST_VARS, private_capi_fleet_serial=args.serial, private_capi_fleet_report_root=report_root,
+                      private_capi_migrate_strategy=args.strategy),
                  args.serial, os.path.join(args.workdir, "migrate_fleet.log"))
     verify_playbook = os.path.join(REPO_ROOT, "playbooks", "verify_fleet.yml")
     verified = None
