@@ -117,7 +117,7 @@ class RollbackService(PhasedRun):
 
     def __init__(self, client, params, **options):
         super(RollbackService, self).__init__(client, params, **options)
-        self.namespace = params["namespace"]
+        self.hcp_namespace = params["hcp_namespace"]
         self.resumed_from = ""
         self.stop = self.start = self.release = None
         self.copy = self.delete = None
@@ -129,11 +129,11 @@ class RollbackService(PhasedRun):
 
     # --- helpers ----------------------------------------------------------------------------------
     def _quiesce(self, **overrides):
-        return QuiesceService(self.client, quiesce_params(self.namespace, deployments=self.params["deployments"],
+        return QuiesceService(self.client, quiesce_params(self.hcp_namespace, deployments=self.params["deployments"],
                                                           **overrides), check_mode=self.check_mode)
 
     def _migrate(self, **overrides):
-        params = migrate_params(self.namespace, direction=TO_STANDARD, parallelism=self.params["parallelism"],
+        params = migrate_params(self.hcp_namespace, direction=TO_STANDARD, parallelism=self.params["parallelism"],
                                 extra_groups=self.params["extra_groups"], **overrides)
         service = MigrateService(self.client, params, GroupMap(self.params["extra_groups"] or {}), diff=self.diff)
         service.run()
@@ -141,8 +141,8 @@ class RollbackService(PhasedRun):
         return service
 
     def _deployments(self):
-        return self.client.list(api_path("apps", "v1", "deployments", self.namespace),
-                                "list " + describe("Deployments", namespace=self.namespace))
+        return self.client.list(api_path("apps", "v1", "deployments", self.hcp_namespace),
+                                "list " + describe("Deployments", namespace=self.hcp_namespace))
 
     def _annotate_hostedcluster(self, annotations, why):
         """Merge the annotations (None removes one) into the HostedCluster when they are not there yet."""
@@ -159,11 +159,11 @@ class RollbackService(PhasedRun):
         signal deleted now."""
         patches = sidecar.absent_patches(self._deployments(), self.params["deployments"])
         self.proxy["deployments"] = [patch["metadata"]["name"] for patch in patches]
-        selector = sidecar.rbac_label_selector(self.namespace)
-        doomed = [(api_path("", "v1", "configmaps", self.namespace, self.params["proxy_config_map"]),
-                   describe("ConfigMap", self.params["proxy_config_map"], self.namespace))]
+        selector = sidecar.rbac_label_selector(self.hcp_namespace)
+        doomed = [(api_path("", "v1", "configmaps", self.hcp_namespace, self.params["proxy_config_map"]),
+                   describe("ConfigMap", self.params["proxy_config_map"], self.hcp_namespace))]
         for group, version, plural, namespaced in sidecar.RBAC_RESOURCES:
-            namespace = self.namespace if namespaced else None
+            namespace = self.hcp_namespace if namespaced else None
             for item in self.client.list(api_path(group, version, plural, namespace), "list %s labelled %s"
                                          % (plural, selector), label_selector=selector):
                 name = item["metadata"]["name"]
@@ -182,8 +182,8 @@ class RollbackService(PhasedRun):
 
     def _remove_signal(self):
         name = self.params["hostedcluster_name"]
-        path = hostedcontrolplane_path(self.namespace, name)
-        what = describe("HostedControlPlane", name, self.namespace)
+        path = hostedcontrolplane_path(self.hcp_namespace, name)
+        what = describe("HostedControlPlane", name, self.hcp_namespace)
         try:
             hostedcontrolplane = self.client.get(path, "get " + what)
         except ApiError as exc:
@@ -295,7 +295,7 @@ class RollbackService(PhasedRun):
         kinds = [kind for kind in self.copy.kinds if (counts.get(kind.kind) or {}).get("found")]
         standard = {}
         for kind in kinds:
-            path = api_path(kind.target_group, kind.version, kind.plural, self.namespace)
+            path = api_path(kind.target_group, kind.version, kind.plural, self.hcp_namespace)
             standard.setdefault(kind.kind, []).extend(self.client.list(path, "list %s (%s)" % (kind.plural, kind.target_group)))
         self.problems = judge.rollback_problems({"counts": counts, "standard": standard, "deployments": self._deployments(),
                                                  "deployment_names": self.params["deployments"]})
@@ -323,7 +323,7 @@ class RollbackService(PhasedRun):
                   "resumed_from": self.resumed_from, "proxy": dict(self.proxy), "records": dict(self.records),
                   "problems": list(self.problems)}
         diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start), ("release", self.release)),
-                              self.namespace, self.diff)
+                              self.hcp_namespace, self.diff)
         for key, service in (("copied", self.copy), ("deleted", self.delete)):
             if service is not None:
                 result[key] = migrate_result(service)
@@ -353,7 +353,7 @@ def run_module(module):
             raise OptionError("path: rescue needs reason (why the migration failed: it is written to the HostedCluster "
                               "with the move to failed)")
         client = run.connect(connections=params["parallelism"] + 2,
-                             namespaces=[("namespace", params["namespace"]),
+                             namespaces=[("hcp_namespace", params["hcp_namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
         hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         service = start(RollbackService(client, params, check_mode=module.check_mode, diff=module._diff))

@@ -66,18 +66,18 @@ class WindowService(PhasedRun):
 
     def __init__(self, client, params, **options):
         super(WindowService, self).__init__(client, params, **options)
-        self.namespace = params["namespace"]
+        self.hcp_namespace = params["hcp_namespace"]
         self.stopped = False  # whether this run stopped the Deployments (not when an earlier run closed the window)
         self.stop = self.copy = self.start = None
         self.signal = {"changed": False, "annotations": {}}
         self.signal_diff = None
 
     def _quiesce(self, **overrides):
-        params = quiesce_params(self.namespace, deployments=self.params["deployments"], **overrides)
+        params = quiesce_params(self.hcp_namespace, deployments=self.params["deployments"], **overrides)
         return QuiesceService(self.client, params, check_mode=self.check_mode)
 
     def _migrate(self, verify):
-        params = migrate_params(self.namespace, require_paused=self.params["require_paused"],
+        params = migrate_params(self.hcp_namespace, require_paused=self.params["require_paused"],
                                 carry_deletions=self.params["carry_deletions"], verify=verify,
                                 parallelism=self.params["parallelism"], extra_groups=self.params["extra_groups"])
         return MigrateService(self.client, params, GroupMap(self.params["extra_groups"] or {}), diff=self.diff)
@@ -125,7 +125,7 @@ class WindowService(PhasedRun):
             self._window_of_an_earlier_run()
         if self.params["signal_annotations"] is None:
             self.params["signal_annotations"] = dict(DEFAULT_SIGNAL)
-        if self.params["hostedcontrolplane_name"] and self.params["signal_annotations"]:
+        if self.params["hostedcluster_name"] and self.params["signal_annotations"]:
             self.begin(SIGNAL)
             self._signal()
         return self.copy.report
@@ -150,8 +150,8 @@ class WindowService(PhasedRun):
         result.update(available_at=available, controllers_down_seconds=seconds, waited_seconds=seconds)
 
     def _signal(self):
-        name = self.params["hostedcontrolplane_name"]
-        namespace = self.namespace
+        name = self.params["hostedcluster_name"]
+        namespace = self.hcp_namespace
         path = hostedcontrolplane_path(namespace, name)
         what = describe("HostedControlPlane", name, namespace)
         hostedcontrolplane = self.client.get(path, "get " + what)
@@ -174,7 +174,7 @@ class WindowService(PhasedRun):
     def result(self):
         """The module's result: each step's own result under its phase name, the window at the top."""
         result = {"changed": self.changed, "phase": self.phase, "marks": list(self.marks), "stopped": self.stopped}
-        diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start)), self.namespace, self.diff)
+        diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start)), self.hcp_namespace, self.diff)
         if self.copy is not None:
             # not "copy": in Jinja2 that is the dict's own method (window.copy), not this key
             result["copied"] = migrate_result(self.copy)
@@ -195,13 +195,14 @@ def run_module(module):
     """Run the window and exit with the result; a failure names its phase (RV(phase)) beside what the run got done."""
     def work(run, start):
         params = module.params
-        if params["holder"] and not params["hostedcontrolplane_name"]:
-            raise OptionError("holder needs hostedcontrolplane_name (the name of the HostedCluster whose lock the run "
+        if params["holder"] and not params["hostedcluster_name"]:
+            raise OptionError("holder needs hostedcluster_name (the name of the HostedCluster whose lock the run "
                               "holds)")
         client = run.connect(connections=params["parallelism"] + 2, namespaces=[
-            ("namespace", params["namespace"]), ("hostedcluster_namespace", params["holder"] and params["hostedcluster_namespace"])])
+            ("hcp_namespace", params["hcp_namespace"]),
+            ("hostedcluster_namespace", params["holder"] and params["hostedcluster_namespace"])])
         if params["holder"]:
-            hold_lease(run, params["hostedcluster_namespace"], params["hostedcontrolplane_name"], params["holder"])
+            hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         service = start(WindowService(client, params, check_mode=module.check_mode, diff=module._diff))
         report = service.run()
         for warning in report.warnings:
