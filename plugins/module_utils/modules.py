@@ -7,7 +7,8 @@ names kept as deprecated aliases, and the HCP namespace derived from the HostedC
 
 A module's argspec() takes ``hostedcluster_options(renamed_from={"hcp_namespace": "namespace"})`` and its main() is
 ``hostedcluster_main(argspec, NAME_RULES, run_module)``, which runs the service through hostedcluster_run: that fills
-an empty O(hcp_namespace) and hands the service the 1.0.0 names it reads.
+an empty O(hcp_namespace). The services read the options by these names; ansible-core puts a value given under an old
+name (an alias) there and warns.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -74,25 +75,12 @@ def fill_hcp_namespace(module):
     params["hcp_namespace"] = hypershift.hcp_namespace(params["hostedcluster_namespace"], params["hostedcluster_name"])
 
 
-def old_names(spec):
-    """{1.0.0 name: option} of spec's deprecated aliases."""
-    return dict((alias["name"], name) for name, settings in spec.items()
-                for alias in settings.get("deprecated_aliases", []))
-
-
-def hostedcluster_run(argspec, run_module, derive_hcp_namespace=True):
-    """module_main's run for a module whose options were renamed: an empty O(hcp_namespace) filled in
-    (fill_hcp_namespace, where the module has one), then each option's value copied under its 1.0.0 name, then
-    run_module(module).
-
-    The services (fleet/, state/, move/) still read the 1.0.0 names; the copy keeps them working unchanged."""
-    service_keys = old_names(argspec())
-
+def hostedcluster_run(run_module, derive_hcp_namespace=True):
+    """module_main's run for a module with the HostedCluster options: an empty O(hcp_namespace) filled in
+    (fill_hcp_namespace, where the module has one), then run_module(module)."""
     def run(module):
         if derive_hcp_namespace and "hcp_namespace" in module.params:
             fill_hcp_namespace(module)
-        for old, name in service_keys.items():
-            module.params[old] = module.params[name]
         run_module(module)
     return run
 
@@ -100,4 +88,4 @@ def hostedcluster_run(argspec, run_module, derive_hcp_namespace=True):
 def hostedcluster_main(argspec, name_rules, run_module, derive_hcp_namespace=True, **constraints):
     """main() of a module with the HostedCluster options: module_main (k8s/runner.py) with the service run through
     hostedcluster_run."""
-    module_main(argspec, name_rules, hostedcluster_run(argspec, run_module, derive_hcp_namespace), **constraints)
+    module_main(argspec, name_rules, hostedcluster_run(run_module, derive_hcp_namespace), **constraints)

@@ -108,24 +108,50 @@ class FakeModule(object):
         raise SystemExit(1)
 
 
-def renamed_spec():
-    return modules.hostedcluster_options(renamed_from={"hcp_namespace": "namespace"})
-
-
 def test_an_empty_hcp_namespace_is_the_hostedclusters_by_the_one_rule():
     module = FakeModule(hcp_namespace="", hostedcluster_name="prod.01", hostedcluster_namespace="clusters")
     seen = []
-    modules.hostedcluster_run(renamed_spec, lambda m: seen.append(dict(m.params)))(module)
-    # the service reads the 1.0.0 name (namespace): it gets the same value
-    assert seen[0]["hcp_namespace"] == seen[0]["namespace"] == hypershift.hcp_namespace("clusters", "prod.01")
+    modules.hostedcluster_run(lambda m: seen.append(dict(m.params)))(module)
+    # the services read the new names: nothing is added under a 1.0.0 name
+    assert seen[0] == {"hcp_namespace": hypershift.hcp_namespace("clusters", "prod.01"), "hostedcluster_name": "prod.01",
+                       "hostedcluster_namespace": "clusters"}
     given = FakeModule(hcp_namespace="elsewhere", hostedcluster_name="prod.01", hostedcluster_namespace="clusters")
-    modules.hostedcluster_run(renamed_spec, lambda m: seen.append(dict(m.params)))(given)
-    assert seen[1]["namespace"] == "elsewhere"
+    modules.hostedcluster_run(lambda m: seen.append(dict(m.params)))(given)
+    assert seen[1]["hcp_namespace"] == "elsewhere"
+
+
+@pytest.mark.parametrize("module_name, old, new", RENAMED)
+def test_a_value_given_under_an_old_name_reaches_the_service_under_the_new_one(module_name, old, new):
+    value = "clusters-hc" if "namespace" in old else "hc"
+    parameters = dict(REQUIRED.get(module_name, {}), **{old: value})
+    parameters.pop(new, None)
+    module = FakeModule(**ArgumentSpecValidator(argspec(module_name)).validate(parameters).validated_parameters)
+    seen = []
+    modules.hostedcluster_run(lambda m: seen.append(dict(m.params)))(module)
+    assert seen[0][new] == value
+
+
+# the services of the renamed modules; serving_certificate's namespace (shim/) is an option of its own
+SERVICE_PACKAGES = ("hcp", "move", "state", "fleet", "k8s")
+OLD_KEYS = ('params["namespace"]', 'params["name"]', 'params["hostedcontrolplane_name"]', 'params.get("namespace")',
+            'params.get("name")', 'params.get("hostedcontrolplane_name")', "(option namespace)", "(option name)")
+
+
+@pytest.mark.parametrize("package", SERVICE_PACKAGES)
+def test_no_service_reads_an_old_name(package):
+    root = os.path.join(REPO_ROOT, "plugins", "module_utils", package)
+    found = []
+    for name in sorted(os.listdir(root)):
+        if name.endswith(".py"):
+            with open(os.path.join(root, name)) as handle:
+                source = handle.read()
+            found += ["%s/%s: %s" % (package, name, key) for key in OLD_KEYS if key in source]
+    assert not found
 
 
 def test_without_the_hcp_namespace_or_the_hostedcluster_the_module_fails_naming_both():
     module = FakeModule(hcp_namespace="", hostedcluster_name="", hostedcluster_namespace="clusters")
     with pytest.raises(SystemExit):
-        modules.hostedcluster_run(renamed_spec, lambda m: None)(module)
+        modules.hostedcluster_run(lambda m: None)(module)
     assert "hcp_namespace" in module.failed["msg"] and "hostedcluster_name" in module.failed["msg"]
     assert module.failed["changed"] is False

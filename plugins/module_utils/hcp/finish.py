@@ -95,7 +95,7 @@ class FinishService(PhasedRun):
         if not checks or self.check_mode:
             return
         self._begin(HEALTH)
-        self.health = HealthService(self.client, dict(checks, namespace=self.params["namespace"])).run()
+        self.health = HealthService(self.client, dict(checks, hcp_namespace=self.params["hcp_namespace"])).run()
         if self.health["failures"]:
             raise HealthChecksFailed(self.health)
 
@@ -107,13 +107,13 @@ class FinishService(PhasedRun):
         self._record()
         self._begin(DELETE)
         self.delete = MigrateService(self.client, migrate_params(
-            params["namespace"], delete_source=True, require_paused=False, carry_deletions=params["carry_deletions"],
+            params["hcp_namespace"], delete_source=True, require_paused=False, carry_deletions=params["carry_deletions"],
             dependent_resources=params["dependent_resources"], parallelism=params["parallelism"],
             extra_groups=params["extra_groups"]), GroupMap(params["extra_groups"] or {}), diff=self.diff)
         report = self.delete.run()
         self._begin(RELEASE)
         self.release = QuiesceService(self.client, quiesce_params(
-            params["namespace"], state="resumed", hostedcluster_name=params["hostedcluster_name"],
+            params["hcp_namespace"], state="resumed", hostedcluster_name=params["hostedcluster_name"],
             hostedcluster_namespace=params["hostedcluster_namespace"], fence=True, deployments=params["deployments"],
             remove_records=True), check_mode=self.check_mode)
         self.release.resume()
@@ -160,7 +160,7 @@ def run_module(module):
         if problems:
             raise OptionError("health: " + "; ".join(problems))
         client = run.connect(connections=params["parallelism"] + 2,
-                             namespaces=[("namespace", params["namespace"]),
+                             namespaces=[("hcp_namespace", params["hcp_namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
         service = start(FinishService(
             client, params, check_mode=module.check_mode, diff=module._diff,

@@ -121,7 +121,7 @@ class HealthService(object):
         self.client = client
         self.params = params
         self.sleep = sleep
-        self.namespace = params["namespace"]
+        self.hcp_namespace = params["hcp_namespace"]
         self.kinds = []
         for entry in params["kinds"]:
             missing = [key for key in ("kind", "resource", "version", "target_group") if not entry.get(key)]
@@ -134,8 +134,8 @@ class HealthService(object):
                                    "capi_object_migrate moved" % [entry["kind"] for entry in self.kinds])
 
     def _list(self, group, version, resource):
-        return self.client.list(api_path(group, version, resource, self.namespace),
-                                "list " + describe("%s.%s" % (resource, group), namespace=self.namespace))
+        return self.client.list(api_path(group, version, resource, self.hcp_namespace),
+                                "list " + describe("%s.%s" % (resource, group), namespace=self.hcp_namespace))
 
     def unhealthy_before(self):
         """Source Machines already unhealthy (their status is frozen since the pause): not a failure of the copy."""
@@ -158,12 +158,12 @@ class HealthService(object):
         if self.params["deployments"]:
             deployments = self._list("apps", "v1", "deployments")
         expected = expected_counts_from(self.params["source_counts"], self.params["not_copied"])
-        failures = health_failures(self.namespace, objects, expected,
+        failures = health_failures(self.hcp_namespace, objects, expected,
                                    self.params["cluster_phases"], self.params["machine_phases"], unhealthy_before,
                                    deployments, self.params["deployments"])
         cluster = [entry for entry in self.kinds if entry["kind"] == "Cluster"][0]
         problem = conversion_problem(self.client, cluster["target_group"], cluster["version"], cluster["resource"],
-                                     self.namespace)
+                                     self.hcp_namespace)
         failures += [problem] if problem else []
         return failures, dict((kind, len(found)) for kind, found in objects.items())
 
@@ -193,7 +193,7 @@ class HealthChecksFailed(PrivateCapiError):
 def run_module(module):
     def work(run):
         result = {"changed": False}
-        client = run.connect(namespaces=[("namespace", module.params["namespace"])])
+        client = run.connect(namespaces=[("hcp_namespace", module.params["hcp_namespace"])])
         result.update(HealthService(client, module.params).run())
         if result["failures"]:
             raise HealthChecksFailed(result)

@@ -260,10 +260,10 @@ def unavailable(deployments, expected):
     return waiting
 
 
-def quiesce_params(namespace, **overrides):
+def quiesce_params(hcp_namespace, **overrides):
     """hcp_quiesce's parameters (its argument spec's defaults, no wait) with overrides: how the modules that run the
     service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
-    params = dict(namespace=namespace, state="quiesced", hostedcluster_name="", hostedcluster_namespace="clusters",
+    params = dict(hcp_namespace=hcp_namespace, state="quiesced", hostedcluster_name="", hostedcluster_namespace="clusters",
                   fence=False, pause_group="", settle_seconds=0, deployments=[], wait_timeout=0, remove_records=False,
                   deployment_patches=[])
     params.update(overrides)
@@ -276,7 +276,7 @@ class QuiesceService(object):
     def __init__(self, client, params, check_mode=False, sleep=time.sleep, clock=time.monotonic):
         self.client = client
         self.params = params
-        self.namespace = params["namespace"]
+        self.hcp_namespace = params["hcp_namespace"]
         self.check_mode = check_mode
         self.sleep = sleep
         self.clock = clock
@@ -323,8 +323,8 @@ class QuiesceService(object):
     def _pause_targets(self, group, version):
         targets = []
         for kind, plural in PAUSE_KINDS:
-            path = api_path(group, version, plural, self.namespace)
-            for obj in self.client.list(path, "list %s" % describe("%s.%s" % (plural, group), namespace=self.namespace)):
+            path = api_path(group, version, plural, self.hcp_namespace)
+            for obj in self.client.list(path, "list %s" % describe("%s.%s" % (plural, group), namespace=self.hcp_namespace)):
                 obj.setdefault("kind", kind)
                 targets.append((kind, plural, obj))
         return targets
@@ -345,7 +345,7 @@ class QuiesceService(object):
             key = "%s/%s" % (kind, name)
             self.before.setdefault(key, {"spec": {"paused": (obj.get("spec") or {}).get("paused")}} if kind == "Cluster" else {
                 "metadata": {"annotations": {PAUSED_ANNOTATION: _annotations(obj).get(PAUSED_ANNOTATION)}}})
-            self._patch(api_path(group, version, plural, self.namespace, name), patch, kind, name, self.namespace,
+            self._patch(api_path(group, version, plural, self.hcp_namespace, name), patch, kind, name, self.hcp_namespace,
                         "pause" if paused else "unpause")
 
     def _check_pause_holds(self, group):
@@ -353,21 +353,21 @@ class QuiesceService(object):
         if self.check_mode or settle <= 0 or self.result["core_version"] is None:
             return
         self.sleep(settle)
-        path = api_path(group, self.result["core_version"], "clusters", self.namespace)
-        clusters = self.client.list(path, "list %s" % describe("clusters." + group, namespace=self.namespace))
+        path = api_path(group, self.result["core_version"], "clusters", self.hcp_namespace)
+        clusters = self.client.list(path, "list %s" % describe("clusters." + group, namespace=self.hcp_namespace))
         unpaused = sorted(c["metadata"]["name"] for c in clusters if (c.get("spec") or {}).get("paused") is not True)
         if unpaused:
             raise QuiesceError(
                 "Cluster(s) %s in %s were un-paused within %ss (expected spec.paused=true): an operator still "
                 "reconciles this HostedCluster; fence it (fence, the operator's scope) and re-run"
-                % (unpaused, self.namespace, settle))
+                % (unpaused, self.hcp_namespace, settle))
 
     def read_deployments(self):
         names = self.params["deployments"]
         if not names:
             return []
-        path = api_path("apps", "v1", "deployments", self.namespace)
-        found = self.client.list(path, "list " + describe("Deployments", namespace=self.namespace))
+        path = api_path("apps", "v1", "deployments", self.hcp_namespace)
+        found = self.client.list(path, "list " + describe("Deployments", namespace=self.hcp_namespace))
         selected = [d for d in found if d["metadata"]["name"] in names]
         self.result["deployments"] = sorted(d["metadata"]["name"] for d in selected)
         return selected
@@ -383,8 +383,8 @@ class QuiesceService(object):
                 "spec": {"replicas": (deployment.get("spec") or {}).get("replicas")},
                 "metadata": {"annotations": dict((key, annotations.get(key))
                                                  for key in (REPLICAS_ANNOTATION, STOPPED_AT_ANNOTATION))}})
-            self._patch(api_path("apps", "v1", "deployments", self.namespace, name), patch, "Deployment", name,
-                        self.namespace, action)
+            self._patch(api_path("apps", "v1", "deployments", self.hcp_namespace, name), patch, "Deployment", name,
+                        self.hcp_namespace, action)
 
     def _wait(self, what, pending):
         """Poll pending() (a list of what is not done yet) until it is empty or wait_timeout passes."""
@@ -401,7 +401,7 @@ class QuiesceService(object):
             if self.clock() - started >= timeout:
                 raise QuiesceError("timed out after %ss waiting for %s in namespace %s: still %s; check their "
                                    "controllers and events, then re-run (or raise wait_timeout)"
-                                   % (timeout, what, self.namespace, ", ".join(waiting[:10])))
+                                   % (timeout, what, self.hcp_namespace, ", ".join(waiting[:10])))
             self.sleep(delay)
             delay = min(POLL_MAX_DELAY, delay * 2)
 
@@ -415,8 +415,8 @@ class QuiesceService(object):
         if self.check_mode:
             return False
         name = deployment["metadata"]["name"]
-        answer = self.client.patch(api_path("apps", "v1", "deployments", self.namespace, name), change,
-                                   "patch %s (dry run: is the patch in place?)" % describe("Deployment", name, self.namespace),
+        answer = self.client.patch(api_path("apps", "v1", "deployments", self.hcp_namespace, name), change,
+                                   "patch %s (dry run: is the patch in place?)" % describe("Deployment", name, self.hcp_namespace),
                                    dry_run=True)
         return answer.get("spec") == deployment.get("spec") and all(
             (answer.get("metadata") or {}).get(key) == (deployment.get("metadata") or {}).get(key)
@@ -427,15 +427,15 @@ class QuiesceService(object):
         return available_since(self._pods(), self.result["replicas"])
 
     def _pods(self):
-        path = api_path("", "v1", "pods", self.namespace)
-        return self.client.list(path, "list " + describe("Pods", namespace=self.namespace))
+        path = api_path("", "v1", "pods", self.hcp_namespace)
+        return self.client.list(path, "list " + describe("Pods", namespace=self.hcp_namespace))
 
     def _pods_of(self, names):
         return owned_pods(self._pods(), names)
 
     def _unavailable(self, expected):
-        path = api_path("apps", "v1", "deployments", self.namespace)
-        return unavailable(self.client.list(path, "list " + describe("Deployments", namespace=self.namespace)), expected)
+        path = api_path("apps", "v1", "deployments", self.hcp_namespace)
+        return unavailable(self.client.list(path, "list " + describe("Deployments", namespace=self.hcp_namespace)), expected)
 
     def _fence(self, up):
         hostedcluster = self._read_hostedcluster()
@@ -525,7 +525,7 @@ def run_module(module):
     def work(run, start):
         params = module.params
         # a typo must not read as "nothing to stop"; the HostedCluster's namespace only matters when one is named
-        client = run.connect(namespaces=[("namespace", params["namespace"]),
+        client = run.connect(namespaces=[("hcp_namespace", params["hcp_namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_name"]
                                           and params["hostedcluster_namespace"])])
         if params["holder"]:

@@ -129,7 +129,7 @@ class RollbackService(PhasedRun):
 
     def __init__(self, client, params, **options):
         super(RollbackService, self).__init__(client, params, **options)
-        self.namespace = params["namespace"]
+        self.hcp_namespace = params["hcp_namespace"]
         self.resumed_from = ""
         self.stop = self.start = self.release = None
         self.copy = self.delete = None
@@ -148,11 +148,11 @@ class RollbackService(PhasedRun):
     def _quiesce(self, **overrides):
         # zero stop: no Deployment is stopped, started or patched
         deployments = [] if self.zero_stop else self.params["deployments"]
-        return QuiesceService(self.client, quiesce_params(self.namespace, **dict({"deployments": deployments}, **overrides)),
+        return QuiesceService(self.client, quiesce_params(self.hcp_namespace, **dict({"deployments": deployments}, **overrides)),
                               check_mode=self.check_mode)
 
     def _migrate(self, **overrides):
-        params = migrate_params(self.namespace, direction=TO_STANDARD, parallelism=self.params["parallelism"],
+        params = migrate_params(self.hcp_namespace, direction=TO_STANDARD, parallelism=self.params["parallelism"],
                                 extra_groups=self.params["extra_groups"], **overrides)
         service = MigrateService(self.client, params, GroupMap(self.params["extra_groups"] or {}), diff=self.diff)
         service.run()
@@ -160,8 +160,8 @@ class RollbackService(PhasedRun):
         return service
 
     def _deployments(self):
-        return self.client.list(api_path("apps", "v1", "deployments", self.namespace),
-                                "list " + describe("Deployments", namespace=self.namespace))
+        return self.client.list(api_path("apps", "v1", "deployments", self.hcp_namespace),
+                                "list " + describe("Deployments", namespace=self.hcp_namespace))
 
     def _annotate_hostedcluster(self, annotations, why):
         """Merge the annotations (None removes one) into the HostedCluster when they are not there yet."""
@@ -178,11 +178,11 @@ class RollbackService(PhasedRun):
         and signal deleted now."""
         patches = sidecar.absent_patches(self._deployments(), self.params["deployments"])
         self.proxy["deployments"] = [patch["metadata"]["name"] for patch in patches]
-        selector = sidecar.rbac_label_selector(self.namespace)
-        doomed = [(api_path("", "v1", "configmaps", self.namespace, name), describe("ConfigMap", name, self.namespace))
+        selector = sidecar.rbac_label_selector(self.hcp_namespace)
+        doomed = [(api_path("", "v1", "configmaps", self.hcp_namespace, name), describe("ConfigMap", name, self.hcp_namespace))
                   for name in (self.params["proxy_config_map"], PROXY_MODE_CONFIG_MAP)]
         for group, version, plural, namespaced in sidecar.RBAC_RESOURCES:
-            namespace = self.namespace if namespaced else None
+            namespace = self.hcp_namespace if namespaced else None
             for item in self.client.list(api_path(group, version, plural, namespace), "list %s labelled %s"
                                          % (plural, selector), label_selector=selector):
                 name = item["metadata"]["name"]
@@ -212,8 +212,8 @@ class RollbackService(PhasedRun):
 
     def _remove_signal(self):
         name = self.params["hostedcluster_name"]
-        path = hostedcontrolplane_path(self.namespace, name)
-        what = describe("HostedControlPlane", name, self.namespace)
+        path = hostedcontrolplane_path(self.hcp_namespace, name)
+        what = describe("HostedControlPlane", name, self.hcp_namespace)
         try:
             hostedcontrolplane = self.client.get(path, "get " + what)
         except ApiError as exc:
@@ -237,14 +237,14 @@ class RollbackService(PhasedRun):
     def run(self):
         hostedcluster = self.read_hostedcluster()
         if self.params["strategy"] == ZERO_STOP:
-            flip = FlipService(self.client, self.namespace, self.params["deployments"], check_mode=self.check_mode)
-            if zero_stop_way_back(flip.read_deployments(), self.params["deployments"], self.namespace,
+            flip = FlipService(self.client, self.hcp_namespace, self.params["deployments"], check_mode=self.check_mode)
+            if zero_stop_way_back(flip.read_deployments(), self.params["deployments"], self.hcp_namespace,
                                   flip.read_config_map()):
                 self.flip = flip
             else:
                 self.warnings.append("the sidecars of namespace %s do not all follow its mode ConfigMap (an older "
                                      "release put them in, or one is missing): the way back stops the controllers to "
-                                     "take them out (strategy scale_down)" % self.namespace)
+                                     "take them out (strategy scale_down)" % self.hcp_namespace)
         if self.params["path"] == RESCUE:
             self._rescue(hostedcluster)
         else:
@@ -358,7 +358,7 @@ class RollbackService(PhasedRun):
         kinds = [kind for kind in self.copy.kinds if (counts.get(kind.kind) or {}).get("found")]
         standard = {}
         for kind in kinds:
-            path = api_path(kind.target_group, kind.version, kind.plural, self.namespace)
+            path = api_path(kind.target_group, kind.version, kind.plural, self.hcp_namespace)
             standard.setdefault(kind.kind, []).extend(self.client.list(path, "list %s (%s)" % (kind.plural, kind.target_group)))
         self.problems = judge.rollback_problems({"counts": counts, "standard": standard, "deployments": self._deployments(),
                                                  "deployment_names": self.params["deployments"],
@@ -388,7 +388,7 @@ class RollbackService(PhasedRun):
                   "resumed_from": self.resumed_from, "proxy": dict(self.proxy), "records": dict(self.records),
                   "problems": list(self.problems)}
         diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start), ("release", self.release)),
-                              self.namespace, self.diff)
+                              self.hcp_namespace, self.diff)
         for key, service in (("copied", self.copy), ("deleted", self.delete)):
             if service is not None:
                 result[key] = migrate_result(service)
@@ -421,7 +421,7 @@ def run_module(module):
             raise OptionError("path: rescue needs reason (why the migration failed: it is written to the HostedCluster "
                               "with the move to failed)")
         client = run.connect(connections=params["parallelism"] + 2,
-                             namespaces=[("namespace", params["namespace"]),
+                             namespaces=[("hcp_namespace", params["hcp_namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
         hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         service = start(RollbackService(client, params, check_mode=module.check_mode, diff=module._diff))

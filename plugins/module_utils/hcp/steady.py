@@ -204,7 +204,7 @@ class SteadyService(object):
     def __init__(self, client, params, sleep=time.sleep, clock=time.monotonic):
         self.client = client
         self.params = params
-        self.namespace = params["namespace"]
+        self.hcp_namespace = params["hcp_namespace"]
         self.sleep = sleep
         self.clock = clock
         self.result = {"steady": False, "reasons": [], "waited_seconds": 0.0, "polls": 0}
@@ -246,7 +246,7 @@ class SteadyService(object):
             if version is None:
                 continue
             _kind, group, _storage, plural = entry[:4]
-            path = api_path(group, version, plural, self.namespace)
+            path = api_path(group, version, plural, self.hcp_namespace)
             try:
                 self.client.request("GET", path, "list %s.%s/%s (a conversion)" % (plural, group, version),
                                     query={"limit": 1})
@@ -259,9 +259,9 @@ class SteadyService(object):
             return None
         _kind, group, _storage, plural = private_cluster[:4]
         probe = {"apiVersion": "%s/%s" % (group, version), "kind": "Cluster",
-                 "metadata": {"name": CONVERSION_CHECK_NAME, "namespace": self.namespace}, "spec": {}}
+                 "metadata": {"name": CONVERSION_CHECK_NAME, "namespace": self.hcp_namespace}, "spec": {}}
         try:
-            self.client.request("POST", api_path(group, version, plural, self.namespace),
+            self.client.request("POST", api_path(group, version, plural, self.hcp_namespace),
                                 "dry-run create %s.%s/%s (a conversion)" % (plural, group, version), body=probe,
                                 query={"dry_run": "All"})
         except ApiError as exc:
@@ -271,7 +271,7 @@ class SteadyService(object):
                 return ("a dry-run create of a private Cluster at %s in namespace %s was refused (HTTP %s %s): the "
                         "migration's own creates of private objects would be too; check the identity's RBAC (create on "
                         "%s.%s) and the admission policies of the private groups"
-                        % (version, self.namespace, exc.status, (exc.api_message or "")[:200], plural, group))
+                        % (version, self.hcp_namespace, exc.status, (exc.api_message or "")[:200], plural, group))
             return ("the conversion webhook of CustomResourceDefinition %s.%s (the collection's conversion shim, "
                     "role conversion_shim) does not answer (a dry-run create at %s: HTTP %s %s): waiting for it; "
                     "check its Deployment and Service (docs/operator-guide.md, What the collection deploys)"
@@ -290,8 +290,8 @@ class SteadyService(object):
 
         def read_kind(entry):
             kind, group, storage, plural = entry[:4]
-            items = self.client.list(api_path(group, storage, plural, self.namespace),
-                                     "list " + describe("%s.%s" % (plural, group), namespace=self.namespace))
+            items = self.client.list(api_path(group, storage, plural, self.hcp_namespace),
+                                     "list " + describe("%s.%s" % (plural, group), namespace=self.hcp_namespace))
             for item in items:
                 item.setdefault("kind", kind)
             return items
@@ -325,7 +325,7 @@ def run_module(module):
     """Read-only: never changed; a cluster that is not steady is a result (steady: false), not a failure."""
     def work(run):
         params = module.params
-        client = run.connect(namespaces=[("namespace", params["namespace"]),
+        client = run.connect(namespaces=[("hcp_namespace", params["hcp_namespace"]),
                                          ("hostedcluster_namespace", params["hostedcluster_namespace"])])
         result = SteadyService(client, params).run()
         return dict(result, changed=False)

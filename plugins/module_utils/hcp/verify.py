@@ -59,9 +59,10 @@ class VerifyService(object):
     def __init__(self, client, params):
         self.client = client
         self.params = params
-        self.name = params["name"]
-        self.namespace = params["namespace"]
-        self.hcp_namespace = params.get("hcp_namespace") or hypershift.hcp_namespace(self.namespace, self.name)
+        self.hostedcluster_name = params["hostedcluster_name"]
+        self.hostedcluster_namespace = params["hostedcluster_namespace"]
+        self.hcp_namespace = params.get("hcp_namespace") or hypershift.hcp_namespace(self.hostedcluster_namespace,
+                                                                                     self.hostedcluster_name)
         self.group_map = GroupMap(params.get("extra_groups") or {})
         self.parallelism = params.get("parallelism") or 8
 
@@ -82,14 +83,16 @@ class VerifyService(object):
 
     def read(self):
         """Everything the judgement needs, as the dict capi_verify_judge takes."""
-        where = describe("HostedCluster", self.name, self.namespace)
-        hostedcluster = self.client.get_or_none(
-            api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, hypershift.HOSTEDCLUSTER_PLURAL, self.namespace, self.name), where)
+        where = describe("HostedCluster", self.hostedcluster_name, self.hostedcluster_namespace)
+        name = self.hostedcluster_name
+        hostedcluster = self.client.get_or_none(api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, hypershift.HOSTEDCLUSTER_PLURAL,
+                                                         self.hostedcluster_namespace, name), where)
         if hostedcluster is None:
-            raise VerifyInputError("%s not found: check the name and namespace given (nothing was read further)" % where)
+            raise VerifyInputError("%s not found: check hostedcluster_name and hostedcluster_namespace (nothing was read "
+                                   "further)" % where)
         hostedcontrolplane = self.client.get_or_none(
-            api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, "hostedcontrolplanes", self.hcp_namespace, self.name),
-            describe("HostedControlPlane", self.name, self.hcp_namespace))
+            api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, "hostedcontrolplanes", self.hcp_namespace, name),
+            describe("HostedControlPlane", name, self.hcp_namespace))
         self.client.size_connection_pool(self.parallelism)
         served = read_served_resources(self.client, self.parallelism)
         standard = capi_resources(served, self.group_map.is_standard)
@@ -117,7 +120,8 @@ class VerifyService(object):
             "conversion_problem": conversion_problem(self.client, clusters[0].group, clusters[0].version,
                                                      clusters[0].plural, self.hcp_namespace) if clusters else None,
             "management_cluster": self.params.get("management_cluster"),
-            "namespace": self.namespace, "name": self.name, "hcp_namespace": self.hcp_namespace,
+            "namespace": self.hostedcluster_namespace, "name": self.hostedcluster_name,
+            "hcp_namespace": self.hcp_namespace,
             "state": states.state_of(hostedcluster),
             "standard_counts": counts_by_kind(standard_listed),
             "private_counts": counts_by_kind(private_listed, lambda item: item["metadata"]["uid"] not in gone),
@@ -145,9 +149,10 @@ class VerifyService(object):
 def run_module(module):
     def work(run):
         service = VerifyService(run.connect(), module.params)
-        run.client.require_namespaces([("namespace", service.namespace),
+        run.client.require_namespaces([("hostedcluster_namespace", service.hostedcluster_namespace),
                                        ("hcp_namespace" if module.params.get("hcp_namespace") else
-                                        "hcp_namespace, derived from namespace and name", service.hcp_namespace)])
+                                        "hcp_namespace, derived from hostedcluster_namespace and hostedcluster_name",
+                                        service.hcp_namespace)])
         result = service.run()
         result["changed"] = False
         return result

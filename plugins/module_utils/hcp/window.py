@@ -88,7 +88,7 @@ class WindowService(PhasedRun):
 
     def __init__(self, client, params, **options):
         super(WindowService, self).__init__(client, params, **options)
-        self.namespace = params["namespace"]
+        self.hcp_namespace = params["hcp_namespace"]
         self.stopped = False  # whether this run stopped the Deployments (not when an earlier run closed the window)
         self.stop = self.copy = self.start = None
         self.signal = {"changed": False, "annotations": {}}
@@ -97,11 +97,11 @@ class WindowService(PhasedRun):
         self.unpaused_at = None  # zero_stop: when the copies' pause was lifted (MARK_TIME_FORMAT)
 
     def _quiesce(self, **overrides):
-        params = quiesce_params(self.namespace, **dict({"deployments": self.params["deployments"]}, **overrides))
+        params = quiesce_params(self.hcp_namespace, **dict({"deployments": self.params["deployments"]}, **overrides))
         return QuiesceService(self.client, params, check_mode=self.check_mode)
 
     def _migrate(self, verify):
-        params = migrate_params(self.namespace, require_paused=self.params["require_paused"],
+        params = migrate_params(self.hcp_namespace, require_paused=self.params["require_paused"],
                                 carry_deletions=self.params["carry_deletions"], verify=verify,
                                 parallelism=self.params["parallelism"], extra_groups=self.params["extra_groups"])
         return MigrateService(self.client, params, GroupMap(self.params["extra_groups"] or {}), diff=self.diff)
@@ -148,7 +148,7 @@ class WindowService(PhasedRun):
 
     def _run_zero_stop(self):
         self.begin(CHECK)
-        self.flip = FlipService(self.client, self.namespace, self.params["deployments"], check_mode=self.check_mode)
+        self.flip = FlipService(self.client, self.hcp_namespace, self.params["deployments"], check_mode=self.check_mode)
         config_map = self.flip.check((PROXY_PASSTHROUGH, PROXY_TRANSLATE))
         flipped_before = proxy_mode(config_map)[0] == PROXY_TRANSLATE
         self.begin(COPY)
@@ -180,7 +180,7 @@ class WindowService(PhasedRun):
     def _signal_step(self):
         if self.params["signal_annotations"] is None:
             self.params["signal_annotations"] = dict(DEFAULT_SIGNAL)
-        if self.params["hostedcontrolplane_name"] and self.params["signal_annotations"]:
+        if self.params["hostedcluster_name"] and self.params["signal_annotations"]:
             self.begin(SIGNAL)
             self._signal()
 
@@ -204,8 +204,8 @@ class WindowService(PhasedRun):
         result.update(available_at=available, controllers_down_seconds=seconds, waited_seconds=seconds)
 
     def _signal(self):
-        name = self.params["hostedcontrolplane_name"]
-        namespace = self.namespace
+        name = self.params["hostedcluster_name"]
+        namespace = self.hcp_namespace
         path = hostedcontrolplane_path(namespace, name)
         what = describe("HostedControlPlane", name, namespace)
         hostedcontrolplane = self.client.get(path, "get " + what)
@@ -233,7 +233,7 @@ class WindowService(PhasedRun):
         if self.flip is not None:
             result[FLIP] = dict(self.flip.result)
             result["unpaused_at"] = self.unpaused_at
-        diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start)), self.namespace, self.diff)
+        diffs = quiesce_steps(result, ((STOP, self.stop), (START, self.start)), self.hcp_namespace, self.diff)
         if self.copy is not None:
             # not "copy": in Jinja2 that is the dict's own method (window.copy), not this key
             result["copied"] = migrate_result(self.copy)
@@ -256,13 +256,14 @@ def run_module(module):
     """Run the window and exit with the result; a failure names its phase (RV(phase)) beside what the run got done."""
     def work(run, start):
         params = module.params
-        if params["holder"] and not params["hostedcontrolplane_name"]:
-            raise OptionError("holder needs hostedcontrolplane_name (the name of the HostedCluster whose lock the run "
+        if params["holder"] and not params["hostedcluster_name"]:
+            raise OptionError("holder needs hostedcluster_name (the name of the HostedCluster whose lock the run "
                               "holds)")
         client = run.connect(connections=params["parallelism"] + 2, namespaces=[
-            ("namespace", params["namespace"]), ("hostedcluster_namespace", params["holder"] and params["hostedcluster_namespace"])])
+            ("hcp_namespace", params["hcp_namespace"]),
+            ("hostedcluster_namespace", params["holder"] and params["hostedcluster_namespace"])])
         if params["holder"]:
-            hold_lease(run, params["hostedcluster_namespace"], params["hostedcontrolplane_name"], params["holder"])
+            hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
         service = start(WindowService(client, params, check_mode=module.check_mode, diff=module._diff))
         report = service.run()
         for warning in report.warnings:

@@ -357,7 +357,7 @@ class ApiClient(object):
     def get(self, path, what):
         return self.request("GET", path, what)
 
-    def require_namespace(self, namespace, option="namespace"):
+    def require_namespace(self, namespace, option):
         """One GET of the Namespace: NamespaceNotFoundError when it does not exist (404).
 
         Returns True when it exists, None when that is unknown: a 403 on the GET (the user may work in the namespace

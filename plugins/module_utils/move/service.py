@@ -72,7 +72,7 @@ class MigrateService(object):
     def __init__(self, client, params, group_map, diff=False):
         self.client = client
         self.params = params
-        self.namespace = params["namespace"]
+        self.hcp_namespace = params["hcp_namespace"]
         self.direction = params["direction"]
         self.group_map = group_map
         self.parallelism = params["parallelism"]
@@ -83,9 +83,9 @@ class MigrateService(object):
 
     # --- reads -----------------------------------------------------------------------------------
     def _list(self, group, kind_name, version, plural):
-        path = api_path(group, version, plural, self.namespace)
+        path = api_path(group, version, plural, self.hcp_namespace)
         items, _meta = call_with_retries(lambda: self.client.list_all(
-            path, "list %s in namespace %s (%s/%s)" % (plural, self.namespace, group, version), page_size=LIST_PAGE_SIZE))
+            path, "list %s in namespace %s (%s/%s)" % (plural, self.hcp_namespace, group, version), page_size=LIST_PAGE_SIZE))
         api_version = "%s/%s" % (group, version)
         for item in items:
             item.setdefault("apiVersion", api_version)
@@ -130,7 +130,7 @@ class MigrateService(object):
                     if kind_of[uid].kind == "Cluster" and kind_of[uid].source_group == self.core_group()
                     and not (obj.get("metadata") or {}).get("deletionTimestamp") and not is_paused(obj)]
         if unpaused and self.params["require_paused"]:
-            names = ", ".join("Cluster %s/%s" % (self.namespace, object_name(obj)) for obj in unpaused)
+            names = ", ".join("Cluster %s/%s" % (self.hcp_namespace, object_name(obj)) for obj in unpaused)
             raise MigrationError(
                 "%s is not paused (spec.paused is not true and there is no %s annotation), so its controllers may change "
                 "objects while they are copied and updates would be lost. Pause it first (the migrate role does: "
@@ -138,7 +138,7 @@ class MigrateService(object):
                 % (names, PAUSED_ANNOTATION))
         for obj in unpaused:
             self.report.warn("Cluster %s/%s is not paused; copying anyway (require_paused: false)"
-                             % (self.namespace, object_name(obj)))
+                             % (self.hcp_namespace, object_name(obj)))
 
     def plan_unserved(self, blocked):
         """Check mode on a management cluster without the private CRDs yet (the run creates them first, as dry runs
@@ -163,7 +163,7 @@ class MigrateService(object):
         discard = bool(self.params.get("discard"))
         source_lists, target_lists, blocked = self.read_all(moved, unserved, every_target=discard)
         if blocked and not self.client.dry_run:
-            raise MigrationError("namespace %s holds objects that cannot be moved: %s" % (self.namespace, "; ".join(
+            raise MigrationError("namespace %s holds objects that cannot be moved: %s" % (self.hcp_namespace, "; ".join(
                 "%d %s object(s): %s" % (len(items), resource.kind, why) for resource, why, items in blocked)))
         self.plan_unserved(blocked)
         kind_by_key = {kind.key: kind for kind in moved}
@@ -178,7 +178,7 @@ class MigrateService(object):
                 targets[(key, object_name(item))] = item
         if not sources:
             self.report.warn("no %s CAPI objects found in namespace %s (kinds read: %s)"
-                             % ("standard" if self.direction == TO_PRIVATE else "private", self.namespace,
+                             % ("standard" if self.direction == TO_PRIVATE else "private", self.hcp_namespace,
                                 ", ".join(kind.kind for kind in moved) or "none"))
         self.check_paused(sources, kind_of)
         graph = OwnershipGraph(list(sources.values()))
@@ -207,7 +207,7 @@ class MigrateService(object):
         moved_set = {(kind.source_group, kind.kind) for kind in moved}
         orphaning = {uid for uid in graph.skipped
                      if DELETION_ORPHAN_FINALIZER in ((sources[uid].get("metadata") or {}).get("finalizers") or ())}
-        copier = CopyEngine(self.client, self.report, self.namespace, self.direction, self.group_map,
+        copier = CopyEngine(self.client, self.report, self.hcp_namespace, self.direction, self.group_map,
                             force=self.params["force"], parallelism=self.parallelism, diff=self.diff,
                             keep_existing=self.params.get("keep_existing", False))
         owner_targets, copies = {}, {}
@@ -259,13 +259,13 @@ class MigrateService(object):
             (key, name), target = item
             kind = kind_by_key[key]
             call_with_retries(lambda: self.client.patch(
-                object_path(kind, self.namespace, name),
+                object_path(kind, self.hcp_namespace, name),
                 {"metadata": {"annotations": {CARRIED_ANNOTATION: None, CARRIED_DELETION_ANNOTATION: None}}},
-                what("unmark (the failed attempt carried its deletion)", kind, self.namespace, name)))
+                what("unmark (the failed attempt carried its deletion)", kind, self.hcp_namespace, name)))
             self.report.step("unmark_carried", kind.kind, name, api_version=kind.target_api_version)
         marked = sorted((item for item in targets.items() if is_carried(item[1])), key=lambda item: item[0])
         parallel_map(unmark, marked, self.parallelism)
-        DeleteEngine(self.client, self.report, self.namespace, self.parallelism).delete_sources(
+        DeleteEngine(self.client, self.report, self.hcp_namespace, self.parallelism).delete_sources(
             graph.levels(list(sources)), sources, kind_of)
 
     def carry_deletions(self, deleting, carried, sources, kind_of, copies):
@@ -284,9 +284,9 @@ class MigrateService(object):
             copy_uid = ((copies.get(uid) or {}).get("metadata") or {}).get("uid") or "unknown"
             try:
                 patched = call_with_retries(lambda: self.client.patch(
-                    object_path(kind, self.namespace, name, target=False),
+                    object_path(kind, self.hcp_namespace, name, target=False),
                     {"metadata": {"annotations": carried_mark(copy_uid, uid in deleting_set)}},
-                    what("mark (its deletion carried to the copy)", kind, self.namespace, name, target=False)))
+                    what("mark (its deletion carried to the copy)", kind, self.hcp_namespace, name, target=False)))
             except ApiError as exc:
                 if not exc.is_not_found:
                     raise
@@ -308,8 +308,8 @@ class MigrateService(object):
                 return  # carried by an earlier run
             try:
                 call_with_retries(lambda: self.client.delete(
-                    object_path(kind, self.namespace, name), what("delete (carrying its deletion)", kind,
-                                                                  self.namespace, name), propagation_policy=policy))
+                    object_path(kind, self.hcp_namespace, name), what("delete (carrying its deletion)", kind,
+                                                                  self.hcp_namespace, name), propagation_policy=policy))
             except ApiError as exc:
                 if not exc.is_not_found:
                     raise
@@ -331,7 +331,7 @@ class MigrateService(object):
         for uid in sorted(copyable, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))):
             refs, _dropped = remap_owner_references(sources[uid], owner_targets, moved_set, orphaning)
             body, status = desired_target(sources[uid], kind_of[uid], self.direction, self.group_map, refs)
-            pairs.append(("%s %s/%s" % (kind_of[uid].kind, self.namespace, object_name(sources[uid])), body, status,
+            pairs.append(("%s %s/%s" % (kind_of[uid].kind, self.hcp_namespace, object_name(sources[uid])), body, status,
                           live.get(uid)))
         failures = verify_copies(pairs)
         self.verified = {"checked": len(pairs), "failures": failures}
@@ -362,9 +362,9 @@ class MigrateService(object):
                 "the work they stand for (a node drained, an instance terminated); let the controllers finish it "
                 "(the objects go away), then re-run"
                 % (len(held), "" if len(held) == 1 else "s", "s" if len(held) == 1 else "",
-                   ", ".join("%s %s/%s [%s]" % (kind, self.namespace, name, ", ".join(finalizers))
+                   ", ".join("%s %s/%s [%s]" % (kind, self.hcp_namespace, name, ", ".join(finalizers))
                              for kind, name, finalizers in held[:10])))
-        deleter = DeleteEngine(self.client, self.report, self.namespace, self.parallelism)
+        deleter = DeleteEngine(self.client, self.report, self.hcp_namespace, self.parallelism)
         deleter.repoint_dependents(dependent_resources(served, moved, self.params.get("dependent_resources")), owner_targets)
         deleter.delete_sources(levels, sources, kind_of)
 
@@ -385,7 +385,7 @@ def run_module(module):
         params = module.params
         group_map = GroupMap(params.get("extra_groups") or {})
         # a typo in the namespace must not read as "nothing to migrate"
-        client = run.connect(connections=params["parallelism"] + 2, namespaces=[("namespace", params["namespace"])])
+        client = run.connect(connections=params["parallelism"] + 2, namespaces=[("hcp_namespace", params["hcp_namespace"])])
         state["service"] = service = MigrateService(client, params, group_map, diff=module._diff)
         report = service.run()
         for warning in report.warnings:
@@ -401,10 +401,10 @@ def run_module(module):
     run_module_with(module, work, partial=partial, minimums=PARALLELISM_MINIMUM)
 
 
-def migrate_params(namespace, **overrides):
+def migrate_params(hcp_namespace, **overrides):
     """capi_object_migrate's parameters (its argument spec's defaults) with overrides: how the modules that run the
     service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
-    params = dict(namespace=namespace, direction=TO_PRIVATE, delete_source=False, require_paused=True, force=False,
+    params = dict(hcp_namespace=hcp_namespace, direction=TO_PRIVATE, delete_source=False, require_paused=True, force=False,
                   carry_deletions=False, verify=False, kinds=None, dependent_resources=None, parallelism=8,
                   extra_groups={}, discard=False, keep_existing=False)
     params.update(overrides)
@@ -417,7 +417,7 @@ def migrate_result(service):
     if service is not None:
         result.update(service.report.result())
         result["kinds"] = [kind.as_dict() for kind in service.kinds]
-        result["namespace"] = service.namespace
+        result["namespace"] = service.hcp_namespace
         result["direction"] = service.direction
         if service.verified is not None:
             result["verify"] = service.verified

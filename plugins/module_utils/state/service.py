@@ -129,8 +129,8 @@ class MigrationStateService(object):
                                                 "get %s" % describe("HostedCluster", name, namespace))
         if hostedcluster is None:
             raise MigrationStateError(
-                "HostedCluster %s/%s not found (GET %s); check name and namespace" % (namespace, name, hostedcluster_path(namespace, name))
-            )
+                "HostedCluster %s/%s not found (GET %s); check hostedcluster_name and hostedcluster_namespace"
+                % (namespace, name, hostedcluster_path(namespace, name)))
         return hostedcluster
 
     def list(self, namespace, query_states):
@@ -192,7 +192,7 @@ class MigrationStateService(object):
     # --- operations --------------------------------------------------------------------------------
     def move(self):
         params = self.params
-        namespace, name = params["namespace"], params["name"]
+        namespace, name = params["hostedcluster_namespace"], params["hostedcluster_name"]
 
         def make_plan(hostedcluster, now):
             try:
@@ -275,11 +275,11 @@ class MigrationStateService(object):
         params = self.params
         now = utc_now()
         query_states = params.get("query_states") or []
-        if params.get("name"):
-            items = [self.read(params["namespace"], params["name"])]
+        if params.get("hostedcluster_name"):
+            items = [self.read(params["hostedcluster_namespace"], params["hostedcluster_name"])]
             selector = None
         else:
-            items, selector = self.list(params.get("namespace"), query_states)
+            items, selector = self.list(params.get("hostedcluster_namespace"), query_states)
         reports = [states.report(item, now, self.lease_seconds) for item in items]
         if params.get("direction"):
             for entry in reports:
@@ -319,8 +319,8 @@ def move_held_lock(client, namespace, name, state, holder, rollback=False, reaso
     """The move a module that holds the lock makes at its end (hcp_migrate_finish, hcp_migrate_rollback), as
     migration_state makes it: (its result, its warnings)."""
     mover = MigrationStateService(client, dict(
-        namespace=namespace, name=name, state=state, holder=holder, lease_seconds=states.DEFAULT_LEASE_SECONDS,
-        takeover=False, force=False, reason=reason, rollback=rollback))
+        hostedcluster_namespace=namespace, hostedcluster_name=name, state=state, holder=holder,
+        lease_seconds=states.DEFAULT_LEASE_SECONDS, takeover=False, force=False, reason=reason, rollback=rollback))
     return mover.move(), mover.warnings
 
 
@@ -346,8 +346,9 @@ def run_module(module):
         elif params.get("retry_failed") and params.get("direction") != states.MIGRATE:
             raise MigrationStateError("retry_failed works with direction: migrate only (got direction: %s)"
                                       % (params.get("direction") or "none"))
-        # a typo in namespace must not read as "no HostedClusters here"
-        client = run.connect(namespaces=[("namespace", params["namespace"])] if params.get("namespace") else ())
+        # a typo in hostedcluster_namespace must not read as "no HostedClusters here"
+        client = run.connect(namespaces=[("hostedcluster_namespace", params["hostedcluster_namespace"])]
+                             if params.get("hostedcluster_namespace") else ())
         service = MigrationStateService(client, params)
         result = service.query() if params["state"] == "query" else service.move()
         for warning in service.warnings:

@@ -164,12 +164,34 @@ def test_an_old_option_name_still_works_and_warns(kubeconfigs):
     result = race("hcp_migrate_window", [{"kubeconfig": nowhere, "namespace": "clusters-hc",
                                           "hostedcontrolplane_name": "hc/x"}])[0]
     assert_user_error(result, "invalid name: option hostedcluster_name: 'hc/x'")
-    # ansible-core 2.19 reports each as a DeprecationSummary (event.msg, deprecator, version); older ones flat (msg)
-    deprecations = sorted((entry.get("msg") or entry["event"]["msg"], entry["version"])
-                          for entry in result.get("deprecations") or [])
-    assert deprecations == [
+    assert deprecations(result) == [
         ("Alias 'hostedcontrolplane_name' is deprecated. See the module docs for more information", "2.0.0"),
         ("Alias 'namespace' is deprecated. See the module docs for more information", "2.0.0")], result
+
+
+def deprecations(result):
+    """(message, version) of each deprecation in a module result, sorted."""
+    # ansible-core 2.19 reports each as a DeprecationSummary (event.msg, deprecator, version); older ones flat (msg)
+    return sorted((entry.get("msg") or entry["event"]["msg"], entry["version"]) for entry in result.get("deprecations") or [])
+
+
+# (module, args under 1.0.0 names, the option as documented) with a namespace the live server does not have
+OLD_NAMES_MISSING = [
+    ("capi_object_migrate", {"namespace": "no-such-ns"}, "hcp_namespace"),
+    ("capi_verify", {"name": "hc", "namespace": "no-such-ns"}, "hostedcluster_namespace"),
+    ("hcp_quiesce", {"namespace": "no-such-ns"}, "hcp_namespace"),
+    ("migration_state", {"namespace": "no-such-ns"}, "hostedcluster_namespace"),
+]
+
+
+@pytest.mark.parametrize("module, args, option", OLD_NAMES_MISSING)
+def test_a_value_under_an_old_name_reaches_the_service_and_is_named_as_documented(module, args, option, server):
+    """The service reads the new name: a value given under the 1.0.0 name is checked there, and the message names the
+    option as the module documents it (as ansible-core names an alias's option); the result carries the deprecation."""
+    result = race(module, [dict(args, kubeconfig=server.kubeconfig)])[0]
+    assert_user_error(result, "namespace 'no-such-ns' (option %s) does not exist" % option)
+    assert deprecations(result) == sorted(
+        ("Alias '%s' is deprecated. See the module docs for more information" % old, "2.0.0") for old in args), result
 
 
 def test_empty_namespace_sends_no_request(real_cluster):
@@ -180,37 +202,37 @@ def test_empty_namespace_sends_no_request(real_cluster):
     assert real_cluster.request_counts(since)["entries"] == []
 
 
-# (module, args, the option and namespace the message must name) against a live server without those namespaces; the
-# services (fleet/, state/, move/) still name the option by their 1.0.0 key (modules.hostedcluster_run hands it them)
+# (module, args, the option and namespace the message must name) against a live server without those namespaces
 MISSING_NAMESPACES = [
-    ("capi_object_migrate", {"hcp_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
+    ("capi_object_migrate", {"hcp_namespace": "no-such-ns"}, "hcp_namespace", "no-such-ns"),
     ("capi_object_migrate", {"hcp_namespace": "no-such-ns", "delete_source": True, "require_paused": False},
-     "namespace", "no-such-ns"),
-    ("hcp_quiesce", {"hcp_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("hcp_migrate_window", {"hcp_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("hcp_migrate_finish", {"hcp_namespace": "no-such-ns", "hostedcluster_name": "hc", "holder": "run-1"}, "namespace",
-     "no-such-ns"),
+     "hcp_namespace", "no-such-ns"),
+    ("hcp_quiesce", {"hcp_namespace": "no-such-ns"}, "hcp_namespace", "no-such-ns"),
+    ("hcp_migrate_window", {"hcp_namespace": "no-such-ns"}, "hcp_namespace", "no-such-ns"),
+    ("hcp_migrate_finish", {"hcp_namespace": "no-such-ns", "hostedcluster_name": "hc", "holder": "run-1"},
+     "hcp_namespace", "no-such-ns"),
     ("hcp_migrate_finish", {"hcp_namespace": "checks", "hostedcluster_name": "hc",
                             "hostedcluster_namespace": "no-such-hc-ns", "holder": "run-1"},
      "hostedcluster_namespace", "no-such-hc-ns"),
     ("hcp_quiesce", {"hcp_namespace": "checks", "hostedcluster_name": "hc", "hostedcluster_namespace": "no-such-hc-ns"},
      "hostedcluster_namespace", "no-such-hc-ns"),
-    ("capi_health", {"hcp_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("capi_steady", {"hcp_namespace": "no-such-ns", "hostedcluster_name": "hc"}, "namespace", "no-such-ns"),
-    ("capi_verify", {"hostedcluster_name": "hc", "hostedcluster_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
+    ("capi_health", {"hcp_namespace": "no-such-ns"}, "hcp_namespace", "no-such-ns"),
+    ("capi_steady", {"hcp_namespace": "no-such-ns", "hostedcluster_name": "hc"}, "hcp_namespace", "no-such-ns"),
+    ("capi_verify", {"hostedcluster_name": "hc", "hostedcluster_namespace": "no-such-ns"}, "hostedcluster_namespace",
+     "no-such-ns"),
     ("capi_verify", {"hostedcluster_name": "hc", "hostedcluster_namespace": "checks"},
-     "hcp_namespace, derived from namespace and name", "checks-hc"),
+     "hcp_namespace, derived from hostedcluster_namespace and hostedcluster_name", "checks-hc"),
     ("capi_verify", {"hostedcluster_name": "hc", "hostedcluster_namespace": "checks", "hcp_namespace": "no-such-hcp"},
      "hcp_namespace", "no-such-hcp"),
-    ("migration_state", {"hostedcluster_namespace": "no-such-ns"}, "namespace", "no-such-ns"),
-    ("migration_state", {"hostedcluster_namespace": "no-such-ns", "query_states": ["legacy"]}, "namespace",
+    ("migration_state", {"hostedcluster_namespace": "no-such-ns"}, "hostedcluster_namespace", "no-such-ns"),
+    ("migration_state", {"hostedcluster_namespace": "no-such-ns", "query_states": ["legacy"]}, "hostedcluster_namespace",
      "no-such-ns"),
     ("k8s_lists", {"lists": [{"api_version": "v1", "kind": "ConfigMap", "namespace": "checks"},
                              {"api_version": "v1", "kind": "ConfigMap", "namespace": "no-such-ns"}]},
      "lists[1].namespace", "no-such-ns"),
     # an HCP namespace derived from the HostedCluster (hypershift.hcp_namespace) is checked the same way
-    ("capi_steady", {"hcp_namespace": "", "hostedcluster_name": "hc", "hostedcluster_namespace": "checks"}, "namespace",
-     "checks-hc"),
+    ("capi_steady", {"hcp_namespace": "", "hostedcluster_name": "hc", "hostedcluster_namespace": "checks"},
+     "hcp_namespace", "checks-hc"),
 ]
 
 

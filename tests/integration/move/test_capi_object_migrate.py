@@ -454,7 +454,7 @@ def test_errors_name_what_is_wrong(hcp):
     assert not empty.failed and empty["changed"] is False and warned(empty, "no standard CAPI objects found in namespace empty-hcp")
     # a namespace that does not exist is an error, not "nothing to migrate" (issue 16)
     missing = migrate(server, "nowhere")
-    assert missing.failed and "namespace 'nowhere' (option namespace) does not exist" in missing["msg"]
+    assert missing.failed and "namespace 'nowhere' (option hcp_namespace) does not exist" in missing["msg"]
     assert missing["api_calls"]["total"] == 1 and missing.get("counts") is None
 
 

@@ -189,7 +189,7 @@ def hcp_objects():
 
 
 def params(**overrides):
-    base = {"namespace": NS, "state": "quiesced", "hostedcluster_name": "hc-01", "hostedcluster_namespace": "clusters",
+    base = {"hcp_namespace": NS, "state": "quiesced", "hostedcluster_name": "hc-01", "hostedcluster_namespace": "clusters",
             "fence": True, "pause_group": "cluster.x-k8s.io", "settle_seconds": 0,
             "deployments": ["cluster-api", "karpenter-operator"], "wait_timeout": 5, "remove_records": False,
             "deployment_patches": []}

@@ -117,7 +117,7 @@ class FakeK8sClient(object):
 @pytest.mark.parametrize("status, expected", [(200, True), (403, None)])
 def test_require_namespace_exists_or_unknown(status, expected):
     fake = FakeK8sClient(status)
-    assert ApiClient(fake).require_namespace("clusters-prod-01") is expected
+    assert ApiClient(fake).require_namespace("clusters-prod-01", "hcp_namespace") is expected
     assert fake.paths == [("GET", "/api/v1/namespaces/clusters-prod-01")]
 
 
@@ -132,7 +132,7 @@ def test_require_namespace_fails_naming_the_namespace_and_option():
 
 def test_require_namespace_other_errors_propagate_and_each_namespace_is_read_once():
     with pytest.raises(ApiError) as raised:
-        ApiClient(FakeK8sClient(401)).require_namespace("clusters")
+        ApiClient(FakeK8sClient(401)).require_namespace("clusters", "hostedcluster_namespace")
     assert raised.value.status == 401 and not isinstance(raised.value, NamespaceNotFoundError)
     fake = FakeK8sClient(200)
     ApiClient(fake).require_namespaces([("a", "x"), ("b", "x"), ("c", ""), ("d", None), ("e", "y")])
