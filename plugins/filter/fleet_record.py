@@ -1,7 +1,7 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters fleet_record, fleet_outcome, fleet_mark, fleet_run_id, fleet_rollback_summary (docs: the .yml files beside
-this file)."""
+"""Filters fleet_record, fleet_outcome, fleet_mark, fleet_run_id, fleet_rollback_summary, migrate_strategy (docs: the
+.yml files beside this file)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,6 +11,8 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments, type_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.record import (
     OUTCOMES, RECORDS, mark, outcome, record, rollback_summary, run_id)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import strategy_steps
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 
 RESULTS_USAGE = "{{ migrate_results | hypershift.private_capi.%s('migrate') }}"
 
@@ -69,7 +71,18 @@ def fleet_rollback_summary(records, hosts, run_id, check_mode=False):
     return rollback_summary(records, hosts, run_id, check_mode)
 
 
+@checked_arguments("migrate_strategy", "{{ private_capi_migrate_strategy | hypershift.private_capi.migrate_strategy }}",
+                   AnsibleFilterError)
+def migrate_strategy(strategy):
+    _check(type_problem("migrate_strategy", "the input", strategy, str, "zero_stop or scale_down"))
+    try:
+        return strategy_steps(strategy)
+    except OptionError as error:
+        raise AnsibleFilterError("migrate_strategy: %s" % error)
+
+
 class FilterModule(object):
     def filters(self):
         return {"fleet_record": fleet_record, "fleet_outcome": fleet_outcome, "fleet_mark": fleet_mark,
-                "fleet_run_id": fleet_run_id, "fleet_rollback_summary": fleet_rollback_summary}
+                "fleet_run_id": fleet_run_id, "fleet_rollback_summary": fleet_rollback_summary,
+                "migrate_strategy": migrate_strategy}

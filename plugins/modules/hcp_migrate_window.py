@@ -26,7 +26,8 @@ description:
     waits up to O(flip_timeout) seconds until the sidecar of every running Pod of those Deployments has acknowledged
     it (C(data.applied.<pod>)); each sidecar ends its open watches (410 Expired), so the controllers re-list in the
     private groups, without a restart. B(resume) - the copies of O(pause_group) are unpaused (RV(unpaused_at)).
-    B(signal) - as below. RV(controllers_down_seconds) is 0. A run that finds the namespace flipped already (an
+    B(signal) - as below. RV(controllers_down_seconds) is 0. With O(source_pause_group), the run pauses the sources itself
+    after the check (phase B(pause)). A run that finds the namespace flipped already (an
     earlier run was killed after the flip) takes the copy as done (a dry run gives its report) and goes on from the
     flip's wait.
   - B(Strategy scale_down) - the window in which a hosted cluster has no CAPI controllers, so that they are down for
@@ -118,6 +119,19 @@ options:
       - With O(strategy=zero_stop), seconds to wait for every running sidecar to acknowledge the flip.
     type: int
     default: 60
+  source_pause_group:
+    description:
+      - With O(strategy=zero_stop), the group whose C(Cluster), MachineDeployments and MachineSets this run pauses
+        after the check and before the copy (phase B(pause), as M(hypershift.private_capi.hcp_quiesce) pauses them),
+        so that CAPI reconciliation is paused for this run's work alone; empty when the caller paused them.
+    type: str
+    default: ""
+  settle_seconds:
+    description:
+      - With O(source_pause_group), seconds the pause must hold before the copy (see
+        M(hypershift.private_capi.hcp_quiesce)); 0 does not check.
+    type: int
+    default: 0
   signal_annotations:
     description:
       - Annotations set on the HostedControlPlane (only those it does not hold already are written).
@@ -168,7 +182,7 @@ api_calls: {returned: always, type: dict, sample: {"total": 61, "by_method": {"G
   this run sent to the API server - C(total) and C(by_method)."}
 elapsed_seconds: {returned: always, type: float, sample: 4.61, description: "Wall time of the run."}
 phase:
-  description: The last phase begun - V(check), V(scale_down), V(copy), V(flip), V(resume) or V(signal); on a failure, the one that
+  description: The last phase begun - V(check), V(pause), V(scale_down), V(copy), V(flip), V(resume) or V(signal); on a failure, the one that
     failed.
   returned: always
   type: str
@@ -283,6 +297,8 @@ def argspec():
         signal_annotations=dict(type="dict"),
         strategy=dict(type="str", default=SCALE_DOWN, choices=list(STRATEGIES)),
         flip_timeout=dict(type="int", default=60),
+        source_pause_group=dict(type="str", default=""),
+        settle_seconds=dict(type="int", default=0),
     )
     return spec
 

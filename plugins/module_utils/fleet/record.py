@@ -188,11 +188,12 @@ def _controllers_down(results):
 
 
 def _reconcile_paused(results):
-    """Zero stop: CAPI reconciliation paused, from the role's pause mark to the window's unpause of the copies, or
-    None (another strategy, or the window did not unpause)."""
+    """Zero stop: CAPI reconciliation paused, from the pause mark (the window's own, else the role's) to the window's
+    unpause of the copies, or None (another strategy, or the window did not unpause)."""
     window = results.get("window") or {}
     unpaused = window.get("unpaused_at") if _succeeded(window) else None
-    paused = [m["at"] for m in results.get("marks") or [] if m.get("name") == "pause"]
+    paused = [m["at"] for m in list(results.get("marks") or []) + list(window.get("marks") or [])
+              if m.get("name") == "pause"]
     if not unpaused or not paused:
         return None
     seconds = _seconds_between(paused[-1], unpaused)

@@ -59,7 +59,11 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
+    STANDARD_SUFFIX,
+    GroupMap,
+    describe,
+)
 
 HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"
 # the phase names of RV(marks), as the migrate role's marks name them (report phases)
@@ -67,6 +71,21 @@ STOP, COPY, START, SIGNAL = "scale_down", "copy", "resume", "signal"
 CHECK, FLIP = "check", "flip"  # zero_stop's own phases: the sidecars checked, then (after the copy) flipped
 ZERO_STOP, SCALE_DOWN = "zero_stop", "scale_down"
 STRATEGIES = (ZERO_STOP, SCALE_DOWN)
+PAUSE = "pause"  # zero_stop pauses the sources in this module run, so that the pause lasts for the work alone
+
+
+def strategy_steps(strategy):
+    """What the migrate role does for a strategy (the role follows this; one procedure per strategy):
+    proxy_ahead (the sidecars put in, in pass-through and rolled out, before anything is paused), proxy_prepare (the
+    sidecar patches computed after the fence, sent by the window), quiesce_pause_group (the group hcp_quiesce pauses
+    before the window; empty: it only fences) and window_pause_group (the group the window pauses itself)."""
+    if strategy not in STRATEGIES:
+        raise OptionError("the strategy must be one of %s, got %r (private_capi_migrate_strategy)"
+                          % (", ".join(STRATEGIES), strategy))
+    zero_stop = strategy == ZERO_STOP
+    return {"strategy": strategy, "proxy_ahead": zero_stop, "proxy_prepare": not zero_stop,
+            "quiesce_pause_group": "" if zero_stop else STANDARD_SUFFIX,
+            "window_pause_group": STANDARD_SUFFIX if zero_stop else ""}
 # the control-plane-operator's signal on the HostedControlPlane (O(signal_annotations) when none are given)
 DEFAULT_SIGNAL = {PRIVATE_TYPES_ANNOTATION: "true"}
 
@@ -151,6 +170,11 @@ class WindowService(PhasedRun):
         self.flip = FlipService(self.client, self.hcp_namespace, self.params["deployments"], check_mode=self.check_mode)
         config_map = self.flip.check((PROXY_PASSTHROUGH, PROXY_TRANSLATE))
         flipped_before = proxy_mode(config_map)[0] == PROXY_TRANSLATE
+        if self.params["source_pause_group"]:
+            self.begin(PAUSE)
+            self.stop = self._quiesce(pause_group=self.params["source_pause_group"], deployments=[],
+                                      settle_seconds=self.params["settle_seconds"])
+            self.stop.quiesce()
         self.begin(COPY)
         if flipped_before:
             self.copy = self._dry_run_copy()

@@ -101,3 +101,16 @@ def test_the_flip_is_one_write_that_also_drops_the_acknowledgements_of_pods_gone
 def test_the_way_back_keeps_the_controllers_running_only_where_every_sidecar_follows_the_mode(deployments, config_map,
                                                                                              expected):
     assert flip.zero_stop_way_back(deployments, ["cluster-api", "capi-provider"], NS, config_map) is expected
+
+
+def test_each_strategy_is_one_procedure_the_role_follows():
+    from ansible_collections.hypershift.private_capi.plugins.filter.fleet_record import FilterModule
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import strategy_steps
+    assert strategy_steps("zero_stop") == {"strategy": "zero_stop", "proxy_ahead": True, "proxy_prepare": False,
+                                           "quiesce_pause_group": "", "window_pause_group": "cluster.x-k8s.io"}
+    assert strategy_steps("scale_down") == {"strategy": "scale_down", "proxy_ahead": False, "proxy_prepare": True,
+                                            "quiesce_pause_group": "cluster.x-k8s.io", "window_pause_group": ""}
+    assert FilterModule().filters()["migrate_strategy"]("zero_stop") == strategy_steps("zero_stop")
+    with pytest.raises(Exception, match="migrate_strategy: the strategy must be one of zero_stop, scale_down, got "
+                                        "'fast' \\(private_capi_migrate_strategy\\)"):
+        FilterModule().filters()["migrate_strategy"]("fast")
