@@ -136,4 +136,3 @@ class ModeFollower(object):
             await response.read()
             if response.status != 200:  # run() reads again after a pause, and acknowledges then
                 raise RuntimeError("acknowledging mode %s answered HTTP %s" % (mode, response.status))
-

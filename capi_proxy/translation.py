@@ -188,7 +188,7 @@ class Translator(object):
 
     def event(self, route, line):
         if not route.translated or (not route.adapted and route.mode != "crd"
-                                       and not bodies.contains_any(line, self.to_standard_markers)):
+                                    and not bodies.contains_any(line, self.to_standard_markers)):
             return line + b"\n"
         key = (route.mode, route.client_version, route.served_version, line)
         cached = self._event_cache.get(key)

@@ -11,8 +11,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments, type_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.record import (
     OUTCOMES, RECORDS, mark, outcome, record, rollback_summary, run_id)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import strategy_steps
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import StrategyError, strategy_steps
 
 RESULTS_USAGE = "{{ migrate_results | hypershift.private_capi.%s('migrate') }}"
 
@@ -77,7 +76,7 @@ def migrate_strategy(strategy):
     _check(type_problem("migrate_strategy", "the input", strategy, str, "zero_stop or scale_down"))
     try:
         return strategy_steps(strategy)
-    except OptionError as error:
+    except StrategyError as error:
         raise AnsibleFilterError("migrate_strategy: %s" % error)
 
 

@@ -269,7 +269,8 @@ lease_token: {returned: "with a lock holder, not in check mode", type: dict, sam
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import SCALE_DOWN, STRATEGIES, run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import SCALE_DOWN, STRATEGIES
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_main, hostedcluster_options

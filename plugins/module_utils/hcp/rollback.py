@@ -57,7 +57,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased
     annotations_patch,
     recorded_phase,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import ZERO_STOP, hostedcontrolplane_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import ZERO_STOP
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import hostedcontrolplane_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, OptionError, PrivateCapiError

@@ -317,7 +317,8 @@ def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrole
     """Grants on the private groups mirroring, for the ServiceAccount of each Deployment named in names, its grants on
     the standard CAPI groups: a Role and RoleBinding for what its RoleBindings grant, a ClusterRole and
     ClusterRoleBinding for what its ClusterRoleBindings grant, one ClusterRole and binding letting every such
-    ServiceAccount read CRDs and, with follow_mode, one Role and binding letting it follow the mode ConfigMap. The bindings and roles are the namespace's and the cluster's, as read."""
+    ServiceAccount read CRDs and, with follow_mode, one Role and binding letting it follow the mode ConfigMap. The
+    bindings and roles are the namespace's and the cluster's, as read."""
     rules = {"Role": dict((_metadata(role).get("name"), role.get("rules")) for role in roles or []),
              "ClusterRole": dict((_metadata(role).get("name"), role.get("rules")) for role in clusterroles or [])}
     accounts = []

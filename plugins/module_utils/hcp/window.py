@@ -40,6 +40,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     proxy_mode,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.flip import FlipService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import ZERO_STOP
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
     deployment_patches_by_name,
@@ -59,33 +60,14 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
-    STANDARD_SUFFIX,
-    GroupMap,
-    describe,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
 
 HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"
 # the phase names of RV(marks), as the migrate role's marks name them (report phases)
 STOP, COPY, START, SIGNAL = "scale_down", "copy", "resume", "signal"
 CHECK, FLIP = "check", "flip"  # zero_stop's own phases: the sidecars checked, then (after the copy) flipped
-ZERO_STOP, SCALE_DOWN = "zero_stop", "scale_down"
-STRATEGIES = (ZERO_STOP, SCALE_DOWN)
 PAUSE = "pause"  # zero_stop pauses the sources in this module run, so that the pause lasts for the work alone
 
-
-def strategy_steps(strategy):
-    """What the migrate role does for a strategy (the role follows this; one procedure per strategy):
-    proxy_ahead (the sidecars put in, in pass-through and rolled out, before anything is paused), proxy_prepare (the
-    sidecar patches computed after the fence, sent by the window), quiesce_pause_group (the group hcp_quiesce pauses
-    before the window; empty: it only fences) and window_pause_group (the group the window pauses itself)."""
-    if strategy not in STRATEGIES:
-        raise OptionError("the strategy must be one of %s, got %r (private_capi_migrate_strategy)"
-                          % (", ".join(STRATEGIES), strategy))
-    zero_stop = strategy == ZERO_STOP
-    return {"strategy": strategy, "proxy_ahead": zero_stop, "proxy_prepare": not zero_stop,
-            "quiesce_pause_group": "" if zero_stop else STANDARD_SUFFIX,
-            "window_pause_group": STANDARD_SUFFIX if zero_stop else ""}
 # the control-plane-operator's signal on the HostedControlPlane (O(signal_annotations) when none are given)
 DEFAULT_SIGNAL = {PRIVATE_TYPES_ANNOTATION: "true"}
 

@@ -308,8 +308,8 @@ class MigrateService(object):
                 return  # carried by an earlier run
             try:
                 call_with_retries(lambda: self.client.delete(
-                    object_path(kind, self.hcp_namespace, name), what("delete (carrying its deletion)", kind,
-                                                                  self.hcp_namespace, name), propagation_policy=policy))
+                    object_path(kind, self.hcp_namespace, name),
+                    what("delete (carrying its deletion)", kind, self.hcp_namespace, name), propagation_policy=policy))
             except ApiError as exc:
                 if not exc.is_not_found:
                     raise

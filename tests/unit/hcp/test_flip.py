@@ -105,7 +105,7 @@ def test_the_way_back_keeps_the_controllers_running_only_where_every_sidecar_fol
 
 def test_each_strategy_is_one_procedure_the_role_follows():
     from ansible_collections.hypershift.private_capi.plugins.filter.fleet_record import FilterModule
-    from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import strategy_steps
+    from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import strategy_steps
     assert strategy_steps("zero_stop") == {"strategy": "zero_stop", "proxy_ahead": True, "proxy_prepare": False,
                                            "quiesce_pause_group": "", "window_pause_group": "cluster.x-k8s.io"}
     assert strategy_steps("scale_down") == {"strategy": "scale_down", "proxy_ahead": False, "proxy_prepare": True,

@@ -1,0 +1,37 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The migration's strategies and what each does, one procedure per strategy (pure; imports only the collection's leaf
+modules, so the filter migrate_strategy loads where ansible-core alone is installed).
+
+zero_stop: the controllers never stop - the proxy sidecars go in ahead in pass-through, the window pauses the sources,
+copies, flips every sidecar of the namespace to translate and unpauses the copies (hcp/window.py, hcp/flip.py).
+scale_down: the controllers stop for the window and start with the sidecar, translating.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import STANDARD_SUFFIX
+
+ZERO_STOP, SCALE_DOWN = "zero_stop", "scale_down"
+STRATEGIES = (ZERO_STOP, SCALE_DOWN)
+
+
+class StrategyError(PrivateCapiError, ValueError):
+    """A strategy that is not one of STRATEGIES; the message names the variable."""
+
+
+def strategy_steps(strategy):
+    """What the migrate role does for a strategy (the role follows this): proxy_ahead (the sidecars put in, in
+    pass-through and rolled out, before anything is paused), proxy_prepare (the sidecar patches computed after the
+    fence, sent by the window), quiesce_pause_group (the group hcp_quiesce pauses before the window; empty: it only
+    fences) and window_pause_group (the group the window pauses itself)."""
+    if strategy not in STRATEGIES:
+        raise StrategyError("the strategy must be one of %s, got %r (private_capi_migrate_strategy)"
+                            % (", ".join(STRATEGIES), strategy))
+    zero_stop = strategy == ZERO_STOP
+    return {"strategy": strategy, "proxy_ahead": zero_stop, "proxy_prepare": not zero_stop,
+            "quiesce_pause_group": "" if zero_stop else STANDARD_SUFFIX,
+            "window_pause_group": STANDARD_SUFFIX if zero_stop else ""}
