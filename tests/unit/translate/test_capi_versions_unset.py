@@ -5,6 +5,8 @@ every v1beta2 slice is omitempty and every time omitzero, so upstream's up-conve
 trip, with JSON between the steps as kube-apiserver has it, gives them back unset. Held to upstream's own functions
 by tests/integration/conversion/test_upstream_differential.py; these pin the cases without a server.
 """
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -107,7 +109,8 @@ def test_no_round_trip_writes_a_null_for_a_key_the_input_lacks(crd_dir, kind):
         assert set(_unset_paths(_round_trip(obj), unset=(None,))) <= set(_unset_paths(obj, unset=(None,)))
         if obj["apiVersion"].endswith("/v1beta1"):
             hub = convert_object(obj, "v1beta2", ref_versions=REF_VERSIONS)
-            assert [path for path in _unset_paths(hub) if not path.endswith(".value")] == []
+            # a variable's value is free-form JSON, kept as written with whatever nulls and [] it holds inside
+            assert [path for path in _unset_paths(hub) if not re.search(r"\.value($|\[|\.)", path)] == []
 
     check()
 
