@@ -18,7 +18,8 @@ description:
     strategy O(strategy) names. RV(marks) says when each phase began.
   - B(Strategy zero_stop) - the CAPI controllers never stop. The Deployments of O(deployments) run the API proxy
     sidecar already, in pass-through (put in ahead of the window by the C(api_proxy) role with
-    C(private_capi_proxy_mode=passthrough), or C(playbooks/proxy_preinstall.yml)), and CAPI reconciliation is paused
+    C(private_capi_proxy_mode=passthrough), as the C(migrate) role's phase C(sidecar) does with
+    C(private_capi_migrate_strategy=zero_stop)), and CAPI reconciliation is paused
     (M(hypershift.private_capi.hcp_quiesce), before this run). B(check) - a Deployment without sidecar, with a
     sidecar that does not follow the namespace's mode ConfigMap C(capi-proxy-mode), or still rolling it out, or a
     mode ConfigMap that is missing, refuses the run before any change, naming the Deployment and the step that fixes

@@ -37,8 +37,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 
 POLL_SECONDS = 0.1
 # what puts the sidecar in ahead of the migration, named in the refusals
-PREINSTALL = ("playbooks/proxy_preinstall.yml (the api_proxy role with private_capi_proxy_mode: passthrough and "
-              "private_capi_proxy_steps: all)")
+PREINSTALL = ("migrate_fleet.yml with private_capi_migrate_strategy=zero_stop (its phase sidecar puts them in ahead), or "
+              "the api_proxy role with private_capi_proxy_mode: passthrough")
 
 
 class FlipError(PrivateCapiError):

@@ -4,13 +4,13 @@
 strategies (STRATEGIES; O(strategy)).
 
 zero_stop (the controllers never stop): the CAPI-dependent Deployments already run the API proxy sidecar in
-pass-through (put in ahead, playbooks/proxy_preinstall.yml) and CAPI reconciliation is paused (hcp_quiesce, before
-this run). The run checks the sidecars (refused before any change when one is missing, does not follow the mode
-ConfigMap, or is still rolling out), copies the CAPI objects to the private groups, flips every sidecar of the
-namespace to translate (flip.py: one write of the mode ConfigMap, then every running sidecar's acknowledgement), lifts
-the pause of the copies, and signals. The pause lasts for the copy and the flip alone. A run that finds the namespace
-flipped already (an earlier run was killed after the flip) takes the copy as done - it was verified before the flip,
-and the copies stayed paused until the unpause - and goes on from the flip's wait.
+pass-through (put in ahead: the migrate role's phase sidecar). The run checks the sidecars (refused before any change when
+one is missing, does not follow the mode ConfigMap, or is still rolling out), pauses CAPI reconciliation
+(source_pause_group; or the caller paused it), copies the CAPI objects to the private groups, flips every sidecar of
+the namespace to translate (flip.py: one write of the mode ConfigMap, then every running sidecar's acknowledgement),
+lifts the pause of the copies, and signals. The pause lasts for the copy and the flip alone. A run that finds the
+namespace flipped already (an earlier run was killed after the flip) takes the copy as done - it was verified before
+the flip, and the copies stayed paused until the unpause - and goes on from the flip's wait.
 
 scale_down (the controllers stop for the window; kept for a sidecar that cannot be put in ahead):
 

@@ -109,7 +109,7 @@ def test_a_window_without_sidecars_is_refused_before_any_change(server):
     refused = window(server)
     assert refused.failed and refused["phase"] == "check"
     assert "cannot be flipped, nothing was changed" in refused["msg"]
-    assert ("Deployment %s/cluster-api has no API proxy sidecar: put it in first with playbooks/proxy_preinstall.yml"
+    assert ("Deployment %s/cluster-api has no API proxy sidecar: put it in first with migrate_fleet.yml with private_capi_migrate_strategy=zero_stop"
             % NS) in refused["msg"]
     assert "the proxy mode ConfigMap %s/capi-proxy-mode: the ConfigMap does not exist" % NS in refused["msg"]
     assert [entry for entry in server.request_counts(since)["entries"]

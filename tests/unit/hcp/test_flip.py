@@ -41,10 +41,10 @@ def test_sidecars_that_follow_the_mode_and_rolled_out_allow_a_flip():
 
 @pytest.mark.parametrize("broken, expected", [
     (deployment("cluster-api", with_sidecar=False),
-     "Deployment clusters-prod-01/cluster-api has no API proxy sidecar: put it in first with playbooks/proxy_preinstall.yml"),
+     "Deployment clusters-prod-01/cluster-api has no API proxy sidecar: put it in first with migrate_fleet.yml with private_capi_migrate_strategy=zero_stop"),
     (deployment("cluster-api", follows=False),
      "Deployment clusters-prod-01/cluster-api has an API proxy sidecar that does not follow the mode ConfigMap "
-     "capi-proxy-mode (put in by an older release): run playbooks/proxy_preinstall.yml"),
+     "capi-proxy-mode (put in by an older release): run migrate_fleet.yml with private_capi_migrate_strategy=zero_stop"),
     (deployment("cluster-api", rolled=False),
      "Deployment clusters-prod-01/cluster-api is still rolling out its API proxy sidecar: wait until `kubectl -n "
      "clusters-prod-01 rollout status deployment/cluster-api` succeeds"),
@@ -58,7 +58,7 @@ def test_a_deployment_not_ready_for_a_flip_is_named_with_the_step_that_fixes_it(
     ({"data": {"mode": "passthrough"}}, ("passthrough",), None),
     ({"data": {"mode": "translate"}}, ("passthrough", "translate"), None),
     (None, ("passthrough",), "the proxy mode ConfigMap clusters-prod-01/capi-proxy-mode: the ConfigMap does not exist; "
-                             "create it with playbooks/proxy_preinstall.yml"),
+                             "create it with migrate_fleet.yml with private_capi_migrate_strategy=zero_stop"),
     ({"data": {"mode": "translate"}}, ("passthrough",),
      "the proxy mode ConfigMap clusters-prod-01/capi-proxy-mode holds mode translate, expected passthrough"),
 ])
