@@ -88,10 +88,9 @@ class ModeFollower(object):
 
     async def _watch(self, resource_version):
         query = "watch=1&allowWatchBookmarks=true&timeoutSeconds=%d&resourceVersion=%s" % (WATCH_SECONDS, resource_version)
-        headers = dict(self.client.upstream.own_headers(), Accept="application/json")
-        headers["Accept-Encoding"] = "identity"
         timeout = aiohttp.ClientTimeout(total=WATCH_SECONDS + 30, sock_connect=self.client.timeout)
-        async with self.client.own.get(self.client.url(self._path(query)), headers=headers, timeout=timeout) as response:
+        async with self.client.own.get(self.client.url(self._path(query)), headers=self.client.own_request_headers(),
+                                       timeout=timeout) as response:
             if response.status != 200:
                 raise RuntimeError("watching it answered HTTP %s" % response.status)
             async for line in response.content:
@@ -128,8 +127,7 @@ class ModeFollower(object):
 
     async def _acknowledge(self, mode):
         body = json.dumps({"data": {proxy_applied_key(self.pod_name): mode}}).encode()
-        headers = dict(self.client.upstream.own_headers(), Accept="application/json")
-        headers["Content-Type"] = "application/merge-patch+json"
+        headers = self.client.own_request_headers(content_type="application/merge-patch+json")
         path = "/api/v1/namespaces/%s/configmaps/%s" % (self.namespace, self.name)
         async with self.client.own.patch(self.client.url(path), data=body, headers=headers,
                                          timeout=aiohttp.ClientTimeout(total=self.client.timeout)) as response:

@@ -60,14 +60,19 @@ class UpstreamClient(object):
     def session(self, own_credentials):
         return self.own if own_credentials else self.plain
 
-    async def own_get_json(self, path, accept="application/json", timeout=None):
-        """(status, document or None) of a GET with the proxy's own credentials.
-
-        Uncompressed, as every request the proxy sends upstream: its sessions do not decompress (answers are passed
-        through as they come), and kube-apiserver gzips answers over 128 KiB (a CRD list) to a client that accepts it.
-        """
+    def own_request_headers(self, accept="application/json", content_type=None):
+        """The headers of a request with the proxy's own credentials: uncompressed, as every request the proxy sends
+        upstream - its sessions do not decompress (answers are passed through as they come), and kube-apiserver gzips
+        answers over 128 KiB (a CRD list) to a client that accepts it."""
         headers = dict(self.upstream.own_headers(), Accept=accept)
         headers["Accept-Encoding"] = "identity"
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    async def own_get_json(self, path, accept="application/json", timeout=None):
+        """(status, document or None) of a GET with the proxy's own credentials (own_request_headers)."""
+        headers = self.own_request_headers(accept)
         client_timeout = aiohttp.ClientTimeout(total=timeout or self.timeout)
         async with self.own.get(self.url(path), headers=headers, timeout=client_timeout) as response:
             raw = await response.read()

@@ -31,7 +31,11 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.sidecar import CONTAINER_NAME, has_sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.sidecar import (
+    CONTAINER_NAME,
+    follows_mode,
+    has_sidecar,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
 
@@ -43,16 +47,6 @@ PREINSTALL = ("migrate_fleet.yml with private_capi_migrate_strategy=zero_stop (i
 
 class FlipError(PrivateCapiError):
     """A flip refused before any change, or not acknowledged in time; the message names the objects and what to do."""
-
-
-def follows_mode(deployment, namespace):
-    """Whether the Deployment's sidecar follows the namespace's mode ConfigMap (an older release's sidecar does not:
-    its mode is fixed)."""
-    wanted = "--mode-config-map=%s/%s" % (namespace, PROXY_MODE_CONFIG_MAP)
-    for container in ((deployment.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []:
-        if container.get("name") == CONTAINER_NAME:
-            return wanted in (container.get("args") or [])
-    return False
 
 
 def rolled_out(deployment):

@@ -140,6 +140,7 @@ class RollbackService(PhasedRun):
         self.moved = None
         self.warnings = []
         self.flip = None  # zero stop: the flip back to pass-through (FlipService)
+        self.flipped = False  # zero stop: the sidecars translated when the run began
 
     # --- helpers ----------------------------------------------------------------------------------
     @property
@@ -203,7 +204,7 @@ class RollbackService(PhasedRun):
     def _flip_back(self):
         """Zero stop: the private objects paused (the controllers read them until the flip), every sidecar flipped
         back to pass-through (acknowledged), the signal removed; the sidecars, their ConfigMaps and RBAC stay."""
-        if proxy_mode(self.flip.read_config_map())[0] == PROXY_TRANSLATE:  # the controllers read the private objects
+        if self.flipped:  # the controllers read the private objects
             self._quiesce(pause_group=GroupMap(self.params["extra_groups"] or {}).to_private(STANDARD_SUFFIX)).quiesce()
         self.flip.flip(PROXY_PASSTHROUGH, self.params["flip_timeout"])
         self.proxy["changed"] = bool(self.proxy["changed"] or self.flip.result["changed"])
@@ -239,9 +240,11 @@ class RollbackService(PhasedRun):
         hostedcluster = self.read_hostedcluster()
         if self.params["strategy"] == ZERO_STOP:
             flip = FlipService(self.client, self.hcp_namespace, self.params["deployments"], check_mode=self.check_mode)
-            if zero_stop_way_back(flip.read_deployments(), self.params["deployments"], self.hcp_namespace,
-                                  flip.read_config_map()):
+            config_map = flip.read_config_map()
+            if zero_stop_way_back(flip.read_deployments(), self.params["deployments"], self.hcp_namespace, config_map):
                 self.flip = flip
+                # only this run flips it back: the mode read now is the one its flip back starts from
+                self.flipped = proxy_mode(config_map)[0] == PROXY_TRANSLATE
             else:
                 self.warnings.append("the sidecars of namespace %s do not all follow its mode ConfigMap (an older "
                                      "release put them in, or one is missing): the way back stops the controllers to "

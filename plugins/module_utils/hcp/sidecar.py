@@ -118,6 +118,11 @@ def _mount(settings):
     return {"name": VOLUME_NAME, "mountPath": settings["mount_path"], "readOnly": True}
 
 
+def mode_config_map_arg(namespace):
+    """The sidecar's argument that makes it follow the mode ConfigMap of namespace."""
+    return "--mode-config-map=%s/%s" % (namespace, PROXY_MODE_CONFIG_MAP)
+
+
 def sidecar_container(settings, namespace):
     """The kube-apiserver-proxy container the settings describe (the role's private_capi_proxy_* variables), in the
     Deployments of namespace: unless settings["follow_mode"] is false (the HyperShift operator's sidecar, which always
@@ -127,7 +132,7 @@ def sidecar_container(settings, namespace):
     args = ["--kubeconfig=%s/upstream.kubeconfig" % mount_path, "--listen=127.0.0.1:%s" % settings["port"],
             "--metrics-listen=0.0.0.0:%s" % settings["metrics_port"], "--log-level=%s" % settings["log_level"]]
     if follow_mode:
-        args.append("--mode-config-map=%s/%s" % (namespace, PROXY_MODE_CONFIG_MAP))
+        args.append(mode_config_map_arg(namespace))
     if settings.get("use_own_credentials"):
         args.append("--use-own-credentials")
     args.extend(settings.get("extra_args") or [])
@@ -187,8 +192,23 @@ def present_patch(deployment, settings):
                                            "volumes": volumes}}}}
 
 
+def _sidecar_of(deployment):
+    """The Deployment's sidecar container, or None."""
+    for container in _spec(deployment).get("containers") or []:
+        if container.get("name") == CONTAINER_NAME:
+            return container
+    return None
+
+
 def has_sidecar(deployment):
-    return any(container.get("name") == CONTAINER_NAME for container in _spec(deployment).get("containers") or [])
+    return _sidecar_of(deployment) is not None
+
+
+def follows_mode(deployment, namespace):
+    """Whether the Deployment's sidecar follows the mode ConfigMap of namespace (an older release's sidecar does not:
+    its mode is fixed)."""
+    container = _sidecar_of(deployment)
+    return container is not None and mode_config_map_arg(namespace) in (container.get("args") or [])
 
 
 def absent_patch(deployment):
@@ -399,8 +419,9 @@ def role_plan(results, settings):
         delete = [{"apiVersion": RBAC_API_VERSION, "kind": obj.get("kind"),
                    "metadata": dict((key, value) for key, value in _metadata(obj).items() if key in ("name", "namespace"))}
                   for objects in found[1:] for obj in objects]
+        config_map_names = [settings["config_map_name"]] + ([PROXY_MODE_CONFIG_MAP] if settings["follow_mode"] else [])
         delete.extend({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
-                      for name in (settings["config_map_name"], PROXY_MODE_CONFIG_MAP)[:2 if settings["follow_mode"] else 1])
+                      for name in config_map_names)
         return {"error": "", "apply": [], "patches": absent_patches(deployments, names), "patch": True, "delete": delete}
     apply = [config_map]
     if settings["follow_mode"]:
