@@ -22,13 +22,13 @@ What the in-memory backend needs and does (measured with v1.14.2):
 * one CAPD per machine: it listens on fixed ports (19000, and 20000 upwards for the workload API servers), so
   Controllers holds a file lock while CAPD runs and other test workers wait for it.
 """
+import base64
 import copy
 import datetime
 import fcntl
 import os
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.request
 
@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
-from testenv import certs, proxy_stack, yamlio
+from testenv import certs, yamlio
 from testenv.cluster import build
 from testenv.cluster.cluster import die_with_parent, free_port, terminate
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
@@ -267,121 +267,102 @@ class Controllers(object):
 
 
 SIDECAR = sidecar.CONTAINER_NAME  # the container the api_proxy role puts in
-# the sidecar's arguments that name pod paths and ports; the stand-in gives the local process its own
-POD_ONLY_ARGS = ("--kubeconfig", "--listen", "--metrics-listen")
+# HyperShift's Deployments of the managers (the images' repositories: testenv.cluster.pods runs their Pods)
 HCP_DEPLOYMENTS = {"cluster-api": "capi-manager", "capi-provider": "capd-manager"}
+# The leases the managers elect their leader with (core/main.go, test/infrastructure/docker/main.go LeaderElectionID)
+LEADER_LEASES = {"cluster-api": "controller-leader-election-capi", "capi-provider": "controller-leader-election-capd"}
+# HyperShift's leader election for its CAPI managers (control-plane-operator/controllers/hostedcontrolplane/v2/assets/
+# cluster-api/deployment.yaml): one replica, a lease of 137 s renewed within 107 s, tried every 26 s. CAPI v1.14.2 sets
+# no LeaderElectionReleaseOnCancel: a manager that stops leaves its lease to expire, it does not hand it over.
+LEADER_ELECTION_ARGS = ["--leader-elect=true", "--leader-elect-lease-duration=137s", "--leader-elect-retry-period=26s",
+                        "--leader-elect-renew-deadline=107s"]
+# capi_manager/deployment.go adds these for the releases that run CAPI 1.14
+CORE_ARGS = ["--feature-gates=MachineSetPreflightChecks=false", "--skip-crd-migration-phases=StorageVersionMigration",
+             "--skip-crd-migration-phases=CleanupManagedFields"]
+WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # the managers' default --webhook-cert-dir
+HEALTH_PORT = 9440
 
 
-FINALIZER = "testenv.capi/kubelet"  # holds a Pod until the process it stands for has stopped
+def manager_images(release="v1beta2"):
+    """The image -> command entries (start_cluster(images=...)) that run the release's managers as the Pods of the
+    Deployments cluster-api and capi-provider: the binaries built from upstream (testenv/cluster/build.py)."""
+    chosen = RELEASES[release]
+    found = build.ensure_binaries(chosen.binaries.values())
+    return {deployment: {"entrypoint": [found[chosen.binaries[manager]]]}
+            for deployment, manager in HCP_DEPLOYMENTS.items()}
 
 
-class Kubelet(object):
-    """Stands in for the kubelet of the CAPI Deployments of one HCP namespace, for the real controllers.
+def _manager_container(image, extra_args, extra_env):
+    """The container `manager` as HyperShift's cluster-api Deployment has it: its args, env, probes and the webhook
+    serving certificate (assets/cluster-api/deployment.yaml)."""
+    probe = {"httpGet": {"path": "/healthz", "port": HEALTH_PORT, "scheme": "HTTP"}, "timeoutSeconds": 5}
+    namespace = {"name": "MY_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}
+    return {"name": "manager", "image": image,
+            "args": ["--namespace", "$(MY_NAMESPACE)", "--v=4"] + LEADER_ELECTION_ARGS + extra_args,
+            "env": [namespace] + extra_env,
+            "livenessProbe": dict(probe, initialDelaySeconds=60, periodSeconds=60, failureThreshold=5),
+            "readinessProbe": dict(probe, httpGet=dict(probe["httpGet"], path="/readyz"), periodSeconds=10,
+                                   failureThreshold=3),
+            "volumeMounts": [{"mountPath": WEBHOOK_CERT_DIR, "name": "webhooks-tls", "readOnly": True}]}
 
-    KWOK runs the Deployments' Pods (they become Ready at once); this runs, for the newest live Pod of each Deployment
-    (cluster-api: the core manager, capi-provider: CAPD), the manager as a local process: straight at kube-apiserver,
-    or, when the Pod has the collection's sidecar, beside a local capi_proxy started with the sidecar's own arguments
-    (its pod paths and ports replaced) and through it. A new Pod restarts the process, as a rollout does. Each Pod it
-    runs for carries a finalizer until the process has stopped, so a Pod is gone only once its containers are, as
-    with a real kubelet's graceful termination (KWOK alone deletes Pods at once, while the manager still writes).
-    `events` records (seconds since start, Deployment, "stopped" | "direct" | "proxy")."""
 
-    def __init__(self, server, controllers, namespace, workdir, deployments=None, poll_seconds=0.3):
-        self.server = server
-        self.controllers = controllers
-        self.namespace = namespace
-        self.workdir = str(workdir)
-        self.deployments = dict(deployments or HCP_DEPLOYMENTS)
-        self.poll_seconds = poll_seconds
-        self.events = []
-        self.errors = []
-        self._state = {name: None for name in self.deployments}  # (pod uid, mode...) of the running process
-        self._proxies = {}
-        self._started = time.monotonic()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="kubelet-" + namespace, daemon=True)
-
-    def start(self):
-        self._sync()  # the first start happens before start() returns
-        self._thread.start()
-        return self
-
-    @staticmethod
-    def _mode(pod):
-        for container in pod.get("spec", {}).get("containers", []):
-            if container["name"] == SIDECAR:
-                return ("proxy",) + tuple(arg for arg in container.get("args", [])
-                                          if arg.split("=", 1)[0] not in POD_ONLY_ARGS)
-        return ("direct",)
-
-    def _pod_path(self, pod=None):
-        path = "/api/v1/namespaces/%s/pods" % self.namespace
-        return path if pod is None else path + "/" + pod["metadata"]["name"]
-
-    def _pods(self, deployment):
-        return self.server.request("GET", self._pod_path() + "?labelSelector=app%3D" + deployment).json()["items"]
-
-    def _release(self, pods):
-        """Take this stand-in's finalizer off the pods that hold it."""
-        for pod in pods:
-            finalizers = pod["metadata"].get("finalizers") or []
-            if FINALIZER in finalizers:
-                self._set_finalizers(pod, [f for f in finalizers if f != FINALIZER])
-
-    def _set_finalizers(self, pod, finalizers):
-        response = self.server.request("PATCH", self._pod_path(pod), {"metadata": {"finalizers": finalizers}},
-                                       content_type="application/merge-patch+json")
-        if response.status not in (200, 404):
-            raise RuntimeError("patching the finalizers of Pod %s: %r" % (pod["metadata"]["name"], response))
-
-    def _sync(self):
-        for name, manager in self.deployments.items():
-            pods = self._pods(name)
-            live = sorted((pod for pod in pods if "deletionTimestamp" not in pod["metadata"]),
-                          key=lambda pod: (pod["metadata"]["creationTimestamp"], pod["metadata"]["name"]))
-            for pod in live:
-                finalizers = pod["metadata"].get("finalizers") or []
-                if FINALIZER not in finalizers:
-                    self._set_finalizers(pod, finalizers + [FINALIZER])
-            desired = ((live[-1]["metadata"]["uid"],) + self._mode(live[-1])) if live else None
-            if desired != self._state[name]:
-                self.controllers.stop(names=(manager,))
-                proxy = self._proxies.pop(name, None)
-                if proxy is not None:
-                    proxy.stop()
-                self._state[name] = None
-                mode = "stopped" if desired is None else desired[1]
-                if mode == "direct":
-                    self.controllers.start(self.server.kubeconfig, names=(manager,))
-                elif mode == "proxy":
-                    proxy = proxy_stack.start_proxy(self.workdir, self.server.kubeconfig, *desired[2:],
-                                                    name="%s-proxy" % name)
-                    self._proxies[name] = proxy
-                    kubeconfig = proxy_stack.proxy_kubeconfig(self.workdir, proxy.url, self.server.admin_token,
-                                                              name="%s-via-proxy" % name)
-                    self.controllers.start(kubeconfig, names=(manager,))
-                self._state[name] = desired
-                self.events.append((round(time.monotonic() - self._started, 1), name, mode))
-            running_for = self._state[name][0] if self._state[name] else None
-            self._release(pod for pod in pods
-                          if "deletionTimestamp" in pod["metadata"] and pod["metadata"]["uid"] != running_for)
-
-    def _run(self):
-        while not self._stop.wait(self.poll_seconds):
-            try:
-                self._sync()
-            except Exception as error:  # pylint: disable=broad-except  # reported by stop(), never lost
-                self.errors.append(repr(error))
-
-    def stop(self):
-        """Stop following; stop the managers and proxies; returns the errors seen (none expected)."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(30)
-        self.controllers.stop()
-        for proxy in self._proxies.values():
-            proxy.stop()
-        self._proxies = {}
-        for name in self.deployments:  # nothing runs any more: no Pod stays held
-            self._release(self._pods(name))
-        return self.errors
+def hypershift_managers(objects, namespace):
+    """objects (an HCP namespace of testenv.hcp.fleet) with the CAPI managers as HyperShift runs them: the Deployments
+    cluster-api and capi-provider with the container above (the provider's gets POD_IP, where CAPD's in-memory backend
+    serves the workload clusters' API servers), RollingUpdate 25%/25%; their webhook serving Secrets; their Roles as
+    HyperShift's (assets/cluster-api/role.yaml, assets/capi-provider/role.yaml, in place of the fixture's one Role); and
+    the ClusterRole on CRDs the HyperShift operator binds both ServiceAccounts to (reconcileCAPIManagerClusterRole)."""
+    capi_groups = ["bootstrap.cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io",
+                   "machines.cluster.x-k8s.io", "exp.infrastructure.cluster.x-k8s.io", "addons.cluster.x-k8s.io",
+                   "exp.cluster.x-k8s.io", "cluster.x-k8s.io"]
+    everything = {"resources": ["*"], "verbs": ["*"]}
+    rules = {"cluster-api": [dict(everything, apiGroups=capi_groups),
+                             {"apiGroups": ["hypershift.openshift.io"],
+                              "resources": ["hostedcontrolplanes", "hostedcontrolplanes/status"],
+                              "verbs": ["get", "list", "watch", "delete", "patch", "update"]},
+                             {"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list", "watch"]},
+                             {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "update", "patch"]},
+                             dict(everything, apiGroups=["coordination.k8s.io"], resources=["leases"])],
+             "capi-provider": [dict(everything, apiGroups=[""], resources=["events", "secrets", "configmaps"]),
+                               dict(everything, apiGroups=capi_groups),
+                               dict(everything, apiGroups=["hypershift.openshift.io"]),
+                               dict(everything, apiGroups=["coordination.k8s.io"], resources=["leases"])]}
+    pod_ip = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}}]
+    result = []
+    for obj in objects:
+        name = obj["metadata"]["name"]
+        if obj["kind"] in ("Role", "RoleBinding") and name == "cluster-api":
+            continue  # the fixture's one Role of both managers: HyperShift's two follow
+        if obj["kind"] == "Deployment" and name in HCP_DEPLOYMENTS:
+            obj = copy.deepcopy(obj)
+            spec = obj["spec"]
+            spec["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}
+            pod = spec["template"]["spec"]
+            image = pod["containers"][0]["image"]
+            pod["containers"] = [_manager_container(image, CORE_ARGS if name == "cluster-api" else [],
+                                                    [] if name == "cluster-api" else pod_ip)]
+            pod["volumes"] = [{"name": "webhooks-tls", "secret": {"secretName": name + "-webhooks-tls",
+                                                                  "defaultMode": 0o640}}]
+        result.append(obj)
+    material = certs.generate()  # the managers refuse to start without a serving certificate
+    for name in HCP_DEPLOYMENTS:
+        result.append({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+                       "metadata": {"name": name + "-webhooks-tls", "namespace": namespace},
+                       "data": {"tls.crt": base64.b64encode(material["cert"].encode()).decode(),
+                                "tls.key": base64.b64encode(material["key"].encode()).decode()}})
+        result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                       "metadata": {"name": name, "namespace": namespace}, "rules": rules[name]})
+        result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                       "metadata": {"name": name, "namespace": namespace},
+                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                       "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]})
+    cluster_role = "cluster-api-" + namespace
+    result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": cluster_role},
+                   "rules": [{"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+                              "verbs": ["get", "list", "watch"]}]})
+    result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                   "metadata": {"name": cluster_role},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
+                   "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}
+                                for name in HCP_DEPLOYMENTS]})
+    return result

@@ -107,7 +107,7 @@ options:
         warning, the scale_down path); V(scale_down) stops the Deployments and takes the sidecars out.
     type: str
     choices: [zero_stop, scale_down]
-    default: scale_down
+    default: zero_stop
   proxy_config_map:
     description:
       - The sidecar's kubeconfig ConfigMap in O(hcp_namespace), deleted with the sidecar (the C(api_proxy) role's
@@ -280,7 +280,7 @@ lease_token: {returned: "with a lock holder, not in check mode", type: dict, sam
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollback import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import SCALE_DOWN, STRATEGIES
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import STRATEGIES, ZERO_STOP
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options
@@ -302,7 +302,7 @@ def argspec():
         settle_seconds=dict(type="int", default=0),
         proxy_config_map=dict(type="str", default=sidecar.DEFAULT_CONFIG_MAP),
         flip_timeout=dict(type="int", default=60),
-        strategy=dict(type="str", default=SCALE_DOWN, choices=list(STRATEGIES)),
+        strategy=dict(type="str", default=ZERO_STOP, choices=list(STRATEGIES)),
     )
     return spec
 

@@ -114,7 +114,7 @@ options:
         Deployments for the window and starts them with the sidecar (O(deployment_patches)).
     type: str
     choices: [zero_stop, scale_down]
-    default: scale_down
+    default: zero_stop
   flip_timeout:
     description:
       - With O(strategy=zero_stop), seconds to wait for every running sidecar to acknowledge the flip.
@@ -270,7 +270,7 @@ lease_token: {returned: "with a lock holder, not in check mode", type: dict, sam
 """
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import SCALE_DOWN, STRATEGIES
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import STRATEGIES, ZERO_STOP
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
@@ -297,7 +297,7 @@ def argspec():
         verify=dict(type="bool", default=True),
         holder=dict(type="str", default=""),
         signal_annotations=dict(type="dict"),
-        strategy=dict(type="str", default=SCALE_DOWN, choices=list(STRATEGIES)),
+        strategy=dict(type="str", default=ZERO_STOP, choices=list(STRATEGIES)),
         flip_timeout=dict(type="int", default=60),
         source_pause_group=dict(type="str", default=""),
         settle_seconds=dict(type="int", default=0),

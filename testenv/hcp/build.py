@@ -514,7 +514,9 @@ def resource_table(crds):
              ("", "ConfigMap"): ("configmaps", True, set()), ("", "ServiceAccount"): ("serviceaccounts", True, set()),
              ("apps", "Deployment"): ("deployments", True, set()),
              ("rbac.authorization.k8s.io", "Role"): ("roles", True, set()),
-             ("rbac.authorization.k8s.io", "RoleBinding"): ("rolebindings", True, set())}
+             ("rbac.authorization.k8s.io", "RoleBinding"): ("rolebindings", True, set()),
+             ("rbac.authorization.k8s.io", "ClusterRole"): ("clusterroles", False, set()),
+             ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("clusterrolebindings", False, set())}
     for crd in crds:
         spec = crd["spec"]
         with_status = {v["name"] for v in spec["versions"] if "status" in (v.get("subresources") or {})}

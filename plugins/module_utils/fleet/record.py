@@ -200,6 +200,16 @@ def _reconcile_paused(results):
     return {"paused_at": paused[-1], "unpaused_at": unpaused, "seconds": round(max(seconds, 0.0), 3)}
 
 
+def _preinstall(results):
+    """Zero stop: the pre-install's figures (deployment_rollout: the sidecars' rollout ahead of the window), or None
+    (another strategy, or the wait did not finish)."""
+    rollout = results.get("rollout") or {}
+    if not _succeeded(rollout) or "pods_replaced" not in rollout:
+        return None
+    return {"pods_replaced": rollout["pods_replaced"], "longest_unready_seconds": rollout["longest_unready_seconds"],
+            "seconds": rollout["waited_seconds"]}
+
+
 def _identity(results):
     identity = results["identity"]
     return {"management_cluster": identity["management_cluster"], "namespace": identity["namespace"],
@@ -225,7 +235,8 @@ def _migration_record(results):
         plan=len(copied.get("plan") or []) if results.get("check_mode") else 0,
         # what was in flight when the run judged the HostedCluster (capi_steady), empty when it was steady
         steady_reasons=list((results.get("steady") or {}).get("reasons") or []),
-        controllers_down=_controllers_down(results), reconcile_paused=_reconcile_paused(results))
+        controllers_down=_controllers_down(results), reconcile_paused=_reconcile_paused(results),
+        preinstall=_preinstall(results))
     return record
 
 

@@ -7,7 +7,9 @@ A record: management_cluster, namespace, name, status, reason, state_before, sta
 controllers_down (None, or {stopped_at, available_at, seconds, waiting_seconds}: the window without CAPI controllers,
 from the first scale to 0 to all CAPI Deployments available again, and the part of it spent waiting on Kubernetes),
 reconcile_paused (absent or None, or {paused_at, unpaused_at, seconds}: zero stop's pause of CAPI reconciliation, the
-pause to the unpause of the copies; the controllers ran all along).
+pause to the unpause of the copies; the controllers ran all along), preinstall (absent or None, or {pods_replaced,
+longest_unready_seconds, seconds}: zero stop's rollout of the sidecars ahead of the window, as deployment_rollout
+measured it).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -117,6 +119,17 @@ def paused_summary(clusters):
             "max_seconds": round(max(seconds), 3)}
 
 
+def preinstall_summary(clusters):
+    """Fleet-wide figures of zero stop's pre-install: clusters, Pods replaced, the longest gap without a Ready replica
+    of any CAPI-dependent Deployment, the rollout's p50 wait; None when no cluster ran it."""
+    found = [c["preinstall"] for c in clusters if c.get("preinstall")]
+    if not found:
+        return None
+    return {"clusters": len(found), "pods_replaced": sum(p["pods_replaced"] for p in found),
+            "longest_unready_seconds": round(max(p["longest_unready_seconds"] for p in found), 3),
+            "p50_seconds": round(statistics.median(p["seconds"] for p in found), 3)}
+
+
 def window_headline(report):
     summary = report.get("controllers_down")
     paused = report.get("reconcile_paused")
@@ -124,6 +137,12 @@ def window_headline(report):
         "; CAPI reconciliation paused per cluster (pause to unpause, the controllers running): p50 %.1f s, max %.1f s "
         "over %d cluster%s" % (paused["p50_seconds"], paused["max_seconds"], paused["clusters"],
                                "" if paused["clusters"] == 1 else "s"))
+    preinstall = report.get("preinstall")
+    if preinstall:
+        paused_line += ("; pre-install (the sidecars rolled in ahead, %d cluster%s): %d Pods replaced, longest gap "
+                        "without a Ready replica %.1f s, rollout p50 %.1f s"
+                        % (preinstall["clusters"], "" if preinstall["clusters"] == 1 else "s",
+                           preinstall["pods_replaced"], preinstall["longest_unready_seconds"], preinstall["p50_seconds"]))
     if not summary:
         return "CAPI controllers down: no cluster's controllers were stopped" + paused_line
     line = ("CAPI controllers down per cluster (first scale to 0 to all available again): max %.1f s, p50 %.1f s, "
@@ -247,6 +266,7 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
             "api_calls": sum(int(c.get("api_calls") or 0) for c in clusters),
             "controllers_down": window_summary(clusters),
             "reconcile_paused": paused_summary(clusters),
+            "preinstall": preinstall_summary(clusters),
             "unfinished": dict((key_of(c.get("management_cluster"), c.get("namespace"), c.get("name")),
                                 "%s: %s" % (c["status"], c.get("reason") or "")) for c in clusters
                                if c["status"] in FAILED_STATUSES + ("not attempted",)),

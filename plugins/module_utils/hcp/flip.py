@@ -31,6 +31,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import rolled_out
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.sidecar import (
     CONTAINER_NAME,
     follows_mode,
@@ -47,17 +48,6 @@ PREINSTALL = ("migrate_fleet.yml with private_capi_migrate_strategy=zero_stop (i
 
 class FlipError(PrivateCapiError):
     """A flip refused before any change, or not acknowledged in time; the message names the objects and what to do."""
-
-
-def rolled_out(deployment):
-    """Whether the Deployment's current template runs in every replica and nothing else runs (kubectl rollout status's
-    test): observed, updated, available, no old replica left."""
-    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
-    generation = (deployment.get("metadata") or {}).get("generation") or 0
-    replicas = spec.get("replicas", 1)
-    return (status.get("observedGeneration", 0) >= generation and status.get("updatedReplicas", 0) >= replicas
-            and status.get("replicas", 0) <= status.get("updatedReplicas", 0)
-            and status.get("availableReplicas", 0) >= replicas)
 
 
 def sidecar_problems(deployments, names, namespace):

@@ -24,10 +24,12 @@ the operator); its CAPI objects are the in-memory workload cluster of testenv.ca
 The parts share one file so that one pytest worker runs them one after the other: CAPD listens on fixed ports.
 """
 import base64
+import datetime
 import json
 import os
 import re
 import subprocess
+import threading
 import time
 
 import pytest
@@ -43,7 +45,8 @@ from testenv.cluster.pods import containers_named, unwell
 from testenv.cluster.testing import start_cluster
 from testenv.hcp import build, fleet
 from testenv.module_runner import run_module
-from tests.integration.fleet.support import deployments_settled, hostedcluster_states, run_playbook, write_inventory
+from tests.integration.fleet.support import (deployments_settled, hostedcluster_states, read_report, run_playbook,
+                                             write_inventory)
 
 pytestmark = pytest.mark.slow
 
@@ -382,8 +385,10 @@ def capi_state(server, group):
     def conditions(obj):
         return sorted((c["type"], c["status"], c.get("reason", "")) for c in obj.get("status", {}).get("conditions", []))
 
+    machines = items("machines")
     return {"machines": {m["metadata"]["name"]: (m["metadata"]["uid"], m.get("status", {}).get("phase"))
-                         for m in items("machines")},
+                         for m in machines},
+            "provider_ids": {m["metadata"]["name"]: m["spec"].get("providerID") for m in machines},
             "machinesets": {ms["metadata"]["name"]: ms["metadata"]["labels"].get("machine-template-hash")
                             for ms in items("machinesets")},
             "conditions": {"%s/%s" % (o["kind"], o["metadata"]["name"]): conditions(o)
@@ -403,6 +408,10 @@ def replacements(before, after):
         problems.append("Machines %s -> %s" % (sorted(before["machines"]), sorted(after["machines"])))
     if after["machinesets"] != before["machinesets"]:
         problems.append("MachineSets %s -> %s" % (before["machinesets"], after["machinesets"]))
+    changed = {name: (provider_id, after["provider_ids"].get(name)) for name, provider_id in before["provider_ids"].items()
+               if name in after["provider_ids"] and after["provider_ids"][name] != provider_id}
+    if changed:
+        problems.append("providerIDs changed: %s" % changed)
     return problems
 
 
@@ -456,44 +465,174 @@ def as_clusterctl_installs(crds):
     return crds
 
 
+MARK_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"  # the fleet report's phase times (UTC, no zone)
+
+
+def utc_mark():
+    return datetime.datetime.now(datetime.timezone.utc).strftime(MARK_FORMAT)
+
+
+def lease_holder(server, deployment):
+    """The Pod whose manager holds the leader lease of a Deployment's manager, or None: a holder's identity is
+    "<pod name>_<uuid>" (controller-runtime), held while renewed within the renew deadline (107 s)."""
+    response = server.request("GET", "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s"
+                              % (HCP, capi.LEADER_LEASES[deployment]))
+    if response.status != 200:
+        return None
+    spec = response.json()["spec"]
+    holder, renewed = spec.get("holderIdentity") or "", spec.get("renewTime")
+    if not holder or not renewed:
+        return None
+    age = time.time() - datetime.datetime.strptime(renewed[:19], "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+    return holder.split("_", 1)[0] if age < 107 else None
+
+
+class Sampler(object):
+    """Every 0.2 s, from the API server: each CAPI-dependent Deployment's Ready replicas (its status, as `kubectl get
+    deployment` shows it) and its live Pods, and for the managers whether a live Pod of theirs holds the leader lease.
+    intervals(kind) gives, per Deployment, the (start, end) marks in which one had no Ready replica ("ready") or no
+    manager held the lease ("leader"); pods(name, after) the Pods seen from a mark on."""
+
+    def __init__(self, server, deployments):
+        self.server = server
+        self.deployments = list(deployments)
+        self.samples = []  # (mark, {deployment: (ready replicas, live pod names, lease holder or "-")})
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        mark = utc_mark()
+        listed = {d["metadata"]["name"]: d for d in self.server.request(
+            "GET", "/apis/apps/v1/namespaces/%s/deployments" % HCP).json()["items"]}
+        pods = self.server.request("GET", "/api/v1/namespaces/%s/pods" % HCP).json()["items"]
+        state = {}
+        for name in self.deployments:
+            if name not in listed:
+                continue
+            live = sorted(p["metadata"]["name"] for p in pods if (p["metadata"].get("labels") or {}).get("app") == name
+                          and not p["metadata"].get("deletionTimestamp"))
+            holder = "-"
+            if name in capi.LEADER_LEASES:
+                holder = lease_holder(self.server, name)
+                holder = holder if holder in live else None
+            state[name] = ((listed[name].get("status") or {}).get("readyReplicas") or 0, tuple(live), holder)
+        self.samples.append((mark, state))
+
+    def _run(self):
+        while not self._stop.wait(0.2):
+            try:
+                self._sample()
+            except (OSError, ValueError) as error:  # an answer missed is a sample missed, said in the intervals
+                self.samples.append((utc_mark(), {"error": repr(error)}))
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(10)
+
+    def intervals(self, kind, since=""):
+        """{deployment: [(start, end)]} of the samples from `since` on without a Ready replica or a leader."""
+        found = {}
+        for name in self.deployments:
+            current = None
+            for mark, state in self.samples:
+                if mark < since or name not in state:
+                    continue
+                ready, _pods, holder = state[name]
+                bad = ready < 1 if kind == "ready" else holder is None
+                if bad and current is None:
+                    current = [mark, mark]
+                elif bad:
+                    current[1] = mark
+                elif current is not None:
+                    found.setdefault(name, []).append((current[0], mark))
+                    current = None
+            if current is not None:
+                found.setdefault(name, []).append((current[0], "(still)"))
+        return found
+
+    def pods(self, name, since="", until="~"):
+        return sorted({pod for mark, state in self.samples if since <= mark <= until and name in state
+                       for pod in state[name][1]})
+
+    def errors(self):
+        return [state["error"] for _mark, state in self.samples if "error" in state]
+
+
+def seconds_between(start, end):
+    return round((datetime.datetime.strptime(end, MARK_FORMAT)
+                  - datetime.datetime.strptime(start, MARK_FORMAT)).total_seconds(), 1)
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
+    """A control plane whose Deployments cluster-api and capi-provider run the real managers as their Pods
+    (testenv.cluster.pods, the images of capi.manager_images), as HyperShift runs them (capi.hypershift_managers:
+    leader election, probes, RBAC), on the standard groups until the workload cluster is steady; then the Sampler."""
     tmp = str(tmp_path_factory.mktemp("capi-migration"))
     crds = build.hypershift_crds() + as_clusterctl_installs(capi.crd_documents())
-    server = start_cluster(os.path.join(tmp, "cluster"), crds=crds)
-    controllers = kubelet = None
+    server = start_cluster(os.path.join(tmp, "cluster"), crds=crds, images=capi.manager_images())
+    sampler = None
     try:
-        build.load_objects(build.RestSession(server.kubeconfig), hcp_objects(), crds)
-        wait_for(lambda: deployments_settled(server), "the CAPI Deployments to be available", timeout=120)
-        controllers = capi.Controllers(os.path.join(tmp, "capi"))
-        kubelet = capi.Kubelet(server, controllers, HCP, tmp).start()
+        build.load_objects(build.RestSession(server.kubeconfig), capi.hypershift_managers(hcp_objects(), HCP), crds)
         started = time.monotonic()
-        before = wait_for(lambda: steady(server, STANDARD_GROUP), "the workload cluster to be steady", timeout=RUNNING_TIMEOUT,
-                          interval=1)
+        wait_for(lambda: deployments_settled(server), "the CAPI Deployments to be available", timeout=180)
+        wait_for(lambda: all(lease_holder(server, name) for name in capi.LEADER_LEASES),
+                 "the managers to hold their leases", timeout=120, interval=1)
+        wait_for(lambda: steady(server, STANDARD_GROUP), "the workload cluster to be steady", timeout=RUNNING_TIMEOUT,
+                 interval=1)
         time.sleep(15)  # conditions settle after the last Machine runs
         before = capi_state(server, STANDARD_GROUP)
-        print("steady on the standard groups %.0f s after the controllers started" % (time.monotonic() - started))
-        yield {"server": server, "kubelet": kubelet, "controllers": controllers, "before": before, "tmp": tmp,
+        print("steady on the standard groups %.0f s after the objects were created" % (time.monotonic() - started))
+        sampler = Sampler(server, fleet.CAPI_DEPLOYMENTS).start()
+        yield {"server": server, "sampler": sampler, "before": before, "tmp": tmp,
                "inventory": write_inventory(tmp, server.kubeconfig),
                "extra": {"private_capi_fleet_report_root": os.path.join(tmp, "reports")}}
     finally:
-        errors = kubelet.stop() if kubelet is not None else []
-        if controllers is not None:
-            controllers.close()
+        if sampler is not None:
+            sampler.stop()
         server.stop()
-    assert not errors, errors
+
+
+def phase_span(report, name):
+    phases = {phase["name"]: phase for phase in report["clusters"][0]["phases"]}
+    return phases[name]["start"], phases[name]["end"]
 
 
 def migrate_without_a_replacement(world):
-    """Part 2: migrate_fleet.yml under the controllers, then OBSERVE_SECONDS with nothing replaced."""
-    server, kubelet = world["server"], world["kubelet"]
+    """Part 2: migrate_fleet.yml (zero stop) under the managers, sampled every 0.2 s: every CAPI-dependent Deployment
+    keeps a Ready replica throughout; the managers hold their leases except for the handover of the pre-install (the
+    sidecar phase rolls their Pods; v1.14.2 does not release a lease on shutdown, so the new Pod waits for it to
+    expire: up to 137 s + 26 s); no Pod is replaced after that phase; then OBSERVE_SECONDS with nothing replaced."""
+    server, sampler = world["server"], world["sampler"]
+    pods_before = {name: sampler.pods(name) for name in capi.LEADER_LEASES}
     migrated = run_playbook("migrate_fleet.yml", world["inventory"], world["extra"])
     assert migrated.returncode == 0, kept(world, "migrate", migrated)
     assert hostedcluster_states(server) == {HC_NAME: "migrated"}
-    states = [event for event in kubelet.events if event[1] == "cluster-api"]
-    assert [state for _at, _name, state in states] == ["direct", "stopped", "proxy"], kubelet.events
-    print("controllers: %s" % kubelet.events)
+    report = read_report(world["extra"]["private_capi_fleet_report_root"])
+    cluster = report["clusters"][0]
+    assert cluster["controllers_down_seconds"] == 0, cluster
+    sidecar_start, sidecar_end = phase_span(report, "sidecar")
     after = wait_for(lambda: steady(server, PRIVATE_GROUP), "the migrated cluster to be steady", timeout=60, interval=1)
+    unready = sampler.intervals("ready")
+    assert not unready, "a CAPI-dependent Deployment without a Ready replica: %s" % unready
+    handovers = sampler.intervals("leader")
+    print("pre-install %s to %s; leader handovers: %s" % (sidecar_start, sidecar_end, {
+        name: [(start, end, seconds_between(start, end) if end != "(still)" else None) for start, end in spans]
+        for name, spans in handovers.items()}))
+    for name, spans in handovers.items():
+        assert all(sidecar_start <= start <= sidecar_end and end != "(still)" for start, end in spans), \
+            "%s without a leader outside the pre-install's handover (%s to %s): %s" % (name, sidecar_start,
+                                                                                       sidecar_end, spans)
+    for name in capi.LEADER_LEASES:
+        rolled = sampler.pods(name, since=sidecar_start, until=sidecar_end)
+        assert len(sampler.pods(name, since=sidecar_end)) == 1, (name, sampler.pods(name, since=sidecar_end))
+        assert set(rolled) - set(pods_before[name]), "the pre-install rolled %s's Pod: %s" % (name, rolled)
+    assert not sampler.errors(), sampler.errors()[:5]
     assert not capi_state(server, STANDARD_GROUP)["machines"], "no standard Machine is left"
     assert not replacements(world["before"], after), replacements(world["before"], after)
     after = dict(after, conditions=world["before"]["conditions"])  # as before the migration, once settled
@@ -505,6 +644,7 @@ def migrate_without_a_replacement(world):
     # CAPD's twins convert as CAPD's CRDs do here (no webhook): kube-apiserver logs no conversion failure at all
     failures = server.conversion_failures()
     assert not failures, failures[:5]
+    world["migrated_at"] = sidecar_end
     return capi_state(server, PRIVATE_GROUP)
 
 
@@ -623,18 +763,75 @@ def sidecars_well(server):
     assert sidecars and not unwell(sidecars), unwell(sidecars) or "no sidecar"
 
 
+def delete_a_machine_through_the_proxy(world):
+    """Part 2, end: a worker Machine deleted through the proxy is replaced by its MachineSet."""
+    server = world["server"]
+    state = capi_state(server, PRIVATE_GROUP)
+    victim = sorted(name for name in state["machines"] if "-md-0-" in name)[0]
+    proxy = proxy_stack.start_proxy(world["tmp"], server.kubeconfig, name="delete-client-proxy")
+    try:
+        status, _headers, body = proxy_stack.http(
+            "DELETE", proxy.url + "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machines/%s" % (HCP, victim),
+            token=server.admin_token)
+        assert status in (200, 202), body
+    finally:
+        proxy.stop()
+    replaced = wait_for(lambda: (lambda now: victim not in now["machines"] and now)(
+        steady(server, PRIVATE_GROUP, machines=len(state["machines"])) or {"machines": {victim: None}}),
+        "the deleted Machine replaced", timeout=RUNNING_TIMEOUT, interval=1)
+    assert replaced["machinesets"] == state["machinesets"], "the same MachineSet replaced it"
+
+
+def roll_out_a_new_template_through_the_proxy(world):
+    """Part 2, end: a MachineDeployment pointed at a new DevMachineTemplate (written through the proxy in the
+    standard group) rolls out: a new MachineSet, every worker Machine replaced by one of it, all Running."""
+    server = world["server"]
+    before = capi_state(server, PRIVATE_GROUP)
+    infra = "/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/%s/devmachinetemplates" % HCP
+    md_path = "/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machinedeployments/%s-md-0" % (HCP, CLUSTER)
+    proxy = proxy_stack.start_proxy(world["tmp"], server.kubeconfig, name="rollout-client-proxy")
+    try:
+        status, _headers, body = proxy_stack.http("GET", proxy.url + infra + "/%s-worker" % CLUSTER,
+                                                  token=server.admin_token)
+        assert status == 200, body
+        template = json.loads(body)
+        template["metadata"] = {"name": CLUSTER + "-worker-2", "namespace": HCP}
+        status, _headers, body = proxy_stack.http("POST", proxy.url + infra, template, token=server.admin_token)
+        assert status == 201, body
+        status, _headers, body = proxy_stack.http(
+            "PATCH", proxy.url + md_path, {"spec": {"template": {"spec": {"infrastructureRef": {
+                "name": CLUSTER + "-worker-2"}}}}},
+            token=server.admin_token, headers={"Content-Type": "application/merge-patch+json"})
+        assert status == 200, body
+    finally:
+        proxy.stop()
+    workers = [name for name in before["machines"] if "-md-0-" in name]
+
+    def rolled():
+        now = steady(server, PRIVATE_GROUP, machines=len(before["machines"]))
+        return now and not set(workers) & set(now["machines"]) and now
+
+    after = wait_for(rolled, "the MachineDeployment rolled out", timeout=3 * RUNNING_TIMEOUT, interval=2)
+    assert set(after["machinesets"]) - set(before["machinesets"]), "a new MachineSet"
+
+
 def roll_back_without_a_replacement(world):
-    """Part 3: rollback.yml, the controllers direct again, then OBSERVE_SECONDS with nothing replaced."""
-    server, kubelet = world["server"], world["kubelet"]
-    time.sleep(15)  # conditions settle after the scale
+    """Part 3: rollback.yml (zero stop: the sidecars flip back to pass-through), sampled as the migration: every
+    Deployment keeps a Ready replica, the managers keep their leases and their Pods; then OBSERVE_SECONDS with
+    nothing replaced, on the standard groups."""
+    server, sampler = world["server"], world["sampler"]
+    time.sleep(15)  # conditions settle after the rollout
     reference = capi_state(server, PRIVATE_GROUP)
+    started = utc_mark()
+    pods = {name: sampler.pods(name, since=started) for name in capi.LEADER_LEASES}
     rolled_back = run_playbook("rollback.yml", world["inventory"], dict(world["extra"], private_capi_rollback_names=[HC_NAME]))
     assert rolled_back.returncode == 0, kept(world, "rollback", rolled_back)
     assert hostedcluster_states(server) == {HC_NAME: "legacy"}
-    assert [state for _at, name, state in kubelet.events if name == "cluster-api"][-2:] == ["stopped", "direct"], \
-        kubelet.events
-    after = wait_for(lambda: steady(server, STANDARD_GROUP, machines=4), "the rolled-back cluster to be steady", timeout=60,
-                     interval=1)
+    after = wait_for(lambda: steady(server, STANDARD_GROUP, machines=len(reference["machines"])),
+                     "the rolled-back cluster to be steady", timeout=60, interval=1)
+    assert not sampler.intervals("ready", since=started), sampler.intervals("ready", since=started)
+    assert not sampler.intervals("leader", since=started), sampler.intervals("leader", since=started)
+    assert {name: sampler.pods(name, since=started) for name in capi.LEADER_LEASES} == pods, "no Pod replaced"
     assert not capi_state(server, PRIVATE_GROUP)["machines"], "no private Machine is left"
     assert not replacements(reference, after), replacements(reference, after)
     flips = observe(server, STANDARD_GROUP, dict(after, conditions=reference["conditions"]), OBSERVE_SECONDS)
@@ -645,6 +842,8 @@ def test_migrated_scaled_and_rolled_back_under_the_real_controllers(world):
     """One sequence: each step starts from the state the one before left."""
     migrated = migrate_without_a_replacement(world)
     scale_through_the_proxy(world, migrated)
+    delete_a_machine_through_the_proxy(world)
     drop_a_template_label_through_the_proxy(world)
+    roll_out_a_new_template_through_the_proxy(world)
     clusterctl_through_the_proxy(world)
     roll_back_without_a_replacement(world)

@@ -137,3 +137,20 @@ def test_run_ids_and_marks_take_the_time_in_python():
     assert re.match(r"^fleet-\d{8}T\d{6}Z-[a-z0-9]{6}$", fleet_record_filter.fleet_run_id("fleet"))
     assert re.match(r"^verify-\d{8}T\d{6}Z$", fleet_record_filter.fleet_run_id("verify", 0))
     assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$", fleet_record_filter.fleet_mark("pause")["at"])
+
+
+ZERO_STOP_WINDOW = {"phase": "signal", "marks": [_mark("check", 3), _mark("pause", 4), _mark("copy", 5), _mark("flip", 6)],
+                    "api_calls": {"total": 12}, "copied": WINDOW["copied"], "controllers_down_seconds": 0.0,
+                    "strategy": "zero_stop", "unpaused_at": "2026-03-01T12:00:07.500000"}
+ROLLOUT = {"pods_replaced": 2, "longest_unready_seconds": 0.0, "waited_seconds": 21.4, "polls": 90,
+           "deployments": [{"name": "cluster-api", "pods_replaced": ["cluster-api-1"], "longest_unready_seconds": 0.0}]}
+
+
+def test_a_zero_stop_record_holds_the_pause_and_the_preinstall():
+    migrated = record.record(_migration(window=ZERO_STOP_WINDOW, rollout=ROLLOUT))
+    assert migrated["reconcile_paused"] == {"paused_at": "2026-03-01T12:00:04.000000",
+                                            "unpaused_at": "2026-03-01T12:00:07.500000", "seconds": 3.5}
+    assert migrated["preinstall"] == {"pods_replaced": 2, "longest_unready_seconds": 0.0, "seconds": 21.4}
+    # the scale-down strategy runs no pre-install; a wait that failed gives no figure
+    assert record.record(_migration())["preinstall"] is None
+    assert record.record(_migration(window=ZERO_STOP_WINDOW, rollout=dict(ROLLOUT, failed=True)))["preinstall"] is None

@@ -8,7 +8,8 @@ from ansible.plugins.filter.core import to_nice_json
 
 from ansible_collections.hypershift.private_capi.plugins.action.fleet_report_files import read_records, report_files
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
-    FleetReportError, build_report, complete, phases, report_markdown, report_root, report_summary, unknown_reason)
+    FleetReportError, build_report, complete, phases, report_markdown, report_root, report_summary, unknown_reason,
+    window_headline)
 
 
 def record(name, status, marks, objects=None, reason=""):
@@ -253,3 +254,17 @@ def test_an_unknown_row_says_how_far_the_migration_got_then_the_error_and_the_re
         "task 'Read the state' failed: no answer from the API server; once the management cluster answers, resume with "
         "ansible-playbook playbooks/migrate_fleet.yml -e private_capi_fleet_run_id=run-1 (the same run id takes its own "
         "lock back)")
+
+
+def test_the_zero_stop_figures_are_summed_fleet_wide_and_headlined():
+    zero_stop = [dict(record("hc-%02d" % index, "migrated", [("read", 0), ("sidecar", 1), ("end", 6)]),
+                      reconcile_paused={"seconds": seconds}, controllers_down=None,
+                      preinstall={"pods_replaced": 4, "longest_unready_seconds": gap, "seconds": 20.0 + index})
+                 for index, (seconds, gap) in enumerate(((1.2, 0.0), (1.6, 0.0), (2.9, 1.5)))]
+    report = build_report(zero_stop + [MIGRATED], "run-1")
+    assert report["reconcile_paused"] == {"clusters": 3, "p50_seconds": 1.6, "max_seconds": 2.9}
+    assert report["preinstall"] == {"clusters": 3, "pods_replaced": 12, "longest_unready_seconds": 1.5, "p50_seconds": 21.0}
+    line = window_headline(report)
+    assert "CAPI reconciliation paused per cluster" in line and "p50 1.6 s, max 2.9 s over 3 clusters" in line
+    assert "12 Pods replaced, longest gap without a Ready replica 1.5 s, rollout p50 21.0 s" in line
+    assert build_report([MIGRATED], "run-2")["preinstall"] is None

@@ -22,6 +22,7 @@ API_MODULES = {
     "capi_health": {"hcp_namespace", "deployments[]"},
     "capi_object_migrate": {"hcp_namespace"},
     "capi_steady": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace"},
+    "deployment_rollout": {"hcp_namespace", "deployments[]"},
     "capi_verify": {"hostedcluster_name", "hostedcluster_namespace", "hcp_namespace", "deployments[]",
                     "proxy_config_map"},
     "hcp_quiesce": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]", "pause_group"},

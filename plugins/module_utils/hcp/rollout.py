@@ -1,0 +1,117 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The pre-install's figure: wait until Deployments have rolled out (the zero-stop strategy's sidecars put in ahead)
+and measure what the rollout cost them - the Pods it replaced and the longest time one had no Ready replica.
+
+A rollout replaces the Pods the way the Deployment's strategy allows: with HyperShift's (one replica, RollingUpdate
+25%/25%: at most one extra Pod, none unavailable) the old Pod goes only once the new one is Ready, so no gap is
+expected; another strategy (Recreate, or maxUnavailable of a whole replica) leaves one, and this is where it shows.
+
+Pure: rollout_sample() (one read of the Deployments and their Pods) and rollout_figures() (the samples' figures).
+RolloutService reads (one LIST of Deployments and one of Pods per poll) every poll_seconds until every named
+Deployment that exists has rolled out, or fails after timeout naming those that have not.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import time
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+
+
+class RolloutError(PrivateCapiError):
+    """Deployments that did not roll out in time; the message names them and what to look at."""
+
+
+def rolled_out(deployment):
+    """Whether the Deployment's current template runs in every replica and nothing else runs (kubectl rollout status's
+    test): observed, updated, available, no old replica left."""
+    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    generation = (deployment.get("metadata") or {}).get("generation") or 0
+    replicas = spec.get("replicas", 1)
+    return (status.get("observedGeneration", 0) >= generation and status.get("updatedReplicas", 0) >= replicas
+            and status.get("replicas", 0) <= status.get("updatedReplicas", 0)
+            and status.get("availableReplicas", 0) >= replicas)
+
+
+def rollout_sample(deployments, pods, names):
+    """{name: {ready, wanted, rolled_out, pods}} for each Deployment of names found in deployments (as read): its Ready
+    replicas as its status says, the replicas it wants, whether it has rolled out, and the names of its Pods (those
+    being deleted included: a Pod replaced is one seen that is gone at the end)."""
+    sample = {}
+    for deployment in deployments:
+        name = (deployment.get("metadata") or {}).get("name")
+        if name not in names:
+            continue
+        pattern = owner_pattern([name])
+        sample[name] = {"ready": int((deployment.get("status") or {}).get("readyReplicas") or 0),
+                        "wanted": int((deployment.get("spec") or {}).get("replicas", 1)),
+                        "rolled_out": rolled_out(deployment),
+                        "pods": sorted((pod.get("metadata") or {}).get("name") for pod in pods if owned_by(pod, pattern))}
+    return sample
+
+
+def rollout_figures(samples):
+    """The figures of [(seconds, rollout_sample)] in order: per Deployment the Pods replaced (seen, gone at the end)
+    and the longest run of samples with no Ready replica while it wanted one (from its first such sample to the
+    first one with a Ready replica, or to the last sample); the totals over all of them."""
+    figures = []
+    for name in sorted(set(name for _at, sample in samples for name in sample)):
+        seen, longest, since, last = set(), 0.0, None, None
+        for at, sample in samples:
+            if name not in sample:
+                continue
+            state, last = sample[name], at
+            seen.update(state["pods"])
+            if state["ready"] < 1 <= state["wanted"]:
+                since = at if since is None else since
+            elif since is not None:
+                longest, since = max(longest, at - since), None
+        if since is not None:
+            longest = max(longest, last - since)
+        final = set(next(sample[name]["pods"] for _at, sample in reversed(samples) if name in sample))
+        figures.append({"name": name, "pods_replaced": sorted(seen - final), "longest_unready_seconds": round(longest, 3)})
+    return {"deployments": figures, "pods_replaced": sum(len(f["pods_replaced"]) for f in figures),
+            "longest_unready_seconds": max([f["longest_unready_seconds"] for f in figures] or [0.0])}
+
+
+class RolloutService(object):
+    """Reads the named Deployments of namespace and their Pods every poll_seconds until all have rolled out."""
+
+    def __init__(self, client, namespace, names, timeout, poll_seconds, clock=time.monotonic, sleep=time.sleep):
+        self.client = client
+        self.namespace = namespace
+        self.names = list(names)
+        self.timeout = timeout
+        self.poll_seconds = poll_seconds
+        self.clock = clock
+        self.sleep = sleep
+
+    def _read(self):
+        deployments = self.client.list(api_path("apps", "v1", "deployments", self.namespace),
+                                       "list " + describe("Deployments", namespace=self.namespace))
+        pods = self.client.list(api_path("", "v1", "pods", self.namespace),
+                                "list " + describe("Pods", namespace=self.namespace))
+        return rollout_sample(deployments, pods, self.names)
+
+    def run(self):
+        started = self.clock()
+        samples = []
+        while True:
+            sample = self._read()
+            samples.append((self.clock() - started, sample))
+            pending = sorted(name for name, state in sample.items() if not state["rolled_out"])
+            if not pending:
+                break
+            if samples[-1][0] > self.timeout:
+                raise RolloutError(
+                    "Deployments %s in namespace %s did not roll out within %ss (nothing was changed by this wait): "
+                    "see `kubectl -n %s rollout status deployment/<name>` and the new Pods' events, then run again"
+                    % (", ".join(pending), self.namespace, self.timeout, self.namespace))
+            self.sleep(self.poll_seconds)
+        return dict(rollout_figures(samples), waited_seconds=round(samples[-1][0], 3), polls=len(samples))

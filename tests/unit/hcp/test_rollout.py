@@ -1,0 +1,105 @@
+"""The pre-install's figures (plugins/module_utils/hcp/rollout.py): what one read says about each Deployment, and the
+Pods replaced and longest gap without a Ready replica over a wait's reads; RolloutService with a client of recorded
+answers (the integration tests run it on a real control plane)."""
+import pytest
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import rollout
+
+NS = "clusters-prod-01"
+
+
+def deployment(name, ready=1, rolled=True, replicas=1):
+    status = {"observedGeneration": 2, "replicas": replicas, "updatedReplicas": replicas, "availableReplicas": replicas,
+              "readyReplicas": ready}
+    if not rolled:
+        status.update(replicas=replicas + 1)
+    return {"metadata": {"name": name, "namespace": NS, "generation": 2}, "spec": {"replicas": replicas},
+            "status": status}
+
+
+def pod(name, owner, hash_="7c9d8f6b5"):
+    return {"metadata": {"name": name, "ownerReferences": [{"kind": "ReplicaSet", "name": "%s-%s" % (owner, hash_)}]}}
+
+
+def test_a_sample_holds_the_named_deployments_alone_with_their_own_pods():
+    sample = rollout.rollout_sample(
+        [deployment("cluster-api"), deployment("capi-provider", ready=0, rolled=False), deployment("other")],
+        [pod("cluster-api-7c9d8f6b5-a", "cluster-api"), pod("capi-provider-5f6d7c8b9-b", "capi-provider", "5f6d7c8b9"),
+         pod("cluster-api-provider-x-1", "cluster-api-provider-x")],
+        ["cluster-api", "capi-provider", "missing"])
+    assert sample == {"cluster-api": {"ready": 1, "wanted": 1, "rolled_out": True, "pods": ["cluster-api-7c9d8f6b5-a"]},
+                      "capi-provider": {"ready": 0, "wanted": 1, "rolled_out": False,
+                                        "pods": ["capi-provider-5f6d7c8b9-b"]}}
+
+
+def state(ready, pods, wanted=1):
+    return {"ready": ready, "wanted": wanted, "rolled_out": False, "pods": pods}
+
+
+def test_the_figures_count_the_pods_gone_and_the_longest_unready_run():
+    samples = [(0.0, {"a": state(1, ["a-1"]), "b": state(1, ["b-1"])}),
+               (0.2, {"a": state(1, ["a-1", "a-2"]), "b": state(0, ["b-1", "b-2"])}),
+               (0.4, {"a": state(1, ["a-1", "a-2"]), "b": state(0, ["b-2"])}),
+               (0.9, {"a": state(1, ["a-2"]), "b": state(1, ["b-2"])}),
+               (1.1, {"a": state(0, ["a-2"]), "b": state(1, ["b-2"])})]
+    figures = rollout.rollout_figures(samples)
+    assert figures["deployments"] == [{"name": "a", "pods_replaced": ["a-1"], "longest_unready_seconds": 0.0},
+                                      {"name": "b", "pods_replaced": ["b-1"], "longest_unready_seconds": 0.7}]
+    assert figures["pods_replaced"] == 2 and figures["longest_unready_seconds"] == 0.7
+
+
+def test_a_deployment_scaled_to_zero_has_no_gap_and_an_unchanged_one_replaced_nothing():
+    samples = [(0.0, {"a": state(0, [], wanted=0), "b": state(1, ["b-1"])}),
+               (5.0, {"a": state(0, [], wanted=0), "b": state(1, ["b-1"])})]
+    assert rollout.rollout_figures(samples) == {
+        "deployments": [{"name": "a", "pods_replaced": [], "longest_unready_seconds": 0.0},
+                        {"name": "b", "pods_replaced": [], "longest_unready_seconds": 0.0}],
+        "pods_replaced": 0, "longest_unready_seconds": 0.0}
+
+
+class Answers(object):
+    """A client whose LISTs answer from recorded reads, one (Deployments, Pods) pair per poll."""
+
+    def __init__(self, reads):
+        self.reads = list(reads)
+        self.calls = []
+
+    def list(self, path, what):
+        self.calls.append(what)
+        deployments, pods = self.reads[0]
+        if "/pods" not in path:
+            return deployments
+        if len(self.reads) > 1:  # the last read answers every poll after it
+            self.reads.pop(0)
+        return pods
+
+
+class Clock(object):
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_the_service_reads_until_every_deployment_rolled_out():
+    reads = [([deployment("a", ready=0, rolled=False)], [pod("a-7c9d8f6b5-1", "a"), pod("a-5f6d7c8b9-2", "a", "5f6d7c8b9")]),
+             ([deployment("a", rolled=False)], [pod("a-5f6d7c8b9-2", "a", "5f6d7c8b9")]),
+             ([deployment("a")], [pod("a-5f6d7c8b9-2", "a", "5f6d7c8b9")])]
+    clock = Clock()
+    result = rollout.RolloutService(Answers(reads), NS, ["a"], 60, 0.5, clock=clock, sleep=clock.sleep).run()
+    assert result == {"deployments": [{"name": "a", "pods_replaced": ["a-7c9d8f6b5-1"], "longest_unready_seconds": 0.5}],
+                      "pods_replaced": 1, "longest_unready_seconds": 0.5, "waited_seconds": 1.0, "polls": 3}
+
+
+def test_the_service_fails_naming_what_did_not_roll_out():
+    clock = Clock()
+    reads = [([deployment("a", rolled=False), deployment("b")], [])]
+    with pytest.raises(rollout.RolloutError) as raised:
+        rollout.RolloutService(Answers(reads), NS, ["a", "b"], 2, 0.5, clock=clock, sleep=clock.sleep).run()
+    message = str(raised.value)
+    assert "Deployments a in namespace %s did not roll out within 2s" % NS in message
+    assert "kubectl -n %s rollout status" % NS in message
