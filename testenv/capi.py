@@ -276,9 +276,13 @@ LEADER_LEASES = {"cluster-api": "controller-leader-election-capi", "capi-provide
 # no LeaderElectionReleaseOnCancel: a manager that stops leaves its lease to expire, it does not hand it over.
 LEADER_ELECTION_ARGS = ["--leader-elect=true", "--leader-elect-lease-duration=137s", "--leader-elect-retry-period=26s",
                         "--leader-elect-renew-deadline=107s"]
-# capi_manager/deployment.go adds these for the releases that run CAPI 1.14
-CORE_ARGS = ["--feature-gates=MachineSetPreflightChecks=false", "--skip-crd-migration-phases=StorageVersionMigration",
-             "--skip-crd-migration-phases=CleanupManagedFields"]
+# capi_manager/deployment.go adds these for the releases that run CAPI 1.14 (the provider's the same phases here)
+CORE_ARGS = ["--feature-gates=MachineSetPreflightChecks=false"]
+CRD_MIGRATION_ARGS = ["--skip-crd-migration-phases=StorageVersionMigration",
+                      "--skip-crd-migration-phases=CleanupManagedFields"]
+# Every namespace: the managers here watch every namespace, with HyperShift's rules in ClusterRoles, because v1.14.2's
+# MachineDeployment controller fails every reconcile under --namespace (util/controller/consistency.go casts the
+# informer of controller-runtime's multi-namespace cache: "failed to cast MachineSet informer to SharedIndexInformer").
 WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # the managers' default --webhook-cert-dir
 HEALTH_PORT = 9440
 
@@ -298,7 +302,8 @@ def _manager_container(image, extra_args, extra_env):
     probe = {"httpGet": {"path": "/healthz", "port": HEALTH_PORT, "scheme": "HTTP"}, "timeoutSeconds": 5}
     namespace = {"name": "MY_NAMESPACE", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}}
     return {"name": "manager", "image": image,
-            "args": ["--namespace", "$(MY_NAMESPACE)", "--v=4"] + LEADER_ELECTION_ARGS + extra_args,
+            # HyperShift adds --namespace $(MY_NAMESPACE); v1.14.2 cannot run with it (every namespace, above)
+            "args": ["--v=4"] + LEADER_ELECTION_ARGS + CRD_MIGRATION_ARGS + extra_args,
             "env": [namespace] + extra_env,
             "livenessProbe": dict(probe, initialDelaySeconds=60, periodSeconds=60, failureThreshold=5),
             "readinessProbe": dict(probe, httpGet=dict(probe["httpGet"], path="/readyz"), periodSeconds=10,
@@ -309,9 +314,10 @@ def _manager_container(image, extra_args, extra_env):
 def hypershift_managers(objects, namespace):
     """objects (an HCP namespace of testenv.hcp.fleet) with the CAPI managers as HyperShift runs them: the Deployments
     cluster-api and capi-provider with the container above (the provider's gets POD_IP, where CAPD's in-memory backend
-    serves the workload clusters' API servers), RollingUpdate 25%/25%; their webhook serving Secrets; their Roles as
-    HyperShift's (assets/cluster-api/role.yaml, assets/capi-provider/role.yaml, in place of the fixture's one Role); and
-    the ClusterRole on CRDs the HyperShift operator binds both ServiceAccounts to (reconcileCAPIManagerClusterRole)."""
+    serves the workload clusters' API servers), RollingUpdate 25%/25%; their webhook serving Secrets; the rules of their
+    Roles as HyperShift's (assets/cluster-api/role.yaml, assets/capi-provider/role.yaml, in place of the fixture's one
+    Role), cluster-wide (every namespace, above); and the ClusterRole on CRDs the HyperShift operator binds both
+    ServiceAccounts to (reconcileCAPIManagerClusterRole)."""
     capi_groups = ["bootstrap.cluster.x-k8s.io", "controlplane.cluster.x-k8s.io", "infrastructure.cluster.x-k8s.io",
                    "machines.cluster.x-k8s.io", "exp.infrastructure.cluster.x-k8s.io", "addons.cluster.x-k8s.io",
                    "exp.cluster.x-k8s.io", "cluster.x-k8s.io"]
@@ -321,6 +327,9 @@ def hypershift_managers(objects, namespace):
                               "resources": ["hostedcontrolplanes", "hostedcontrolplanes/status"],
                               "verbs": ["get", "list", "watch", "delete", "patch", "update"]},
                              {"apiGroups": [""], "resources": ["configmaps", "secrets"], "verbs": ["get", "list", "watch"]},
+                             # the workload cluster's kubeconfig Secret: HyperShift's control-plane operator writes it,
+                             # here (no control plane provider) the core manager does
+                             {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "update", "patch"]},
                              {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "update", "patch"]},
                              dict(everything, apiGroups=["coordination.k8s.io"], resources=["leases"])],
              "capi-provider": [dict(everything, apiGroups=[""], resources=["events", "secrets", "configmaps"]),
@@ -350,13 +359,14 @@ def hypershift_managers(objects, namespace):
                        "metadata": {"name": name + "-webhooks-tls", "namespace": namespace},
                        "data": {"tls.crt": base64.b64encode(material["cert"].encode()).decode(),
                                 "tls.key": base64.b64encode(material["key"].encode()).decode()}})
-        result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                       "metadata": {"name": name, "namespace": namespace}, "rules": rules[name]})
-        result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                       "metadata": {"name": name, "namespace": namespace},
-                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        role = "%s-%s" % (name, namespace)  # HyperShift's Role's rules, cluster-wide
+        result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                       "metadata": {"name": role}, "rules": rules[name]})
+        result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                       "metadata": {"name": role},
+                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
                        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]})
-    cluster_role = "cluster-api-" + namespace
+    cluster_role = "cluster-api-crds-" + namespace
     result.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": cluster_role},
                    "rules": [{"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
                               "verbs": ["get", "list", "watch"]}]})

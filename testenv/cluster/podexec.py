@@ -5,7 +5,11 @@ container's command in it.
     python -m testenv.cluster.podexec SPEC.json
 
 SPEC: {"argv": [...], "env": {...}, "workingDir": "/", "mounts": [{"source": DIR_OR_FILE, "target": PATH,
-"readOnly": bool}], "hosts": FILE, "readOnlyRootFilesystem": bool, "scratch": DIR, "imagePaths": [DIR...]}
+"readOnly": bool}], "hosts": FILE, "readOnlyRootFilesystem": bool, "scratch": DIR, "imagePaths": [DIR...],
+"hostname": NAME}
+
+The container's host name is the Pod's (a UTS namespace of its own, as the kubelet gives every Pod): what a program
+names itself by - controller-runtime's leader election identity is "<hostname>_<uuid>".
 
 The root is a tmpfs holding a bind of every top-level directory of this machine (the test bed has no image file
 systems: a container sees the machine's programs), the container's volumes at their mountPaths and the Pod's
@@ -19,6 +23,7 @@ import os
 import sys
 
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+CLONE_NEWUTS = 0x04000000
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -83,10 +88,20 @@ def lay_out(spec):
     os.chroot(root)
 
 
+def set_hostname(name):
+    """A UTS namespace of this container's own, named as its Pod."""
+    encoded = name.encode()
+    if _LIBC.unshare(CLONE_NEWUTS) != 0 or _LIBC.sethostname(encoded, len(encoded)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, "host name %s: %s" % (name, os.strerror(errno)))
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     with open(argv[0]) as handle:
         spec = json.load(handle)
+    if spec.get("hostname"):
+        set_hostname(spec["hostname"])
     lay_out(spec)
     os.chdir(spec.get("workingDir") or "/")
     os.execvpe(spec["argv"][0], spec["argv"], spec["env"])

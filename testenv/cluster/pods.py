@@ -553,7 +553,8 @@ class PodRun(threading.Thread):
         spec = {"argv": argv, "env": env, "workingDir": container.spec.get("workingDir") or "/", "mounts": mounts,
                 "hosts": str(self.dir / "hosts"), "scratch": str(scratch),
                 "imagePaths": sorted({str(REPO_ROOT), sys.prefix, sys.base_prefix}),
-                "readOnlyRootFilesystem": bool(security.get("readOnlyRootFilesystem"))}
+                "readOnlyRootFilesystem": bool(security.get("readOnlyRootFilesystem")),
+                "hostname": (self.pod["spec"].get("hostname") or self.name)[:63]}
         spec_path = self.dir / ("%s.json" % container.name)
         spec_path.write_text(json.dumps(spec))
         log_path = self.dir / ("%s.log" % container.name)

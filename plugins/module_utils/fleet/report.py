@@ -24,9 +24,9 @@ from datetime import datetime
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 
-PHASE_COLUMNS = ("crds", "sidecar", "pause", "prepare", "scale_down", "check", "copy", "flip", "resume", "signal", "health",
+PHASE_COLUMNS = ("crds", "fence", "sidecar", "pause", "prepare", "scale_down", "check", "copy", "flip", "resume", "signal", "health",
                  "finish", "rollback")
-ZERO_STOP_PHASES = ("sidecar", "check", "flip")  # columns of the phases table only when a cluster ran them
+ZERO_STOP_PHASES = ("fence", "sidecar", "check", "flip")  # columns of the phases table only when a cluster ran them
 SUMMARY_CLUSTERS = 19  # the console summary fits 24 lines: 3 headlines, the clusters, "... more", the report path
 STATUS_ORDER = ("migrated", "planned", "skipped", "deferred", "refused", "failed", "rollback-failed", "unknown", "pending",
                 "not attempted")

@@ -25,13 +25,14 @@ class StrategyError(PrivateCapiError, ValueError):
 
 def strategy_steps(strategy):
     """What the migrate role does for a strategy (the role follows this): proxy_ahead (the sidecars put in, in
-    pass-through and rolled out, before anything is paused), proxy_prepare (the sidecar patches computed after the
-    fence, sent by the window), quiesce_pause_group (the group hcp_quiesce pauses before the window; empty: it only
-    fences) and window_pause_group (the group the window pauses itself)."""
+    pass-through and rolled out once the operator is fenced, before anything is paused), proxy_prepare (the sidecar
+    patches computed after the fence, sent by the window), quiesce_pause_group (the group hcp_quiesce pauses before
+    the window; empty: it only fences), window_pause_group (the group the window pauses itself) and fence_mark (the
+    name of the phase in which hcp_quiesce runs: "fence" where it only fences, "pause" where it pauses too)."""
     if strategy not in STRATEGIES:
         raise StrategyError("the strategy must be one of %s, got %r (private_capi_migrate_strategy)"
                             % (", ".join(STRATEGIES), strategy))
     zero_stop = strategy == ZERO_STOP
     return {"strategy": strategy, "proxy_ahead": zero_stop, "proxy_prepare": not zero_stop,
             "quiesce_pause_group": "" if zero_stop else STANDARD_SUFFIX,
-            "window_pause_group": STANDARD_SUFFIX if zero_stop else ""}
+            "window_pause_group": STANDARD_SUFFIX if zero_stop else "", "fence_mark": "fence" if zero_stop else "pause"}

@@ -555,6 +555,11 @@ class Sampler(object):
                 found.setdefault(name, []).append((current[0], "(still)"))
         return found
 
+    def leaders_live(self):
+        """Whether the last sample has a live Pod of each manager holding its lease."""
+        states = [state for _mark, state in self.samples if "error" not in state][-1:]
+        return bool(states) and all(states[0].get(name, (0, (), None))[2] for name in capi.LEADER_LEASES)
+
     def pods(self, name, since="", until="~"):
         return sorted({pod for mark, state in self.samples if since <= mark <= until and name in state
                        for pod in state[name][1]})
@@ -617,6 +622,8 @@ def migrate_without_a_replacement(world):
     cluster = report["clusters"][0]
     assert cluster["controllers_down_seconds"] == 0, cluster
     sidecar_start, sidecar_end = phase_span(report, "sidecar")
+    # the new Pods' managers take the leases over once the old Pods' have expired (at most 137 s + 26 s)
+    wait_for(sampler.leaders_live, "the managers of the new Pods to hold their leases", timeout=200, interval=1)
     after = wait_for(lambda: steady(server, PRIVATE_GROUP), "the migrated cluster to be steady", timeout=60, interval=1)
     unready = sampler.intervals("ready")
     assert not unready, "a CAPI-dependent Deployment without a Ready replica: %s" % unready

@@ -64,6 +64,7 @@ def args(server, **options):
     return dict({"kubeconfig": server.kubeconfig, "hcp_namespace": NS, "deployments": DEPLOYMENTS,
                  "deployment_patches": patches(server, options.get("hcp_namespace", NS)),
                  "pause_group": "cluster.hypershift.openshift.io", "scale_down_timeout": 60, "available_timeout": 60,
+                 "strategy": "scale_down",
                  "hostedcluster_name": HC, "signal_annotations": SIGNAL}, **options)
 
 

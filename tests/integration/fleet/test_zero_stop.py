@@ -187,3 +187,59 @@ def test_the_zero_stop_rescue_flips_back_and_discards_the_copies_with_the_contro
     assert sidecar_pods(server) == pods and {
         d["metadata"]["name"]: d["spec"]["template"]
         for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % NS)} == templates
+
+
+def sidecar_pid(pod):
+    """The pid of the sidecar container's process of Pod pod (testenv.cluster.pods runs it on this machine: its
+    environment holds the Pod's name, POD_NAME from the downward API)."""
+    wanted = ("POD_NAME=%s" % pod).encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                command = handle.read()
+            with open("/proc/%s/environ" % entry, "rb") as handle:
+                environ = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if b"capi_proxy" in command.replace(b"-", b"_") and wanted in environ:
+            return int(entry)
+    return None
+
+
+def test_a_sidecar_killed_mid_flip_comes_back_in_the_mode_flipped_to(server):
+    """The window again after the rescue (mode passthrough, the standard objects back): the moment the mode ConfigMap
+    says translate, one sidecar's process is SIGKILLed before it can acknowledge. Its container restarts in the same Pod,
+    reads the mode as it starts and acknowledges translate; the flip waits for it and the window succeeds."""
+    pause_standard(server)
+    pods = sidecar_pods(server)
+    victim = pods[0]
+    pid = sidecar_pid(victim)
+    assert pid, "the sidecar process of %s" % victim
+    killed = []
+
+    def kill_at_the_flip():
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not killed:
+            data = mode_data(server) or {}
+            if data.get("mode") == "translate":
+                os.kill(pid, 9)
+                killed.append(data.get("applied." + victim))
+                return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_at_the_flip, daemon=True)
+    killer.start()
+    done = window(server)
+    killer.join(10)
+    assert killed, "the flip was never seen"
+    assert not done.failed, (dict(done), done.stderr[-3000:])
+    assert done["flip"]["mode"] == "translate" and victim in done["flip"]["pods"]
+    data = mode_data(server)
+    assert data["applied." + victim] == "translate", data
+    assert sidecar_pods(server) == pods, "no Pod replaced: the container restarted in its Pod"
+    pod = server.request("GET", "/api/v1/namespaces/%s/pods/%s" % (NS, victim)).json()
+    restarts = [c["restartCount"] for c in pod["status"]["containerStatuses"] if c["name"] == "kube-apiserver-proxy"]
+    assert restarts == [1], pod["status"]["containerStatuses"]
+    assert sidecar_pid(victim) not in (None, pid)

@@ -107,9 +107,11 @@ def test_each_strategy_is_one_procedure_the_role_follows():
     from ansible_collections.hypershift.private_capi.plugins.filter.fleet_record import FilterModule
     from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import strategy_steps
     assert strategy_steps("zero_stop") == {"strategy": "zero_stop", "proxy_ahead": True, "proxy_prepare": False,
-                                           "quiesce_pause_group": "", "window_pause_group": "cluster.x-k8s.io"}
+                                           "quiesce_pause_group": "", "window_pause_group": "cluster.x-k8s.io",
+                                           "fence_mark": "fence"}
     assert strategy_steps("scale_down") == {"strategy": "scale_down", "proxy_ahead": False, "proxy_prepare": True,
-                                            "quiesce_pause_group": "cluster.x-k8s.io", "window_pause_group": ""}
+                                            "quiesce_pause_group": "cluster.x-k8s.io", "window_pause_group": "",
+                                            "fence_mark": "pause"}
     assert FilterModule().filters()["migrate_strategy"]("zero_stop") == strategy_steps("zero_stop")
     with pytest.raises(Exception, match="migrate_strategy: the strategy must be one of zero_stop, scale_down, got "
                                         "'fast' \\(private_capi_migrate_strategy\\)"):

@@ -1,0 +1,135 @@
+"""Crash safety of the zero-stop procedure (issue 46): migrate_fleet.yml SIGKILLed at seeded random points of its new
+phases (the sidecars' pre-install and rollout, the window's check, pause, copy, flip and unpause), then run again with
+the same run id: every cluster converges to migrated with nothing lost; rollback.yml killed the same way and run again
+converges back to legacy with nothing lost. Between trials the sidecars are taken out again (api_proxy, state absent)
+on every other trial, so that the pre-install runs, and is killed, again.
+
+Each trial's kill point is uniform over the span of the new phases, measured by a first calibration run of each
+playbook (from the playbook's start to the end of its last new phase). PRIVATE_CAPI_CRASH_TRIALS trials (default 3 in
+`make test`; the closing figures are for 20) from PRIVATE_CAPI_CRASH_SEED (default 46).
+"""
+import json
+import os
+import random
+import subprocess
+import time
+from datetime import datetime
+
+import pytest
+
+from testenv import REPO_ROOT
+from testenv.hcp import fleet
+from tests.integration.fleet.support import (
+    hcp_ns, hostedcluster_states, kill_playbook, migrated_content_problems, read_report, run_playbook, snapshot,
+    start_fleet, start_playbook, write_inventory)
+from tests.integration.fleet.test_rollback_playbook import without_provenance
+
+pytestmark = pytest.mark.slow
+
+NAMES = ("hc-01", "hc-02")
+TRIALS = int(os.environ.get("PRIVATE_CAPI_CRASH_TRIALS", "3"))
+SEED = int(os.environ.get("PRIVATE_CAPI_CRASH_SEED", "46"))
+MIGRATE_PHASES = ("sidecar", "check", "pause", "copy", "flip", "resume")  # the migration's new phases, to its unpause
+QUIET_SECONDS = 5  # a module process of a killed run may outlive it (as on a real controller): let it end
+
+
+def mark_seconds(start, mark):
+    return (datetime.strptime(mark, "%Y-%m-%dT%H:%M:%S.%f") - datetime.strptime(start, "%Y-%m-%dT%H:%M:%S.%f")
+            ).total_seconds()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("zero-stop-crashes")
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(2, machines=2))
+    yield {"server": server, "crds": crds, "tmp": str(tmp_path), "inventory": write_inventory(tmp_path, server.kubeconfig),
+           "before": {name: snapshot(server, crds, hcp_ns(name)) for name in NAMES}}
+    assert server.stop() == 0
+
+
+def extra(world, run_id, reports):
+    return {"private_capi_fleet_run_id": run_id, "private_capi_fleet_serial": 2,
+            "private_capi_fleet_report_root": os.path.join(world["tmp"], reports)}
+
+
+def content_problems(world, migrated):
+    """Nothing lost: migrated, every standard object's private twin as it was; back, the standard objects as before."""
+    problems = []
+    for name in NAMES:
+        after = snapshot(world["server"], world["crds"], hcp_ns(name))
+        if migrated:
+            problems += ["%s: %s" % (name, p) for p in migrated_content_problems(world["before"][name], after)]
+        elif without_provenance(after) != without_provenance(world["before"][name]):
+            problems.append("%s: not as before the migration" % name)
+    return problems
+
+
+def sidecars_out(world):
+    """The sidecars taken out of every HCP namespace (the api_proxy role, state absent)."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    for name in NAMES:
+        variables = {"kubeconfig": world["server"].kubeconfig, "namespace": hcp_ns(name), "state": "absent",
+                     "deployments": list(fleet.CAPI_DEPLOYMENTS)}
+        result = subprocess.run([os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook"), "-i", "localhost,",
+                                 os.path.join(REPO_ROOT, "tests", "integration", "fleet", "playbooks", "proxy_ahead.yml"),
+                                 "-e", json.dumps(variables)], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                                timeout=400, check=False)
+        assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+
+
+def killed_then_rerun(world, playbook, variables, at_seconds, log):
+    """playbook SIGKILLed (its whole process group) at_seconds after its start, then run again with the same variables
+    (the same run id); returns the HostedClusters' states the kill left."""
+    process = start_playbook(playbook, world["inventory"], log, variables)
+    time.sleep(at_seconds)
+    code = kill_playbook(process)
+    time.sleep(QUIET_SECONDS)
+    killed_states = hostedcluster_states(world["server"])
+    again = run_playbook(playbook, world["inventory"], variables)
+    output = (again.stdout + again.stderr)[-5000:]
+    assert again.returncode == 0, "after a kill at %.1f s (exit %s): %s" % (at_seconds, code, output)
+    return killed_states
+
+
+def test_killed_at_random_points_of_the_new_phases_every_cluster_converges(world):
+    server = world["server"]
+    # calibration: each playbook once, whole, to measure where its new phases lie
+    started = time.time()
+    migrated = run_playbook("migrate_fleet.yml", world["inventory"], extra(world, "crash-calibrate", "r-cal"))
+    assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-5000:]
+    report = read_report(os.path.join(world["tmp"], "r-cal"))
+    spans = [(mark_seconds(report["started"], phase["start"]), mark_seconds(report["started"], phase["end"]))
+             for cluster in report["clusters"] for phase in cluster["phases"] if phase["name"] in MIGRATE_PHASES]
+    offset = max((time.time() - started) - report["wall_seconds"], 0.0)  # ansible's start and end beside the marks
+    migrate_window = (offset + min(s for s, _e in spans), offset + max(e for _s, e in spans))
+    started = time.time()
+    rolled = run_playbook("rollback.yml", world["inventory"], {"private_capi_rollback_names": list(NAMES)})
+    assert not content_problems(world, migrated=False), content_problems(world, migrated=False)[:5]
+    assert rolled.returncode == 0, (rolled.stdout + rolled.stderr)[-5000:]
+    rollback_window = (2.0, time.time() - started)
+    assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}
+    print("kill windows: migrate %.1f-%.1f s, rollback %.1f-%.1f s" % (migrate_window + rollback_window))
+    rng = random.Random(SEED)
+    trials = []
+    for trial in range(TRIALS):
+        if trial % 2 == 0:
+            sidecars_out(world)  # the next migration puts them in ahead again (its pre-install killed too)
+        at = rng.uniform(*migrate_window)
+        run_id = "crash-%d-%d" % (SEED, trial)
+        killed = killed_then_rerun(world, "migrate_fleet.yml", extra(world, run_id, "r-%d" % trial), at,
+                                   os.path.join(world["tmp"], "migrate-%d.log" % trial))
+        assert hostedcluster_states(server) == {name: "migrated" for name in NAMES}, (trial, at)
+        for name in NAMES:
+            mode = server.request("GET", "/api/v1/namespaces/%s/configmaps/capi-proxy-mode" % hcp_ns(name)).json()
+            assert mode["data"]["mode"] == "translate", (trial, name, mode)
+        problems = content_problems(world, migrated=True)
+        assert not problems, (trial, at, problems[:5])
+        back_at = rng.uniform(*rollback_window)
+        back_killed = killed_then_rerun(world, "rollback.yml", {"private_capi_rollback_names": list(NAMES),
+                                                                "private_capi_rollback_run_id": run_id + "-back"}, back_at,
+                                        os.path.join(world["tmp"], "rollback-%d.log" % trial))
+        assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}, (trial, back_at)
+        problems = content_problems(world, migrated=False)
+        assert not problems, (trial, back_at, problems[:5])
+        trials.append((trial, round(at, 1), killed, round(back_at, 1), back_killed))
+    print("trials (seed %d): %s" % (SEED, trials))
