@@ -45,6 +45,7 @@ NO_PAUSED_UNTIL = "none"
 HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP
 HYPERSHIFT_VERSION = hypershift.HOSTEDCLUSTER_VERSION
 # kind -> plural of the objects a pause touches: the Cluster by spec.paused, the others by annotation
+PAUSE_OBSERVED_SECONDS = 30  # zero stop: how long a pause may take to be reported by the running controllers
 PAUSE_KINDS = (("Cluster", "clusters"), ("MachineDeployment", "machinedeployments"), ("MachineSet", "machinesets"))
 POLL_FIRST_DELAY = 0.1
 POLL_MAX_DELAY = 1.0
@@ -260,12 +261,27 @@ def unavailable(deployments, expected):
     return waiting
 
 
+def pause_unobserved(objects):
+    """Kind/name of each object (as read: [(kind, object)]) whose controller has not reported the pause yet: its Paused
+    condition (CAPI v1.11 and later report one on every object they reconcile: status.conditions in v1beta2,
+    status.v1beta2.conditions in v1beta1) is there and not True. An object without one (an older controller, or one
+    never reconciled) is not waited for."""
+    waiting = []
+    for kind, obj in objects:
+        status = obj.get("status") or {}
+        conditions = list(status.get("conditions") or []) + list((status.get("v1beta2") or {}).get("conditions") or [])
+        paused = [c.get("status") for c in conditions if c.get("type") == "Paused"]
+        if paused and "True" not in paused:
+            waiting.append("%s/%s" % (kind, (obj.get("metadata") or {}).get("name")))
+    return sorted(waiting)
+
+
 def quiesce_params(hcp_namespace, **overrides):
     """hcp_quiesce's parameters (its argument spec's defaults, no wait) with overrides: how the modules that run the
     service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
     params = dict(hcp_namespace=hcp_namespace, state="quiesced", hostedcluster_name="", hostedcluster_namespace="clusters",
                   fence=False, pause_group="", settle_seconds=0, deployments=[], wait_timeout=0, remove_records=False,
-                  deployment_patches=[])
+                  deployment_patches=[], observe_pause_seconds=0)
     params.update(overrides)
     return params
 
@@ -348,7 +364,29 @@ class QuiesceService(object):
             self._patch(api_path(group, version, plural, self.hcp_namespace, name), patch, kind, name, self.hcp_namespace,
                         "pause" if paused else "unpause")
 
+    def _await_pause_observed(self, group):
+        """With the controllers running (zero stop; observe_pause_seconds > 0): wait until every paused object and
+        Machine reports the pause (pause_unobserved), so that no controller writes one of them after this run copied
+        it; at most observe_pause_seconds, then go on (a controller without a leader writes nothing meanwhile, and the
+        copy's verification catches a write after it)."""
+        limit = self.params.get("observe_pause_seconds") or 0
+        version = self.result["core_version"]
+        if self.check_mode or limit <= 0 or version is None:
+            return
+        started = self.clock()
+        while True:
+            objects = [(kind, obj) for kind, plural in PAUSE_KINDS + (("Machine", "machines"),)
+                       for obj in self.client.list(api_path(group, version, plural, self.hcp_namespace), "list %s" % describe(
+                           "%s.%s" % (plural, group), namespace=self.hcp_namespace))]
+            waiting = pause_unobserved(objects)
+            self.result["pause_unobserved"] = waiting
+            if not waiting or self.clock() - started > limit:
+                self.result["pause_observed_seconds"] = round(self.clock() - started, 3)
+                return
+            self.sleep(0.2)
+
     def _check_pause_holds(self, group):
+        self._await_pause_observed(group)
         settle = self.params["settle_seconds"]
         if self.check_mode or settle <= 0 or self.result["core_version"] is None:
             return

@@ -48,6 +48,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.finish import FINISH_PHASE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.flip import FlipService, zero_stop_way_back
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
+    PAUSE_OBSERVED_SECONDS,
     QuiesceService,
     quiesce_params,
     quiesce_steps,
@@ -148,9 +149,10 @@ class RollbackService(PhasedRun):
         return self.flip is not None
 
     def _quiesce(self, **overrides):
-        # zero stop: no Deployment is stopped, started or patched
-        deployments = [] if self.zero_stop else self.params["deployments"]
-        return QuiesceService(self.client, quiesce_params(self.hcp_namespace, **dict({"deployments": deployments}, **overrides)),
+        # zero stop: no Deployment is stopped, started or patched; a pause waits until the running controllers report it
+        defaults = {"deployments": [], "observe_pause_seconds": PAUSE_OBSERVED_SECONDS} if self.zero_stop else {
+            "deployments": self.params["deployments"]}
+        return QuiesceService(self.client, quiesce_params(self.hcp_namespace, **dict(defaults, **overrides)),
                               check_mode=self.check_mode)
 
     def _migrate(self, **overrides):

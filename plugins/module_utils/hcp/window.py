@@ -42,6 +42,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.flip import FlipService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import ZERO_STOP
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
+    PAUSE_OBSERVED_SECONDS,
     QuiesceService,
     deployment_patches_by_name,
     quiesce_params,
@@ -155,7 +156,8 @@ class WindowService(PhasedRun):
         if self.params["source_pause_group"]:
             self.begin(PAUSE)
             self.stop = self._quiesce(pause_group=self.params["source_pause_group"], deployments=[],
-                                      settle_seconds=self.params["settle_seconds"])
+                                      settle_seconds=self.params["settle_seconds"],
+                                      observe_pause_seconds=PAUSE_OBSERVED_SECONDS)
             self.stop.quiesce()
         self.begin(COPY)
         if flipped_before:

@@ -45,12 +45,13 @@ def start_fleet(tmp_path, spec, faults=False, pods="kwok", private_crds=True):
 
 
 def bed_webhook_vars(server):
-    """Extra vars that point the private CRDs at the test bed's own /convert (testenv.cluster.convert, on loopback)
-    instead of the conversion shim the collection deploys: for a kwok-only fleet, whose shim Pods KWOK fakes."""
+    """Extra vars for a kwok-only fleet, whose shim and sidecar Pods KWOK fakes: the private CRDs pointed at the test
+    bed's own /convert (testenv.cluster.convert, on loopback) instead of the conversion shim the collection deploys,
+    and the scale_down strategy (a faked sidecar never acknowledges a zero-stop flip)."""
     with open(server.webhook.ca_file, "rb") as handle:
         ca_bundle = base64.b64encode(handle.read()).decode()
     return {"private_capi_crds_conversion_webhook_url": server.webhook.url,
-            "private_capi_crds_conversion_webhook_ca_bundle": ca_bundle}
+            "private_capi_crds_conversion_webhook_ca_bundle": ca_bundle, "private_capi_migrate_strategy": "scale_down"}
 
 
 # written by kube-controller-manager's deployment controller: a rollback that restores a Deployment's pod template

@@ -341,3 +341,17 @@ def test_a_deployment_patch_for_another_deployment_is_refused():
     with pytest.raises(QuiesceError, match=r"deployment_patches\[0\] names Deployment 'operator', expected one of "
                                            r"deployments \['cluster-api'\]"):
         hcp_quiesce.deployment_patches_by_name([{"metadata": {"name": "operator"}}], ["cluster-api"])
+
+
+def test_a_pause_is_observed_once_every_reported_paused_condition_is_true():
+    def obj(name, conditions=None, v1beta1=False):
+        status = {"v1beta2": {"conditions": conditions}} if v1beta1 else {"conditions": conditions}
+        return {"metadata": {"name": name}, "status": status if conditions is not None else {}}
+
+    objects = [("Cluster", obj("wl", [{"type": "Paused", "status": "True"}])),
+               ("MachineSet", obj("ms", [{"type": "Ready", "status": "True"}, {"type": "Paused", "status": "False"}])),
+               ("Machine", obj("m-1", [{"type": "Paused", "status": "False"}], v1beta1=True)),
+               ("Machine", obj("m-2")),  # never reconciled, or an older controller: not waited for
+               ("MachineDeployment", obj("md", [{"type": "Available", "status": "True"}]))]
+    assert hcp_quiesce.pause_unobserved(objects) == ["Machine/m-1", "MachineSet/ms"]
+    assert hcp_quiesce.pause_unobserved(objects[:1] + objects[3:]) == []

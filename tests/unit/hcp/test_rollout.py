@@ -103,3 +103,4 @@ def test_the_service_fails_naming_what_did_not_roll_out():
     message = str(raised.value)
     assert "Deployments a in namespace %s did not roll out within 2s" % NS in message
     assert "kubectl -n %s rollout status" % NS in message
+
