@@ -25,14 +25,18 @@ class StrategyError(PrivateCapiError, ValueError):
 
 def strategy_steps(strategy):
     """What the migrate role does for a strategy (the role follows this): proxy_ahead (the sidecars put in, in
-    pass-through and rolled out once the operator is fenced, before anything is paused), proxy_prepare (the sidecar
-    patches computed after the fence, sent by the window), quiesce_pause_group (the group hcp_quiesce pauses before
-    the window; empty: it only fences), window_pause_group (the group the window pauses itself) and fence_mark (the
-    name of the phase in which hcp_quiesce runs: "fence" where it only fences, "pause" where it pauses too)."""
+    pass-through and rolled out once the operator is fenced, before anything is paused), quiesce_pause_group (the
+    group hcp_quiesce pauses before the window; empty: it only fences), window_pause_group (the group the window
+    pauses itself), fence_mark (the name of the phase in which hcp_quiesce runs: "fence" where it only fences, "pause"
+    where it pauses too), and the api_proxy role's run after it: proxy_steps (its private_capi_proxy_steps: "all" puts
+    the sidecars in, "prepare" computes their patches for the window to send), proxy_mode (the mode a new mode
+    ConfigMap starts in) and proxy_mark (the name of that phase)."""
     if strategy not in STRATEGIES:
         raise StrategyError("the strategy must be one of %s, got %r (private_capi_migrate_strategy)"
                             % (", ".join(STRATEGIES), strategy))
     zero_stop = strategy == ZERO_STOP
-    return {"strategy": strategy, "proxy_ahead": zero_stop, "proxy_prepare": not zero_stop,
+    return {"strategy": strategy, "proxy_ahead": zero_stop,
             "quiesce_pause_group": "" if zero_stop else STANDARD_SUFFIX,
-            "window_pause_group": STANDARD_SUFFIX if zero_stop else "", "fence_mark": "fence" if zero_stop else "pause"}
+            "window_pause_group": STANDARD_SUFFIX if zero_stop else "", "fence_mark": "fence" if zero_stop else "pause",
+            "proxy_steps": "all" if zero_stop else "prepare", "proxy_mode": "passthrough" if zero_stop else "translate",
+            "proxy_mark": "sidecar" if zero_stop else "prepare"}

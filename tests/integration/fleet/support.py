@@ -66,11 +66,12 @@ def user_annotations(metadata):
 
 
 def write_inventory(tmp_path, kubeconfig, name="mc-1", host_vars=None):
-    """An inventory of one management cluster; host_vars (bed_webhook_vars for a kwok-only fleet) go on its host."""
+    """An inventory of one management cluster; host_vars (bed_webhook_vars for a kwok-only fleet) go on every host
+    (group all: the HostedClusters the fleet role adds as hosts get them too), the kubeconfig on the cluster's."""
     path = os.path.join(str(tmp_path), "inventory.yml")
     with open(path, "w") as handle:
-        yaml.safe_dump({"all": {"children": {"management_clusters": {"hosts": {
-            name: dict(host_vars or {}, private_capi_kubeconfig=kubeconfig)}}}}}, handle)
+        yaml.safe_dump({"all": {"vars": dict(host_vars or {}), "children": {"management_clusters": {"hosts": {
+            name: {"private_capi_kubeconfig": kubeconfig}}}}}}, handle)
     return path
 
 

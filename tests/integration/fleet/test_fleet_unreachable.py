@@ -54,7 +54,9 @@ def write_inventory(path, servers):
     hosts = {name: dict(bed_webhook_vars(server), private_capi_kubeconfig=server.kubeconfig)
              for name, server in servers.items()}
     with open(path, "w") as handle:
-        yaml.safe_dump({"all": {"children": {"management_clusters": {"hosts": hosts}}}}, handle)
+        # the strategy on every host (group all): the HostedClusters the fleet role adds as hosts run it
+        yaml.safe_dump({"all": {"vars": {"private_capi_migrate_strategy": "scale_down"},
+                                "children": {"management_clusters": {"hosts": hosts}}}}, handle)
     return path
 
 

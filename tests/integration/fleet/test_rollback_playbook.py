@@ -48,7 +48,8 @@ def without_provenance(state):
 
 def rollback(world, names=(TARGET,), check=False, **extra):
     extra_vars = dict({"private_capi_rollback_names": list(names)} if names is not None else {}, **extra)
-    return run_playbook("rollback.yml", world["inventory"], extra_vars, check=check)
+    return run_playbook("rollback.yml", world["inventory"], dict(extra_vars, private_capi_migrate_strategy="scale_down"),
+                        check=check)
 
 
 def output(result):
@@ -62,7 +63,9 @@ def world(tmp_path_factory):
     before = snapshot(server, crds, HCP)
     deployments_before = deployments(server, HCP)
     inventory = write_inventory(tmp_path, server.kubeconfig)
-    extra = {"private_capi_fleet_serial": 2, "private_capi_fleet_report_root": os.path.join(str(tmp_path), "reports")}
+    # the scale-down way, both ways: this module checks its Deployments, sidecars out and replicas as before
+    extra = {"private_capi_fleet_serial": 2, "private_capi_fleet_report_root": os.path.join(str(tmp_path), "reports"),
+             "private_capi_migrate_strategy": "scale_down"}
     migrated = run_playbook("migrate_fleet.yml", inventory, extra)
     assert migrated.returncode == 0, output(migrated)[-4000:]
     assert hostedcluster_states(server) == {TARGET: "migrated", OTHER: "migrated"}
@@ -139,7 +142,7 @@ def test_the_rollback_module_in_check_mode_sends_only_dry_runs_and_changes_nothi
     state = snapshot(server, world["crds"], HCP)
     server.reset_requests()
     result = run_module("hcp_migrate_rollback", {
-        "kubeconfig": server.kubeconfig, "path": "rollback", "hcp_namespace": HCP, "hostedcluster_name": TARGET,
+        "kubeconfig": server.kubeconfig, "path": "rollback", "strategy": "scale_down", "hcp_namespace": HCP, "hostedcluster_name": TARGET,
         "holder": RUN_ID, "deployments": ["cluster-api", "capi-provider", "control-plane-operator"]},
         check_mode=True, diff=True)
     assert not result.failed, result.get("msg")

@@ -106,12 +106,13 @@ def test_the_way_back_keeps_the_controllers_running_only_where_every_sidecar_fol
 def test_each_strategy_is_one_procedure_the_role_follows():
     from ansible_collections.hypershift.private_capi.plugins.filter.fleet_record import FilterModule
     from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import strategy_steps
-    assert strategy_steps("zero_stop") == {"strategy": "zero_stop", "proxy_ahead": True, "proxy_prepare": False,
-                                           "quiesce_pause_group": "", "window_pause_group": "cluster.x-k8s.io",
-                                           "fence_mark": "fence"}
-    assert strategy_steps("scale_down") == {"strategy": "scale_down", "proxy_ahead": False, "proxy_prepare": True,
+    assert strategy_steps("zero_stop") == {"strategy": "zero_stop", "proxy_ahead": True, "quiesce_pause_group": "",
+                                           "window_pause_group": "cluster.x-k8s.io", "fence_mark": "fence",
+                                           "proxy_steps": "all", "proxy_mode": "passthrough", "proxy_mark": "sidecar"}
+    assert strategy_steps("scale_down") == {"strategy": "scale_down", "proxy_ahead": False,
                                             "quiesce_pause_group": "cluster.x-k8s.io", "window_pause_group": "",
-                                            "fence_mark": "pause"}
+                                            "fence_mark": "pause", "proxy_steps": "prepare", "proxy_mode": "translate",
+                                            "proxy_mark": "prepare"}
     assert FilterModule().filters()["migrate_strategy"]("zero_stop") == strategy_steps("zero_stop")
     with pytest.raises(Exception, match="migrate_strategy: the strategy must be one of zero_stop, scale_down, got "
                                         "'fast' \\(private_capi_migrate_strategy\\)"):
