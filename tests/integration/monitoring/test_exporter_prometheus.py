@@ -4,6 +4,8 @@ failure budget at 0 % (the run stops after it: the third is not attempted). The 
 `capi-proxy exporter`, a host process) lists and watches the HostedClusters from before the run; Prometheus (built from
 v0.316.0, a host process) scrapes it every second. Afterwards, Prometheus's migrated, failed and pending totals equal
 the fleet report's counts, and the duration histogram counts every finished migration. Traffic only on loopback."""
+import importlib.util
+import io
 import json
 import os
 
@@ -14,6 +16,7 @@ from testenv.client import wait_for
 from testenv.hcp import build, fleet
 from tests.integration.fleet.support import (
     bed_webhook_vars, hostedcluster_states, run_playbook, start_fleet, write_inventory)
+from testenv import REPO_ROOT
 from tests.integration.monitoring.support import scalar, start_exporter, start_prometheus, write_rule_file
 
 pytestmark = pytest.mark.slow
@@ -87,3 +90,16 @@ def test_prometheus_counts_what_the_fleet_report_counts(world):
     # the migrated cluster's duration is its lock-to-end time, within the run's wall time
     duration = scalar(prometheus, '%smigration_duration_seconds_sum{outcome="migrated"}' % P)
     assert 0 < duration < report["wall_seconds"] + 1, (duration, report["wall_seconds"])
+
+
+def test_the_demo_prints_what_prometheus_holds(world):
+    """hack/demo_monitoring.py print_scraped, on the Prometheus of the run above (the fleet demo calls it)."""
+    spec = importlib.util.spec_from_file_location("demo_monitoring", os.path.join(REPO_ROOT, "hack", "demo_monitoring.py"))
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    out = io.StringIO()
+    found = demo.print_scraped(world["prometheus"], out=out)
+    text = out.getvalue()
+    assert found["totals"]["migrated"] == 1 and found["totals"]["failed"] == 1, text
+    assert "clusters/hc-01: migrated" in text and "clusters/hc-02: failed (" in text and "clusters/hc-03: legacy" in text
+    assert "ALERT HyperShiftPrivateCAPIMigrationFailed namespace=clusters name=hc-02" in text, text
