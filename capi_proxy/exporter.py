@@ -265,8 +265,7 @@ def families(records, synced=True, last_sync=None):
         buckets.append(("+Inf", float(len(values))))
         histogram.add_metric([outcome], buckets, sum(values))
     yield histogram
-    for family in (state, start, end, lock, failure, rollback_failed):
-        yield family
+    yield from (state, start, end, lock, failure, rollback_failed)
     synced_family = _gauge("exporter_synced", "1 once the exporter has listed every HostedCluster (its series are "
                            "complete), else 0.")
     synced_family.add_metric([], 1.0 if synced else 0.0)

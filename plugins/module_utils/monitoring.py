@@ -47,6 +47,7 @@ def _alert(alert, expr, for_, severity, summary, description, settings):
 def alerting_rules(settings=None):
     """The rules of the group hypershift-private-capi.rules (a list of Prometheus alerting rules)."""
     settings = dict(DEFAULTS, **(settings or {}))
+    shim = "%s/%s" % (settings["namespace"], settings["shim_name"])
     migrated_hcp_namespaces = (
         'label_join(\n    max by (namespace, name) (%shosted_cluster_state{state="migrated"}) == 1,\n'
         '    "namespace", "-", "namespace", "name"\n  )' % PREFIX)
@@ -87,11 +88,10 @@ def alerting_rules(settings=None):
                ")\nand on () max(%(prefix)smigrated_hosted_clusters_total) > 0"
                % {"shim": 'namespace="%s", deployment="%s"' % (settings["namespace"], settings["shim_name"]),
                   "prefix": PREFIX}, "5m", "critical",
-               "The private CAPI conversion shim %s/%s has no available replica." % (settings["namespace"],
-                                                                                   settings["shim_name"]),
-               "Deployment %s/%s (the conversion webhook of the private CAPI CRDs) has no available replica, or is "
+               "The private CAPI conversion shim %s has no available replica." % shim,
+               "Deployment %s (the conversion webhook of the private CAPI CRDs) has no available replica, or is "
                "gone, while HostedClusters are migrated: the API server fails every read of their CAPI objects at a "
-               "version other than the stored one." % (settings["namespace"], settings["shim_name"]), settings),
+               "version other than the stored one." % shim, settings),
         _alert("HyperShiftPrivateCAPIProxySidecarNotReady",
                "max by (namespace, pod) (kube_pod_container_status_ready{container=\"%s\"}) == 0\n"
                "  and on (namespace) %s" % (SIDECAR_CONTAINER, migrated_hcp_namespaces), "10m", "warning",
