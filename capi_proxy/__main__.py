@@ -1,4 +1,5 @@
-"""Command line: `python -m capi_proxy [proxy options]` or `python -m capi_proxy shim [shim options]`."""
+"""Command line: `python -m capi_proxy [proxy options]`, `python -m capi_proxy shim [shim options]` or
+`python -m capi_proxy exporter [exporter options]`."""
 import argparse
 import asyncio
 import gc
@@ -25,7 +26,8 @@ def _config_map(value):
 def proxy_parser():
     parser = argparse.ArgumentParser(prog="python -m capi_proxy", description=(
         "Translating Kubernetes API proxy: clients speak cluster.x-k8s.io, the API server holds "
-        "cluster.hypershift.openshift.io. `python -m capi_proxy shim --help` for the conversion webhook."))
+        "cluster.hypershift.openshift.io. `python -m capi_proxy shim --help` for the conversion webhook, "
+        "`python -m capi_proxy exporter --help` for the fleet's migration metrics."))
     parser.add_argument("--kubeconfig", required=True, help="kubeconfig of the upstream API server (its CA verifies TLS)")
     parser.add_argument("--listen", type=address, default=("127.0.0.1", 8080),
                         help="HOST:PORT to serve plain HTTP on (default 127.0.0.1:8080; loopback unless named)")
@@ -104,6 +106,9 @@ def main(argv=None):
     if argv and argv[0] == "shim":
         from capi_proxy.shim import run_shim  # pylint: disable=import-outside-toplevel
         return run_shim(argv[1:])
+    if argv and argv[0] == "exporter":
+        from capi_proxy.exporter import run_exporter  # pylint: disable=import-outside-toplevel
+        return run_exporter(argv[1:])
     return run_proxy(argv)
 
 

@@ -90,11 +90,17 @@ BINARIES: dict[str, Binary] = {
         Binary("capi-manager-v1beta1", "cluster-api", "capi-v1beta1", "sigs.k8s.io/cluster-api", envtest=False),
         Binary("capd-manager-v1beta1", "cluster-api", "capi-v1beta1",
                "sigs.k8s.io/cluster-api/test/infrastructure/docker", envtest=False),
+        # The monitoring tests (tests/integration/monitoring): a real Prometheus scraping the exporter, and promtool
+        # checking and unit-testing the PrometheusRule (no control plane needed for promtool).
+        Binary("prometheus", "prometheus", "prometheus", "github.com/prometheus/prometheus/cmd/prometheus",
+               envtest=False),
+        Binary("promtool", "prometheus", "prometheus", "github.com/prometheus/prometheus/cmd/promtool", envtest=False),
     )
 }
 DEFAULT_BINARIES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok")
 CAPI_BINARIES = ("capi-manager", "capd-manager", "clusterctl")
 CAPI_V1BETA1_BINARIES = ("capi-manager-v1beta1", "capd-manager-v1beta1")
+MONITORING_BINARIES = ("prometheus", "promtool")
 
 
 # --------------------------------------------------------------------------
@@ -215,7 +221,19 @@ def _ldflags(binary: Binary, version: str, build_date: str) -> list[str]:
         values = {"gitVersion": version, "gitMajor": major, "gitMinor": minor, "gitTreeState": "clean",
                   "buildDate": build_date}
         return [f"-X sigs.k8s.io/cluster-api/version.{key}={val}" for key, val in values.items()]
+    if binary.component == "prometheus":
+        # Prometheus's .promu.yml sets these in github.com/prometheus/common/version; the Go module v0.MNN.P is the
+        # release vM.NN.P (v0.316.0 is Prometheus 3.16.0).
+        values = {"Version": prometheus_release(version), "Revision": "unknown", "Branch": "HEAD",
+                  "BuildUser": "testenv", "BuildDate": build_date}
+        return [f"-X github.com/prometheus/common/version.{key}={val}" for key, val in values.items()]
     return []
+
+
+def prometheus_release(module_version: str) -> str:
+    """The Prometheus release of a github.com/prometheus/prometheus module version: v0.316.0 -> 3.16.0."""
+    minor, patch = module_version.lstrip("v").split(".")[1:3]
+    return f"{int(minor) // 100}.{int(minor) % 100}.{patch}"
 
 
 @functools.lru_cache(maxsize=None)
@@ -408,7 +426,7 @@ def ensure_binaries(names: Iterable[str] | None = None) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "names", nargs="*", help=f"any of {', '.join(BINARIES)} (default: the control plane, without kubectl, capi-manager and capd-manager)"
+        "names", nargs="*", help=f"any of {', '.join(BINARIES)} (default: the control plane, without kubectl, the Cluster API managers, prometheus and promtool)"
     )
     parser.add_argument("--json", action="store_true", help="print the paths as JSON")
     args = parser.parse_args(argv)

@@ -63,7 +63,8 @@ LOG = logging.getLogger("testenv.pods")
 KUBELET_VERSION = "v1.34.4"
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 PROXY_VENV = REPO_ROOT / ".build" / "proxy-venv"  # `make proxy-venv`: the package of the built collection tarball
-PROXY_SOURCES = ("capi_proxy", "plugins/module_utils/translate", "plugins/module_utils/merge_patch.py", "pyproject.toml",
+PROXY_SOURCES = ("capi_proxy", "plugins/module_utils/translate", "plugins/module_utils/merge_patch.py",
+                 "plugins/module_utils/hypershift.py", "plugins/module_utils/state/machine.py", "pyproject.toml",
                  "galaxy.yml", "requirements.txt")  # the Makefile's PROXY_SOURCES
 
 

@@ -24,8 +24,10 @@ import base64
 import hashlib
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SERVING_CERT_HASH_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils import monitoring
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import SHIM_CRD_RULE, policy_rule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
+    EXPORTER_HOSTEDCLUSTER_RULE, SHIM_CRD_RULE, policy_rule)
 
 CONTAINER_NAME = "shim"
 APP_NAME = "capi-conversion-shim"
@@ -40,8 +42,12 @@ STATES = ("present", "absent")
 SETTINGS = ("state", "namespace", "name", "service_name", "service_port", "path", "image", "image_pull_policy",
             "replicas", "port", "metrics_port", "extra_groups", "log_level", "extra_args", "upstream_server",
             "certificate_secret_name", "resources", "node_selector", "tolerations", "priority_class_name",
-            "wait_timeout", "keep_when_in_use", "check_mode")
-ANSWERS = ("certificate", "service_ca_secret", "rollout", "users")
+            "wait_timeout", "keep_when_in_use", "check_mode", "monitoring")
+# exporter: the fleet exporter's Deployment as read (k8s_info); monitoring: its PrometheusRule as read, whose api_found
+# says whether the cluster serves monitoring.coreos.com
+ANSWERS = ("certificate", "service_ca_secret", "rollout", "users", "exporter", "monitoring")
+EXPORTER_CONTAINER = "exporter"
+EXPORTER_PORT = 9091
 
 
 class ShimSettingsError(PrivateCapiError, ValueError):
@@ -68,7 +74,7 @@ def settings_problem(settings):
     if settings["state"] not in STATES:
         return "conversion_shim needs private_capi_shim_state present or absent (got %r): fix that variable." % (
             settings["state"],)
-    not_bool = [name for name in ("keep_when_in_use", "check_mode") if not isinstance(settings[name], bool)]
+    not_bool = [name for name in ("keep_when_in_use", "check_mode", "monitoring") if not isinstance(settings[name], bool)]
     if not_bool:
         return ("the conversion_shim settings %s must be true or false (vars/main.yml passes the variables through "
                 "the bool filter)" % ", ".join(not_bool))
@@ -103,7 +109,9 @@ def names(settings):
     namespace too: a second shim elsewhere gets its own)."""
     name = settings["name"]
     return {"config_map": "%s-kubeconfig" % name, "ca_secret": "%s-ca" % settings["certificate_secret_name"],
-            "service_ca_config_map": "%s-service-ca" % name, "cluster_role": "%s-%s" % (name, settings["namespace"])}
+            "service_ca_config_map": "%s-service-ca" % name, "cluster_role": "%s-%s" % (name, settings["namespace"]),
+            "exporter": "%s-exporter" % name, "exporter_cluster_role": "%s-exporter-%s" % (name, settings["namespace"]),
+            "prometheus_rule": monitoring.DEFAULTS["rule_name"]}
 
 
 def selector_labels(settings):
@@ -229,6 +237,99 @@ def deployment(settings, cert_sha256):
                                   "spec": pod}}}
 
 
+def monitoring_settings(settings):
+    """What plugins/module_utils/monitoring.py renders the alerts and the scrape with, for this shim."""
+    return {"namespace": settings["namespace"], "shim_name": settings["name"],
+            "exporter_name": names(settings)["exporter"], "rule_name": names(settings)["prometheus_rule"]}
+
+
+def _exporter_metadata(settings, name, namespaced=True):
+    metadata = {"name": name}
+    if namespaced:
+        metadata["namespace"] = settings["namespace"]
+    metadata["labels"] = monitoring.labels(monitoring_settings(settings))
+    return metadata
+
+
+def exporter_objects(settings):
+    """The fleet exporter (private_capi_monitoring): its ServiceAccount, the ClusterRole that lists and watches
+    HostedClusters and its binding, the Service of its /metrics, and its Deployment: one replica (two would double
+    every series), apart from the shim's Pods so that it never touches the conversion webhook's readiness."""
+    derived = names(settings)
+    exporter, cluster_role = derived["exporter"], derived["exporter_cluster_role"]
+    watched = monitoring_settings(settings)
+    selector = monitoring.selector_labels(watched)
+    http_probe = {"httpGet": {"path": "/healthz", "port": "metrics", "scheme": "HTTP"}, "periodSeconds": 10,
+                  "timeoutSeconds": 2, "failureThreshold": 3}
+    pod = {"serviceAccountName": exporter, "automountServiceAccountToken": True}
+    for key, setting in (("priorityClassName", "priority_class_name"), ("nodeSelector", "node_selector"),
+                         ("tolerations", "tolerations")):
+        if settings[setting]:
+            pod[key] = settings[setting]
+    pod.update({
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [{
+            "name": EXPORTER_CONTAINER,
+            "image": settings["image"],
+            "imagePullPolicy": settings["image_pull_policy"],
+            # in-cluster credentials: the client re-reads the service account's token as the kubelet rotates it
+            "args": ["exporter", "--listen=0.0.0.0:%d" % EXPORTER_PORT, "--log-level=%s" % settings["log_level"]],
+            "ports": [{"name": "metrics", "containerPort": EXPORTER_PORT, "protocol": "TCP"}],
+            "livenessProbe": http_probe,
+            "readinessProbe": dict(http_probe, httpGet=dict(http_probe["httpGet"], path="/readyz"), periodSeconds=5),
+            "resources": settings["resources"],
+            "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "runAsNonRoot": True,
+                                "capabilities": {"drop": ["ALL"]}},
+            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+        }],
+        "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "16Mi"}}],
+    })
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _exporter_metadata(settings, exporter)},
+        {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRole",
+         "metadata": _exporter_metadata(settings, cluster_role, False),
+         "rules": [policy_rule(EXPORTER_HOSTEDCLUSTER_RULE)]},
+        {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRoleBinding",
+         "metadata": _exporter_metadata(settings, cluster_role, False),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
+         "subjects": [{"kind": "ServiceAccount", "name": exporter, "namespace": settings["namespace"]}]},
+        {"apiVersion": "v1", "kind": "Service", "metadata": _exporter_metadata(settings, exporter),
+         "spec": {"type": "ClusterIP", "selector": selector,
+                  "ports": [{"name": "metrics", "protocol": "TCP", "port": EXPORTER_PORT, "targetPort": "metrics"}]}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _exporter_metadata(settings, exporter),
+         "spec": {"replicas": 1, "selector": {"matchLabels": selector},
+                  "template": {"metadata": {"labels": monitoring.labels(watched)}, "spec": pod}}},
+    ]
+
+
+def monitoring_objects(settings):
+    """The PrometheusRule of the fleet's alerts and the ServiceMonitor of the exporter (monitoring.coreos.com)."""
+    watched = monitoring_settings(settings)
+    return [monitoring.prometheus_rule(watched), monitoring.service_monitor(watched)]
+
+
+def _serves_monitoring(answers):
+    return bool(answers["monitoring"].get("api_found"))
+
+
+def _reference(obj):
+    metadata = {"name": obj["metadata"]["name"]}
+    if "namespace" in obj["metadata"]:
+        metadata["namespace"] = obj["metadata"]["namespace"]
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": metadata}
+
+
+def monitoring_made(settings, answers):
+    """What private_capi_monitoring made, in the order it is removed (the Deployment first, the RBAC last): the
+    exporter's objects when its Deployment was read, the monitoring objects where their API is served."""
+    made = []
+    if answers["exporter"].get("resources"):
+        made = [_reference(obj) for obj in reversed(exporter_objects(settings))]
+    if _serves_monitoring(answers):
+        made = [_reference(obj) for obj in monitoring_objects(settings)] + made
+    return made
+
+
 def made_objects(settings):
     """What the role makes, in the order state=absent deletes it: the Deployment first (it stops serving), the RBAC
     last."""
@@ -269,7 +370,7 @@ def manifests(settings, answers=None):
     _checked(settings)
     answers = _answers(answers)
     if settings["state"] == "absent":
-        remove = made_objects(settings) if _users(answers) == [] else []
+        remove = made_objects(settings) + monitoring_made(settings, answers) if _users(answers) == [] else []
         return dict(names=names(settings), labels=labels(settings), apply=[], deployment=None, remove=remove)
     single = _int(settings["replicas"]) == 1
     apply = access_objects(settings) + [service(settings, answers["certificate"].get("provider"))]
@@ -278,6 +379,12 @@ def manifests(settings, answers=None):
     # no PodDisruptionBudget for a single replica: minAvailable 1 would block every node drain
     remove = [{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
                "metadata": {"name": settings["name"], "namespace": settings["namespace"]}}] if single else []
+    if settings["monitoring"]:
+        apply.extend(exporter_objects(settings))
+        if _serves_monitoring(answers):
+            apply.extend(monitoring_objects(settings))
+    else:  # turned off: what it made goes
+        remove.extend(monitoring_made(settings, answers) if answers["exporter"].get("resources") else [])
     return dict(names=names(settings), labels=labels(settings), apply=apply,
                 deployment=deployment(settings, cert_sha256(answers)), remove=remove)
 

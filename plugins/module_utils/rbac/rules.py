@@ -30,10 +30,10 @@ OPERATOR_NAMESPACE = "operator-namespace"
 SCOPES = (CLUSTER, HOSTEDCLUSTER_NAMESPACES, HCP_NAMESPACES, OPERATOR_NAMESPACE)
 
 MIGRATE, VERIFY, ROLLBACK, INVENTORY = "migrate", "verify", "rollback", "inventory"
-PROXY_SIDECAR, CONVERSION_SHIM = "proxy-sidecar", "conversion-shim"
+PROXY_SIDECAR, CONVERSION_SHIM, FLEET_EXPORTER = "proxy-sidecar", "conversion-shim", "fleet-exporter"
 # The job identities (a playbook and what it runs) and the identities of what the collection deploys.
 JOB_ENTRY_POINTS = (MIGRATE, VERIFY, ROLLBACK, INVENTORY)
-ENTRY_POINTS = JOB_ENTRY_POINTS + (PROXY_SIDECAR, CONVERSION_SHIM)
+ENTRY_POINTS = JOB_ENTRY_POINTS + (PROXY_SIDECAR, CONVERSION_SHIM, FLEET_EXPORTER)
 FORWARD = (MIGRATE, ROLLBACK)  # a migration may end in its rescue: the way forward holds what the way back uses
 READERS = (MIGRATE, VERIFY, ROLLBACK)
 IDENTITY_NAMESPACE = "hypershift-private-capi"  # where the shipped manifests put the job identities
@@ -85,7 +85,13 @@ SIDECAR_MODE_RULE = Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get", "list", "
                          "%s, listed and watched by name, and acknowledges the mode it applied there (Role "
                          "private-capi-proxy-mode)." % PROXY_MODE_CONFIG_MAP, resource_names=(PROXY_MODE_CONFIG_MAP,))
 
+EXPORTER_HOSTEDCLUSTER_RULE = Rule(CLUSTER, ["hypershift.openshift.io"], ["hostedclusters"], ["list", "watch"],
+                                   (FLEET_EXPORTER,), "The fleet exporter (private_capi_monitoring) lists and watches "
+                                   "every HostedCluster for its migration metrics (its ClusterRole "
+                                   "capi-conversion-shim-exporter-<namespace>).")
+
 DIFFERS = "only when it exists and differs from what the role renders"
+MONITORING = "only with private_capi_monitoring, where the cluster serves monitoring.coreos.com"
 SHIM_REMOVAL = "rollback.yml removes the conversion shim once no CRD converts through it."
 SHIM_REMOVAL_WHEN = "only when no CRD converts through the shim any more (the private CRDs were removed)"
 COPY_BACK = "only when a cluster whose standard objects were deleted goes back"
@@ -96,6 +102,10 @@ RULES = (
          "Find the HostedClusters of every namespace (the inventory, the fleet's selection, the dual-operator plan)."),
     Rule(CLUSTER, STANDARD_CAPI_GROUPS + PRIVATE_CAPI_GROUPS, ["*"], ["list"], (INVENTORY,),
          "The inventory plugin counts each HostedCluster's CAPI objects in both groups (one list per kind)."),
+    Rule(CLUSTER, ["hypershift.openshift.io"], ["hostedclusters"], ["watch"], (MIGRATE,),
+         "Held, not used: the fleet exporter's ClusterRole grants list and watch on HostedClusters, and RBAC lets an "
+         "identity grant only what it holds (or escalate, which is broader).",
+         conditional="used by the fleet exporter (private_capi_monitoring), not by the job"),
     Rule(CLUSTER, [""], ["namespaces"], ["get"], READERS,
          "Each module checks that the namespace it works in exists, so a typo fails instead of reading as "
          "'nothing to migrate'."),
@@ -231,9 +241,16 @@ RULES = (
          conditional="only when the legacy operator is removed (no HostedCluster needs it any more)"),
     Rule(OPERATOR_NAMESPACE, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["list"], (MIGRATE,),
          "Role api_proxy reads the operator's Roles to give it the private twins of its CAPI rules."),
+    Rule(OPERATOR_NAMESPACE, ["monitoring.coreos.com"], ["prometheusrules", "servicemonitors"],
+         ["get", "create", "patch", "delete"], (MIGRATE,),
+         "Role conversion_shim (private_capi_monitoring) applies the fleet's alerts and the exporter's scrape, and "
+         "removes them when monitoring is turned off.", conditional=MONITORING),
+    Rule(OPERATOR_NAMESPACE, ["monitoring.coreos.com"], ["prometheusrules", "servicemonitors"], ["get", "delete"],
+         (ROLLBACK,), SHIM_REMOVAL, conditional=MONITORING),
     SHIM_CRD_RULE,
     SIDECAR_CRD_RULE,
     SIDECAR_MODE_RULE,
+    EXPORTER_HOSTEDCLUSTER_RULE,
 )
 
 

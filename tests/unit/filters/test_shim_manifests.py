@@ -41,7 +41,7 @@ def settings(variables=None, **changes):
     for name in ("cluster_domain", "certificate_validity_days", "certificate_ca_validity_days",
                  "certificate_renew_before_days"):
         result.pop(name)
-    result.update(path="/convert", check_mode=False)
+    result.update(path="/convert", check_mode=False, monitoring=bool(merged.get("private_capi_monitoring", False)))
     result.update(changes)
     return result
 
@@ -83,7 +83,9 @@ def test_the_objects_are_what_the_templates_rendered(case):
 def test_names_and_labels_derive_from_the_name_namespace_and_secret():
     shim = settings(name="shim-x", namespace="ops", certificate_secret_name="tls-x")
     assert shim_manifests.names(shim) == {"config_map": "shim-x-kubeconfig", "ca_secret": "tls-x-ca",
-                                          "service_ca_config_map": "shim-x-service-ca", "cluster_role": "shim-x-ops"}
+                                          "service_ca_config_map": "shim-x-service-ca", "cluster_role": "shim-x-ops",
+                                          "exporter": "shim-x-exporter", "exporter_cluster_role": "shim-x-exporter-ops",
+                                          "prometheus_rule": "hypershift-private-capi"}
     built = shim_manifests.manifests(shim)
     assert built["names"] == shim_manifests.names(shim)
     assert built["labels"] == {"app.kubernetes.io/name": "capi-conversion-shim", "app.kubernetes.io/instance": "shim-x",
@@ -329,10 +331,71 @@ def test_the_role_gives_every_setting_and_answer_and_renders_no_template():
     assert tuple(role_vars["conversion_shim_answers"]) == shim_manifests.ANSWERS
     assert role_vars["conversion_shim_path"] == "/convert"
     for name, value in role_vars["conversion_shim_settings"].items():
-        if name not in ("path", "check_mode"):
+        if name not in ("path", "check_mode", "monitoring"):
             assert PREFIX + name in value, name
+    assert "private_capi_monitoring" in role_vars["conversion_shim_settings"]["monitoring"]
     assert not os.path.exists(os.path.join(ROLE, "templates"))
     registered = set()
     for task_file in os.listdir(os.path.join(ROLE, "tasks")):
         registered.update(task["register"] for task in _yaml(ROLE, "tasks", task_file) if "register" in task)
     assert registered == {"conversion_shim_" + answer for answer in shim_manifests.ANSWERS}
+
+
+# -- private_capi_monitoring: the fleet exporter, its alerts and its scrape
+
+def _kinds(objects):
+    return [(obj["kind"], obj["metadata"]["name"]) for obj in objects]
+
+
+def test_monitoring_off_adds_nothing_and_removes_nothing_it_did_not_make():
+    built = shim_manifests.manifests(settings(), {"monitoring": {"api_found": True, "resources": []}})
+    assert not [obj for obj in built["apply"] if "exporter" in obj["metadata"]["name"]]
+    assert built["remove"] == []
+
+
+def test_monitoring_adds_the_exporter_apart_from_the_shim_and_the_monitoring_objects_where_served():
+    served = shim_manifests.manifests(settings(monitoring=True), {"monitoring": {"api_found": True}})
+    exporter = [obj for obj in served["apply"] if obj["metadata"]["name"].startswith("capi-conversion-shim-exporter")]
+    assert _kinds(exporter) == [("ServiceAccount", "capi-conversion-shim-exporter"),
+                                ("ClusterRole", "capi-conversion-shim-exporter-hypershift"),
+                                ("ClusterRoleBinding", "capi-conversion-shim-exporter-hypershift"),
+                                ("Service", "capi-conversion-shim-exporter"),
+                                ("Deployment", "capi-conversion-shim-exporter"),
+                                ("ServiceMonitor", "capi-conversion-shim-exporter")]
+    assert ("PrometheusRule", "hypershift-private-capi") in _kinds(served["apply"])
+    role = [obj for obj in exporter if obj["kind"] == "ClusterRole"][0]
+    assert role["rules"] == [{"apiGroups": ["hypershift.openshift.io"], "resources": ["hostedclusters"],
+                              "verbs": ["list", "watch"]}]
+    deployment = [obj for obj in exporter if obj["kind"] == "Deployment"][0]
+    shim_selector = served["deployment"]["spec"]["selector"]["matchLabels"]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert not all(pod_labels.get(key) == value for key, value in shim_selector.items()), "the shim's Service would select it"
+    assert deployment["spec"]["replicas"] == 1
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"][0] == "exporter" and container["image"] == settings()["image"]
+    service = [obj for obj in exporter if obj["kind"] == "Service"][0]
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+    assert service["spec"]["ports"][0]["name"] == "metrics"
+    monitor = [obj for obj in served["apply"] if obj["kind"] == "ServiceMonitor"][0]
+    assert monitor["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
+    unserved = shim_manifests.manifests(settings(monitoring=True), {"monitoring": {"api_found": False}})
+    assert not {"PrometheusRule", "ServiceMonitor"} & {obj["kind"] for obj in unserved["apply"]}
+    assert ("Deployment", "capi-conversion-shim-exporter") in _kinds(unserved["apply"])
+
+
+def test_monitoring_turned_off_removes_the_exporter_it_finds_deployment_first():
+    answers = {"exporter": {"resources": [{"kind": "Deployment"}]}, "monitoring": {"api_found": True}}
+    removed = shim_manifests.manifests(settings(), answers)["remove"]
+    assert _kinds(removed) == [("PrometheusRule", "hypershift-private-capi"),
+                               ("ServiceMonitor", "capi-conversion-shim-exporter"),
+                               ("Deployment", "capi-conversion-shim-exporter"),
+                               ("Service", "capi-conversion-shim-exporter"),
+                               ("ClusterRoleBinding", "capi-conversion-shim-exporter-hypershift"),
+                               ("ClusterRole", "capi-conversion-shim-exporter-hypershift"),
+                               ("ServiceAccount", "capi-conversion-shim-exporter")]
+    absent = shim_manifests.manifests(settings(state="absent"), dict(answers, users=users()))["remove"]
+    assert _kinds(absent)[-len(removed):] == _kinds(removed)
+
+
+def test_monitoring_must_be_a_boolean():
+    assert "monitoring" in shim_manifests.settings_problem(settings(monitoring="yes"))

@@ -1,0 +1,143 @@
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+"""The fleet's alerts and scrape, as the Prometheus Operator's PrometheusRule and ServiceMonitor (pure: no API call).
+
+The series are the fleet exporter's (`capi-proxy exporter`, capi_proxy/exporter.py): one per HostedCluster and state,
+the lock holder of each in-progress HostedCluster, the failure reason of each failed one. Two alerts also read
+kube-state-metrics (the conversion shim's Deployment, the proxy sidecar containers). Every expression takes the `max`
+over the exporter's own series, so two scrapes of them (a second exporter, a second Prometheus) never double an alert.
+
+files/monitoring/prometheusrule.yml is `prometheus_rule()` with the conversion_shim role's defaults, written by
+hack/render_monitoring.py and held equal by tests/unit/monitoring; tests/integration/monitoring checks it with promtool
+(check rules, test rules with a case per alert). docs/operator-guide.md#monitoring has a runbook section per alert.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+PREFIX = "hypershift_private_capi_"
+RUNBOOK_BASE = "https://github.com/openshift/hypershift/blob/main/docs/operator-guide.md"
+# The sidecar's container name (plugins/module_utils/hcp/sidecar.py CONTAINER_NAME; a unit test keeps them equal,
+# without this module importing the sidecar's).
+SIDECAR_CONTAINER = "kube-apiserver-proxy"
+STUCK_SECONDS = 3600
+DEFAULTS = {"namespace": "hypershift", "shim_name": "capi-conversion-shim", "exporter_name": "capi-conversion-shim-exporter",
+            "rule_name": "hypershift-private-capi", "runbook_base": RUNBOOK_BASE}
+ALERTS = ("HyperShiftPrivateCAPIMigrationFailed", "HyperShiftPrivateCAPIMigrationStuck",
+          "HyperShiftPrivateCAPIRollbackFailed", "HyperShiftPrivateCAPIInvalidState",
+          "HyperShiftPrivateCAPIConversionShimNotReady", "HyperShiftPrivateCAPIProxySidecarNotReady")
+
+
+def _anchor(alert):
+    """The runbook section of an alert in docs/operator-guide.md (its heading is the alert's name)."""
+    return alert.lower()
+
+
+def _alert(alert, expr, for_, severity, summary, description, settings):
+    rule = {"alert": alert, "expr": expr}
+    if for_:
+        rule["for"] = for_
+    rule["labels"] = {"severity": severity}
+    rule["annotations"] = {"summary": summary, "description": description,
+                           "runbook_url": "%s#%s" % (settings["runbook_base"], _anchor(alert))}
+    return rule
+
+
+def alerting_rules(settings=None):
+    """The rules of the group hypershift-private-capi.rules (a list of Prometheus alerting rules)."""
+    settings = dict(DEFAULTS, **(settings or {}))
+    shim = "%s/%s" % (settings["namespace"], settings["shim_name"])
+    migrated_hcp_namespaces = (
+        'label_join(\n    max by (namespace, name) (%shosted_cluster_state{state="migrated"}) == 1,\n'
+        '    "namespace", "-", "namespace", "name"\n  )' % PREFIX)
+    return [
+        _alert("HyperShiftPrivateCAPIMigrationFailed",
+               "max by (namespace, name, failure_reason) (%smigration_failure_info) == 1" % PREFIX, "", "warning",
+               "The private CAPI migration of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} failed.",
+               "HostedCluster {{ $labels.namespace }}/{{ $labels.name }} is in the failed state: its migration was "
+               "rolled back and the legacy operator reconciles it again. Reason: {{ $labels.failure_reason }}. "
+               "Remediate, then re-run migrate_fleet.yml with -e private_capi_migrate_retry_failed=true.", settings),
+        _alert("HyperShiftPrivateCAPIMigrationStuck",
+               "(time() - max by (namespace, name) (%smigration_start_timestamp_seconds))\n"
+               "  * on (namespace, name) group_left (holder, direction)\n"
+               "    max by (namespace, name, holder, direction) (%smigration_lock_info)\n"
+               "  > %d" % (PREFIX, PREFIX, STUCK_SECONDS), "", "critical",
+               "HostedCluster {{ $labels.namespace }}/{{ $labels.name }} has been in progress for over an hour.",
+               "The {{ $labels.direction }} lock of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} is held "
+               "by run {{ $labels.holder }}; it started {{ $value | humanizeDuration }} ago and a migration takes minutes. "
+               "If that run died, resume it: migrate_fleet.yml (or rollback.yml for a rollback) with its run id "
+               "{{ $labels.holder }}.", settings),
+        _alert("HyperShiftPrivateCAPIRollbackFailed",
+               "max by (namespace, name, reason) (%srollback_failed_info) == 1" % PREFIX, "", "critical",
+               "A rescue or rollback of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} failed.",
+               "The last rescue or rollback of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} failed "
+               "({{ $labels.reason }}): its CAPI objects or controllers may be half way. Resume the rollback with "
+               "its run id before anything else touches the cluster.", settings),
+        _alert("HyperShiftPrivateCAPIInvalidState",
+               "max by (namespace, name) (%shosted_cluster_state{state=\"invalid\"}) == 1" % PREFIX, "15m", "warning",
+               "The migration annotations of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} cannot be "
+               "judged.",
+               "HostedCluster {{ $labels.namespace }}/{{ $labels.name }} has contradictory or malformed migration "
+               "annotations (the exporter's log says which); no run migrates it until it is repaired with "
+               "migration_state state=query repair=true.", settings),
+        _alert("HyperShiftPrivateCAPIConversionShimNotReady",
+               "max(\n  max(kube_deployment_status_replicas_available{%(shim)s}) < 1\n"
+               "  or (\n    absent(kube_deployment_spec_replicas{%(shim)s})\n"
+               "    and on () count(kube_deployment_spec_replicas) > 0\n  )\n"
+               ")\nand on () max(%(prefix)smigrated_hosted_clusters_total) > 0"
+               % {"shim": 'namespace="%s", deployment="%s"' % (settings["namespace"], settings["shim_name"]),
+                  "prefix": PREFIX}, "5m", "critical",
+               "The private CAPI conversion shim %s has no available replica." % shim,
+               "Deployment %s (the conversion webhook of the private CAPI CRDs) has no available replica, or is "
+               "gone, while HostedClusters are migrated: the API server fails every read of their CAPI objects at a "
+               "version other than the stored one." % shim, settings),
+        _alert("HyperShiftPrivateCAPIProxySidecarNotReady",
+               "max by (namespace, pod) (kube_pod_container_status_ready{container=\"%s\"}) == 0\n"
+               "  and on (namespace) %s" % (SIDECAR_CONTAINER, migrated_hcp_namespaces), "10m", "warning",
+               "The CAPI proxy sidecar of Pod {{ $labels.namespace }}/{{ $labels.pod }} is not Ready.",
+               "Container %s of Pod {{ $labels.namespace }}/{{ $labels.pod }}, in the HCP namespace of a migrated "
+               "HostedCluster, has not been Ready for 10 minutes: that CAPI controller cannot reach its objects "
+               "(they exist only in the private group, which the sidecar translates)." % SIDECAR_CONTAINER, settings),
+    ]
+
+
+EXPORTER_APP = "capi-fleet-exporter"
+
+
+def selector_labels(settings):
+    """The exporter's Pods and Service (never the shim's: its Service must not select them)."""
+    return {"app.kubernetes.io/name": EXPORTER_APP, "app.kubernetes.io/instance": settings["exporter_name"]}
+
+
+def labels(settings):
+    return dict(selector_labels(settings), **{"app.kubernetes.io/component": "fleet-exporter",
+                                              "app.kubernetes.io/part-of": "hypershift-private-capi",
+                                              "app.kubernetes.io/managed-by": "hypershift.private_capi.conversion_shim"})
+
+
+def prometheus_rule(settings=None):
+    """The PrometheusRule (monitoring.coreos.com/v1) of every alert, in the shim's namespace."""
+    settings = dict(DEFAULTS, **(settings or {}))
+    return {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+            "metadata": {"name": settings["rule_name"], "namespace": settings["namespace"],
+                         "labels": labels(settings)},
+            "spec": {"groups": [{"name": "hypershift-private-capi.rules", "rules": alerting_rules(settings)}]}}
+
+
+def service_monitor(settings=None, selector=None, port="metrics", interval="30s"):
+    """The ServiceMonitor of the exporter's Service: honorLabels keeps the exporter's namespace and name labels
+    (the HostedCluster's) instead of renaming them exported_*."""
+    settings = dict(DEFAULTS, **(settings or {}))
+    return {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+            "metadata": {"name": settings["exporter_name"], "namespace": settings["namespace"],
+                         "labels": labels(settings)},
+            "spec": {"selector": {"matchLabels": selector or selector_labels(settings)},
+                     "namespaceSelector": {"matchNames": [settings["namespace"]]},
+                     "endpoints": [{"port": port, "path": "/metrics", "interval": interval, "scheme": "http",
+                                    "honorLabels": True}]}}
+
+
+def rule_file(settings=None):
+    """The PrometheusRule's spec as a Prometheus rule file (groups:), what promtool and Prometheus read."""
+    return prometheus_rule(settings)["spec"]

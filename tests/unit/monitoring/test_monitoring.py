@@ -1,0 +1,75 @@
+"""The fleet's alerts and scrape (plugins/module_utils/monitoring.py): the shipped files are what it renders, every
+alert has its runbook section in the operator guide, every series the exporter serves and every alert is documented,
+and the expressions name only series the exporter serves (or kube-state-metrics'). promtool checks them for real:
+tests/integration/monitoring."""
+import os
+import re
+import subprocess
+import sys
+
+from capi_proxy import exporter
+from ansible_collections.hypershift.private_capi.plugins.module_utils import monitoring
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
+from testenv import REPO_ROOT
+
+GUIDE = os.path.join(REPO_ROOT, "docs", "operator-guide.md")
+KUBE_STATE_METRICS = {"kube_deployment_status_replicas_available", "kube_deployment_spec_replicas",
+                      "kube_pod_container_status_ready"}
+
+
+def _guide():
+    with open(GUIDE, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_the_shipped_files_are_what_the_source_renders():
+    result = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "hack", "render_monitoring.py"), "--check"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_alert_has_its_runbook_section_and_url():
+    guide = _guide()
+    rules = monitoring.alerting_rules()
+    assert tuple(rule["alert"] for rule in rules) == monitoring.ALERTS
+    for rule in rules:
+        assert "\n#### %s\n" % rule["alert"] in guide, rule["alert"]
+        assert rule["annotations"]["runbook_url"].endswith("operator-guide.md#" + rule["alert"].lower())
+        assert rule["labels"]["severity"] in ("warning", "critical")
+
+
+def _exported_names():
+    cache = exporter.FleetCache()
+    cache.replace([], now=1.0)
+    names = set()
+    for family in exporter.families(cache.snapshot(), True, 1.0):
+        names.add(family.name)
+    return names
+
+
+def test_every_series_and_label_is_documented():
+    guide = _guide()
+    for name in _exported_names():
+        assert "`%s`" % name in guide or "`%s` (histogram" % name in guide, name
+    for label in ("namespace", "name", "state", "failure_reason", "holder", "direction", "outcome", "reason"):
+        assert "`%s`" % label in guide, label
+
+
+def test_the_expressions_name_only_series_that_exist():
+    exported = _exported_names()
+    for rule in monitoring.alerting_rules():
+        for name in re.findall(r"\b(hypershift_private_capi_\w+|kube_\w+)", rule["expr"]):
+            assert name in exported or name in KUBE_STATE_METRICS, (rule["alert"], name)
+
+
+def test_the_sidecar_container_is_the_one_the_collection_deploys():
+    assert monitoring.SIDECAR_CONTAINER == sidecar.CONTAINER_NAME
+
+
+def test_the_settings_name_the_shim_and_the_exporter():
+    rule = monitoring.prometheus_rule({"namespace": "ops", "shim_name": "shim-x"})
+    assert rule["metadata"]["namespace"] == "ops"
+    shim_alert = [each for each in rule["spec"]["groups"][0]["rules"]
+                  if each["alert"] == "HyperShiftPrivateCAPIConversionShimNotReady"][0]
+    assert 'namespace="ops", deployment="shim-x"' in shim_alert["expr"]
+    assert monitoring.rule_file()["groups"][0]["name"] == "hypershift-private-capi.rules"
