@@ -45,6 +45,7 @@ _UPSTREAM_WAIT = contextvars.ContextVar("capi_proxy_upstream_wait")
 # The body bytes the current request holds of the in-flight budget (budget.Hold): handle sets and releases it.
 _HOLD = contextvars.ContextVar("capi_proxy_hold")
 _READ_METHODS = frozenset(("GET", "HEAD"))
+_GROUP_LABELS_REMEMBERED = 1024  # groups are named by clients: the memo of their labels is bounded
 
 
 class Options(object):
@@ -85,8 +86,10 @@ class Proxy(object):
         self._request_timeout = aiohttp.ClientTimeout(total=options.upstream_timeout)
         self.trimmer = Trimmer(asyncio.get_running_loop, options.memory_trim_delay,
                                on_trim=metrics.memory_trims.inc)
-        self.budget = ByteBudget(options.max_inflight_bytes, on_change=metrics.inflight_bytes.set,
-                                 on_refusal=metrics.budget_refusals.inc)
+        # the gauge reads the budget when scraped: three updates per request less
+        self.budget = ByteBudget(options.max_inflight_bytes, on_refusal=metrics.budget_refusals.inc)
+        metrics.inflight_bytes.track(lambda: self.budget.used)
+        self._group_labels = (None, {})  # (the index they were drawn from, {group: label})
         self.follower = None
         self._follower_task = None
         if options.mode_config_map:
@@ -136,8 +139,8 @@ class Proxy(object):
         _UPSTREAM_WAIT.set(upstream_wait)
         hold = self.budget.hold()
         _HOLD.set(hold)
-        request_id = request.headers.get("X-Request-Id", "")
-        if not _REQUEST_ID.match(request_id):
+        request_id = request.headers.get("X-Request-Id")
+        if not request_id or not _REQUEST_ID.match(request_id):
             request_id = self._request_ids[0] % next(self._request_ids[1])
         raw_path = request.raw_path.partition("?")[0]
         info = {"group": "", "verb": request.method.lower(), "adapted": None, "streamed": None}
@@ -170,18 +173,27 @@ class Proxy(object):
         code = response.status
         self.metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
         if self.logger.enabled("info"):
-            self.logger.info("request", request_id=request_id, method=request.method, path=raw_path,
-                             verb=info["verb"], group=info["group"], code=code, adapted=info["adapted"],
-                             streamed=info["streamed"],
-                             duration_ms=round(duration * 1000, 3), upstream_ms=round(upstream_wait[0] * 1000, 3),
-                             user_agent=request.headers.get("User-Agent", "")[:80])
+            self.logger.write("info", "request", {
+                "request_id": request_id, "method": request.method, "path": raw_path, "verb": info["verb"],
+                "group": info["group"], "code": code, "adapted": info["adapted"], "streamed": info["streamed"],
+                "duration_ms": round(duration * 1000, 3), "upstream_ms": round(upstream_wait[0] * 1000, 3),
+                "user_agent": request.headers.get("User-Agent", "")[:80]})
         if hold.held:  # aiohttp writes the answer in this task once the handler returns: release after that
             asyncio.current_task().add_done_callback(lambda _task: hold.release())
         return response
 
     def _group_label(self, group):
         index = self.index.value
-        return metric_labels.group_label(group, index.versions if index is not None else (), self.group_map)
+        drawn_from, labels = self._group_labels
+        if drawn_from is not index:  # a new index may serve other groups
+            labels = {}
+            self._group_labels = (index, labels)
+        label = labels.get(group)
+        if label is None:
+            label = metric_labels.group_label(group, index.versions if index is not None else (), self.group_map)
+            if len(labels) < _GROUP_LABELS_REMEMBERED:
+                labels[group] = label
+        return label
 
     def _status(self, code, message, reason=None):
         return web.Response(status=code, body=status_bytes(code, message, reason), content_type="application/json")
