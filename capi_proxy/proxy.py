@@ -25,7 +25,7 @@ from capi_proxy.core import DEFAULT_GROUP_MAP, TO_STANDARD, translate_text
 from capi_proxy.errors import ProxyError, status_bytes
 from capi_proxy.memory import DEFAULT_DELAY_SECONDS, Trimmer
 from capi_proxy.pathing import replace_segment
-from capi_proxy.serving import read_body, status_errors
+from capi_proxy.serving import DIRECT_HANDLER, direct_handler, read_body, status_errors
 from capi_proxy.translation import CONVERTED_SUBRESOURCES, Translator
 from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds, load_index
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_PASSTHROUGH, PROXY_TRANSLATE
@@ -115,6 +115,7 @@ class Proxy(object):
     def application(self):
         app = web.Application(client_max_size=self.options.max_body_bytes + 1, middlewares=[status_errors])
         app.router.add_route("*", "/{tail:.*}", self.handle)
+        app[DIRECT_HANDLER] = direct_handler(self.handle)  # served without the router: one route, every request
         app.on_startup.append(self._on_startup)
         app.on_cleanup.append(self._on_cleanup)
         return app
