@@ -45,6 +45,7 @@ _UPSTREAM_WAIT = contextvars.ContextVar("capi_proxy_upstream_wait")
 # The body bytes the current request holds of the in-flight budget (budget.Hold): handle sets and releases it.
 _HOLD = contextvars.ContextVar("capi_proxy_hold")
 _READ_METHODS = frozenset(("GET", "HEAD"))
+_ROUTES_REMEMBERED = 4096  # paths name objects: the memo of their routes is bounded (cleared when full)
 _GROUP_LABELS_REMEMBERED = 1024  # groups are named by clients: the memo of their labels is bounded
 
 
@@ -90,6 +91,7 @@ class Proxy(object):
         self.budget = ByteBudget(options.max_inflight_bytes, on_refusal=metrics.budget_refusals.inc)
         metrics.inflight_bytes.track(lambda: self.budget.used)
         self._group_labels = (None, {})  # (the index they were drawn from, {group: label})
+        self._routes = (None, {})  # (the index they were drawn from, {(method, path, watch): Route}), see _route
         self.follower = None
         self._follower_task = None
         if options.mode_config_map:
@@ -165,23 +167,31 @@ class Proxy(object):
             response = self._status(500, "the proxy failed on this request (%s); see its log, request id %s"
                                     % (type(exc).__name__, request_id))
         duration = time.perf_counter() - started
-        verb_label = metric_labels.verb_label(info["verb"])
+        own = None
         if not response.prepared:  # not a watch: the whole answer is ready, so is the time the proxy took
             own = duration - upstream_wait[0]
             response.headers["X-Request-Id"] = request_id
             response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, upstream_wait[0] * 1e3)
+        # counted and logged at the loop's next turn, once aiohttp has handed the answer to the socket (it writes it
+        # in this task as soon as the handler returns): before any later request of this client is read
+        asyncio.get_running_loop().call_soon(self._account, request, raw_path, request_id, info, response.status,
+                                             duration, upstream_wait[0], own)
+        if hold.held:  # aiohttp writes the answer in this task once the handler returns: release after that
+            asyncio.current_task().add_done_callback(lambda _task: hold.release())
+        return response
+
+    def _account(self, request, raw_path, request_id, info, code, duration, upstream_wait, own):
+        """The metrics and the log line of one answered request."""
+        verb_label = metric_labels.verb_label(info["verb"])
+        if own is not None:
             self.metrics.own_seconds.observe(own, verb_label)
-        code = response.status
         self.metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
         if self.logger.enabled("info"):
             self.logger.write("info", "request", {
                 "request_id": request_id, "method": request.method, "path": raw_path, "verb": info["verb"],
                 "group": info["group"], "code": code, "adapted": info["adapted"], "streamed": info["streamed"],
-                "duration_ms": round(duration * 1000, 3), "upstream_ms": round(upstream_wait[0] * 1000, 3),
+                "duration_ms": round(duration * 1000, 3), "upstream_ms": round(upstream_wait * 1000, 3),
                 "user_agent": request.headers.get("User-Agent", "")[:80]})
-        if hold.held:  # aiohttp writes the answer in this task once the handler returns: release after that
-            asyncio.current_task().add_done_callback(lambda _task: hold.release())
-        return response
 
     def _group_label(self, group):
         index = self.index.value
@@ -242,8 +252,7 @@ class Proxy(object):
         if mode == PROXY_PASSTHROUGH:
             route = routing.relay(request.method, raw_path, request.query)
         else:
-            route = await routing.route(request.method, raw_path, request.query, self.group_map,
-                                        self.options.show_private, self.index)
+            route = await self._route(request.method, raw_path, request.query)
         target = route.target
         info["group"] = target.group or ""
         info["verb"] = target.verb or request.method.lower()
@@ -278,6 +287,28 @@ class Proxy(object):
             translated = self.translator.streamed_body(stream, response_headers.get("Content-Type", ""))
             info["streamed"] = translated is not None
         return self._respond(route, status, response_headers, raw, translated=translated)
+
+    async def _route(self, method, raw_path, query):
+        """routing.route(), remembered for a standard CAPI resource's path while the discovery index it was drawn from
+        is current (a Route of that mode is never changed once made; the index decides its served version)."""
+        index_cache = self.index
+        key = (method, raw_path, query.get("watch"))
+        drawn_from, routes = self._routes
+        if drawn_from is not None and drawn_from is index_cache.value \
+                and time.monotonic() - index_cache.loaded_at <= index_cache.ttl:
+            route = routes.get(key)
+            if route is not None:
+                return route
+        route = await routing.route(method, raw_path, query, self.group_map, self.options.show_private, index_cache)
+        if route.mode == "capi":
+            index = index_cache.value  # routing may have loaded it again
+            if drawn_from is not index:
+                routes = {}
+                self._routes = (index, routes)
+            if len(routes) >= _ROUTES_REMEMBERED:
+                routes.clear()
+            routes[key] = route
+        return route
 
     async def _load_crds(self, request_id):
         """Contract labels for down-conversion; without them conversion fails later with a clear message."""
