@@ -369,8 +369,9 @@ class Proxy(object):
 
     def _response_headers(self, route, upstream_headers, drop_etag=False):
         """The API server's headers for the client: hop-by-hop ones dropped (and the ETag of a rewritten body);
-        Warning headers (a deprecated version, an unknown field) name the groups as the client does."""
-        headers = CIMultiDict()
+        Warning headers (a deprecated version, an unknown field) name the groups as the client does. A list of (name,
+        value): aiohttp's Response copies its headers into a CIMultiDict of its own anyway."""
+        headers = []
         for name, value in upstream_headers.items():
             lowered = name.lower()
             if lowered in _RESPONSE_DROP or (drop_etag and lowered == "etag"):
@@ -379,7 +380,7 @@ class Proxy(object):
                 value = translate_text(value, TO_STANDARD, self.group_map)
             elif lowered == "location" and route.translated:  # a redirect to a private path: the client's
                 value = openapi.client_location(value, self.group_map)
-            headers.add(name, value)
+            headers.append((name, value))
         return headers
 
     # ---- version adaptation of PATCH: read, patch in the client's version, convert, write -----------
