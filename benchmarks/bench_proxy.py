@@ -139,16 +139,19 @@ def timers(server, proxy_url):
 
 def interleaved(direct, proxied, pid, direct_path, proxy_path, batches, batch, floor=None):
     """Alternating batches (all see the same machine load); (direct, proxy samples, proxy CPU per request, floor
-    samples): floor is (Timer, path) of the thin relay, or None."""
-    direct_samples, proxy_samples, floor_samples, cpu = [], [], [], 0.0
+    samples, floor CPU per request): floor is (Timer, path, pid) of the thin relay, or None."""
+    direct_samples, proxy_samples, floor_samples, cpu, floor_cpu = [], [], [], 0.0, 0.0
     for _batch in range(batches):
         direct_samples += direct.run(direct_path, batch)
         before = cpu_seconds(pid)
         proxy_samples += proxied.run(proxy_path, batch)
         cpu += cpu_seconds(pid) - before
         if floor is not None:
+            before = cpu_seconds(floor[2])
             floor_samples += floor[0].run(floor[1], batch)
-    return direct_samples, proxy_samples, cpu / len(proxy_samples), floor_samples
+            floor_cpu += cpu_seconds(floor[2]) - before
+    return (direct_samples, proxy_samples, cpu / len(proxy_samples), floor_samples,
+            floor_cpu / len(floor_samples) if floor_samples else None)
 
 
 class ThinRelay(object):
@@ -181,9 +184,9 @@ def bench_get(server, proxy):
         proxied.run(MACHINES + "/m-0", 100)  # warm all three
         floor.run(PRIVATE_MACHINES + "/m-0", 100)
         proxied.own = []
-        direct_samples, proxy_samples, cpu, floor_samples = interleaved(
+        direct_samples, proxy_samples, cpu, floor_samples, floor_cpu = interleaved(
             direct, proxied, proxy.process.pid, PRIVATE_MACHINES + "/m-0", MACHINES + "/m-0", 10, GET_ROUNDS // 10,
-            floor=(floor, PRIVATE_MACHINES + "/m-0"))
+            floor=(floor, PRIVATE_MACHINES + "/m-0", relay.process.pid))
     finally:
         relay.stop()
     d50, p50, f50 = (statistics.median(samples) for samples in (direct_samples, proxy_samples, floor_samples))
@@ -197,10 +200,11 @@ def bench_get(server, proxy):
           "CPU %.3f ms per request (aiohttp server + client + handler); the rest of the added time is the "
           "second loopback hop" % (own50 * 1e3, cpu * 1e3))
     print("  the floor, same batches: the thinnest aiohttp relay (benchmarks/thin_relay.py: no routing, "
-          "translation, log or metrics) adds p50 %.3f ms; the proxy's own work adds %.3f ms on top"
-          % ((f50 - d50) * 1e3, (p50 - f50) * 1e3))
+          "translation, log or metrics) adds p50 %.3f ms (CPU %.3f ms per request); the proxy's own work adds "
+          "%.3f ms on top (CPU %.3f ms per request)" % ((f50 - d50) * 1e3, floor_cpu * 1e3, (p50 - f50) * 1e3,
+                                                        (cpu - floor_cpu) * 1e3))
     return {"added_p50_ms": (p50 - d50) * 1e3, "ratio": p50 / d50, "own_p50_ms": own50 * 1e3, "cpu_ms": cpu * 1e3,
-            "floor_p50_ms": (f50 - d50) * 1e3}
+            "floor_p50_ms": (f50 - d50) * 1e3, "floor_cpu_ms": floor_cpu * 1e3}
 
 
 def translation_breakdown(raw, rounds=20):
@@ -255,11 +259,12 @@ def bench_list(server, proxy):
     for timer, path in ((direct, PRIVATE_MACHINES), (proxied, MACHINES), (proxied, PRIVATE_MACHINES)):
         timer.run(path, 2)
     proxied.own = []
-    direct_samples, proxy_samples, cpu, _none = interleaved(direct, proxied, proxy.process.pid, PRIVATE_MACHINES,
-                                                            MACHINES, LIST_ROUNDS, 1)
+    direct_samples, proxy_samples, cpu, _none, _none = interleaved(direct, proxied, proxy.process.pid, PRIVATE_MACHINES,
+                                                                   MACHINES, LIST_ROUNDS, 1)
     own50 = statistics.median(proxied.own)
-    relay_direct, relay_samples, relay_cpu, _none = interleaved(direct, proxied, proxy.process.pid, PRIVATE_MACHINES,
-                                                                PRIVATE_MACHINES, LIST_ROUNDS // 2, 1)
+    relay_direct, relay_samples, relay_cpu, _none, _none = interleaved(direct, proxied, proxy.process.pid,
+                                                                       PRIVATE_MACHINES, PRIVATE_MACHINES,
+                                                                       LIST_ROUNDS // 2, 1)
     d50, p50 = statistics.median(direct_samples), statistics.median(proxy_samples)
     r50 = statistics.median(relay_samples) / statistics.median(relay_direct)
     raw = server.request("GET", PRIVATE_MACHINES).body
@@ -426,6 +431,8 @@ def main():
             ("GET added p50 / thin relay's", relative, "x", GET_FLOOR_FACTOR, False),
             ("GET added latency p50", get["added_p50_ms"], "ms", None, True),
             ("GET added p50, thinnest relay", get["floor_p50_ms"], "ms", None, True),
+            ("GET CPU per request / relay's", get["cpu_ms"] / get["floor_cpu_ms"] if get["floor_cpu_ms"] else float("nan"),
+             "x", None, True),
             ("LIST 500 Machines proxy/direct", listing["ratio"], "", 1.3, False),
             ("watch events lost", watches["lost"], "", 0, False),
             ("adapted v1beta1 watch events lost", adapted["lost"], "", 0, False),
