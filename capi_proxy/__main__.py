@@ -97,7 +97,10 @@ def run_proxy(argv):
     limit_tls_read_buffer()
     gc.collect()
     gc.freeze()  # modules and settings live forever: keep them out of every later full collection
-    asyncio.run(serve(apps, logger, "capi-proxy", idle_timeout=args.idle_timeout))
+    try:
+        asyncio.run(serve(apps, logger, "capi-proxy", idle_timeout=args.idle_timeout))
+    finally:
+        logger.flush()  # lines of the loop's last turn
     return 0
 
 

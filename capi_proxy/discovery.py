@@ -23,6 +23,7 @@ from capi_proxy.core import (
 )
 
 AGGREGATED_KIND = "APIGroupDiscoveryList"
+_ADAPTATIONS_REMEMBERED = 4096  # per index: resources are named by clients, so the memo is bounded
 
 
 def wants_aggregated(accept):
@@ -77,6 +78,7 @@ class ServedIndex(object):
         self.group_map = group_map
         self.resources = {}
         self.versions = {}
+        self._adaptations = {}  # (private group, version, resource) -> adaptation(): the index never changes
         for item in (aggregated or {}).get("items") or ():
             group = (item.get("metadata") or {}).get("name")
             if not group:
@@ -91,6 +93,17 @@ class ServedIndex(object):
 
     def adaptation(self, private_group, version, resource):
         """The served version to use instead of `version` for resource, or None (served, or not adaptable)."""
+        key = (private_group, version, resource)
+        try:
+            return self._adaptations[key]
+        except KeyError:
+            pass
+        served = self._adaptation(private_group, version, resource)
+        if len(self._adaptations) < _ADAPTATIONS_REMEMBERED:
+            self._adaptations[key] = served
+        return served
+
+    def _adaptation(self, private_group, version, resource):
         if self.entry(private_group, version, resource) is not None or version not in SUPPORTED_VERSIONS:
             return None
         standard_group = self.group_map.to_standard(private_group)

@@ -96,6 +96,10 @@ class Gauge(_Metric):
     def set(self, value, *labelvalues):
         self.child(labelvalues).set(value)
 
+    def track(self, function):
+        """The value is function() whenever it is read (a scrape): nothing to set as it changes."""
+        self.metric.set_function(function)
+
     def value(self, *labelvalues):
         return self.registry.sample(self.name, self.labels_dict(labelvalues)) or 0.0
 

@@ -25,7 +25,7 @@ from capi_proxy.core import DEFAULT_GROUP_MAP, TO_STANDARD, translate_text
 from capi_proxy.errors import ProxyError, status_bytes
 from capi_proxy.memory import DEFAULT_DELAY_SECONDS, Trimmer
 from capi_proxy.pathing import replace_segment
-from capi_proxy.serving import read_body, status_errors
+from capi_proxy.serving import DIRECT_HANDLER, direct_handler, read_body, status_errors
 from capi_proxy.translation import CONVERTED_SUBRESOURCES, Translator
 from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds, load_index
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_PASSTHROUGH, PROXY_TRANSLATE
@@ -45,6 +45,8 @@ _UPSTREAM_WAIT = contextvars.ContextVar("capi_proxy_upstream_wait")
 # The body bytes the current request holds of the in-flight budget (budget.Hold): handle sets and releases it.
 _HOLD = contextvars.ContextVar("capi_proxy_hold")
 _READ_METHODS = frozenset(("GET", "HEAD"))
+_ROUTES_REMEMBERED = 4096  # paths name objects: the memo of their routes is bounded (cleared when full)
+_GROUP_LABELS_REMEMBERED = 1024  # groups are named by clients: the memo of their labels is bounded
 
 
 class Options(object):
@@ -85,8 +87,11 @@ class Proxy(object):
         self._request_timeout = aiohttp.ClientTimeout(total=options.upstream_timeout)
         self.trimmer = Trimmer(asyncio.get_running_loop, options.memory_trim_delay,
                                on_trim=metrics.memory_trims.inc)
-        self.budget = ByteBudget(options.max_inflight_bytes, on_change=metrics.inflight_bytes.set,
-                                 on_refusal=metrics.budget_refusals.inc)
+        # the gauge reads the budget when scraped: three updates per request less
+        self.budget = ByteBudget(options.max_inflight_bytes, on_refusal=metrics.budget_refusals.inc)
+        metrics.inflight_bytes.track(lambda: self.budget.used)
+        self._group_labels = (None, {})  # (the index they were drawn from, {group: label})
+        self._routes = (None, {})  # (the index they were drawn from, {(method, path, watch): Route}), see _route
         self.follower = None
         self._follower_task = None
         if options.mode_config_map:
@@ -112,6 +117,7 @@ class Proxy(object):
     def application(self):
         app = web.Application(client_max_size=self.options.max_body_bytes + 1, middlewares=[status_errors])
         app.router.add_route("*", "/{tail:.*}", self.handle)
+        app[DIRECT_HANDLER] = direct_handler(self.handle)  # served without the router: one route, every request
         app.on_startup.append(self._on_startup)
         app.on_cleanup.append(self._on_cleanup)
         return app
@@ -136,8 +142,8 @@ class Proxy(object):
         _UPSTREAM_WAIT.set(upstream_wait)
         hold = self.budget.hold()
         _HOLD.set(hold)
-        request_id = request.headers.get("X-Request-Id", "")
-        if not _REQUEST_ID.match(request_id):
+        request_id = request.headers.get("X-Request-Id")
+        if not request_id or not _REQUEST_ID.match(request_id):
             request_id = self._request_ids[0] % next(self._request_ids[1])
         raw_path = request.raw_path.partition("?")[0]
         info = {"group": "", "verb": request.method.lower(), "adapted": None, "streamed": None}
@@ -161,27 +167,44 @@ class Proxy(object):
             response = self._status(500, "the proxy failed on this request (%s); see its log, request id %s"
                                     % (type(exc).__name__, request_id))
         duration = time.perf_counter() - started
-        verb_label = metric_labels.verb_label(info["verb"])
+        own = None
         if not response.prepared:  # not a watch: the whole answer is ready, so is the time the proxy took
             own = duration - upstream_wait[0]
             response.headers["X-Request-Id"] = request_id
             response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, upstream_wait[0] * 1e3)
-            self.metrics.own_seconds.observe(own, verb_label)
-        code = response.status
-        self.metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
-        if self.logger.enabled("info"):
-            self.logger.info("request", request_id=request_id, method=request.method, path=raw_path,
-                             verb=info["verb"], group=info["group"], code=code, adapted=info["adapted"],
-                             streamed=info["streamed"],
-                             duration_ms=round(duration * 1000, 3), upstream_ms=round(upstream_wait[0] * 1000, 3),
-                             user_agent=request.headers.get("User-Agent", "")[:80])
+        # counted and logged at the loop's next turn, once aiohttp has handed the answer to the socket (it writes it
+        # in this task as soon as the handler returns): before any later request of this client is read
+        asyncio.get_running_loop().call_soon(self._account, request, raw_path, request_id, info, response.status,
+                                             duration, upstream_wait[0], own)
         if hold.held:  # aiohttp writes the answer in this task once the handler returns: release after that
             asyncio.current_task().add_done_callback(lambda _task: hold.release())
         return response
 
+    def _account(self, request, raw_path, request_id, info, code, duration, upstream_wait, own):
+        """The metrics and the log line of one answered request."""
+        verb_label = metric_labels.verb_label(info["verb"])
+        if own is not None:
+            self.metrics.own_seconds.observe(own, verb_label)
+        self.metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
+        if self.logger.enabled("info"):
+            self.logger.write("info", "request", {
+                "request_id": request_id, "method": request.method, "path": raw_path, "verb": info["verb"],
+                "group": info["group"], "code": code, "adapted": info["adapted"], "streamed": info["streamed"],
+                "duration_ms": round(duration * 1000, 3), "upstream_ms": round(upstream_wait * 1000, 3),
+                "user_agent": request.headers.get("User-Agent", "")[:80]})
+
     def _group_label(self, group):
         index = self.index.value
-        return metric_labels.group_label(group, index.versions if index is not None else (), self.group_map)
+        drawn_from, labels = self._group_labels
+        if drawn_from is not index:  # a new index may serve other groups
+            labels = {}
+            self._group_labels = (index, labels)
+        label = labels.get(group)
+        if label is None:
+            label = metric_labels.group_label(group, index.versions if index is not None else (), self.group_map)
+            if len(labels) < _GROUP_LABELS_REMEMBERED:
+                labels[group] = label
+        return label
 
     def _status(self, code, message, reason=None):
         return web.Response(status=code, body=status_bytes(code, message, reason), content_type="application/json")
@@ -229,8 +252,7 @@ class Proxy(object):
         if mode == PROXY_PASSTHROUGH:
             route = routing.relay(request.method, raw_path, request.query)
         else:
-            route = await routing.route(request.method, raw_path, request.query, self.group_map,
-                                        self.options.show_private, self.index)
+            route = await self._route(request.method, raw_path, request.query)
         target = route.target
         info["group"] = target.group or ""
         info["verb"] = target.verb or request.method.lower()
@@ -265,6 +287,28 @@ class Proxy(object):
             translated = self.translator.streamed_body(stream, response_headers.get("Content-Type", ""))
             info["streamed"] = translated is not None
         return self._respond(route, status, response_headers, raw, translated=translated)
+
+    async def _route(self, method, raw_path, query):
+        """routing.route(), remembered for a standard CAPI resource's path while the discovery index it was drawn from
+        is current (a Route of that mode is never changed once made; the index decides its served version)."""
+        index_cache = self.index
+        key = (method, raw_path, query.get("watch"))
+        drawn_from, routes = self._routes
+        if drawn_from is not None and drawn_from is index_cache.value \
+                and time.monotonic() - index_cache.loaded_at <= index_cache.ttl:
+            route = routes.get(key)
+            if route is not None:
+                return route
+        route = await routing.route(method, raw_path, query, self.group_map, self.options.show_private, index_cache)
+        if route.mode == "capi":
+            index = index_cache.value  # routing may have loaded it again
+            if drawn_from is not index:
+                routes = {}
+                self._routes = (index, routes)
+            if len(routes) >= _ROUTES_REMEMBERED:
+                routes.clear()
+            routes[key] = route
+        return route
 
     async def _load_crds(self, request_id):
         """Contract labels for down-conversion; without them conversion fails later with a clear message."""
@@ -325,8 +369,9 @@ class Proxy(object):
 
     def _response_headers(self, route, upstream_headers, drop_etag=False):
         """The API server's headers for the client: hop-by-hop ones dropped (and the ETag of a rewritten body);
-        Warning headers (a deprecated version, an unknown field) name the groups as the client does."""
-        headers = CIMultiDict()
+        Warning headers (a deprecated version, an unknown field) name the groups as the client does. A list of (name,
+        value): aiohttp's Response copies its headers into a CIMultiDict of its own anyway."""
+        headers = []
         for name, value in upstream_headers.items():
             lowered = name.lower()
             if lowered in _RESPONSE_DROP or (drop_etag and lowered == "etag"):
@@ -335,7 +380,7 @@ class Proxy(object):
                 value = translate_text(value, TO_STANDARD, self.group_map)
             elif lowered == "location" and route.translated:  # a redirect to a private path: the client's
                 value = openapi.client_location(value, self.group_map)
-            headers.add(name, value)
+            headers.append((name, value))
         return headers
 
     # ---- version adaptation of PATCH: read, patch in the client's version, convert, write -----------

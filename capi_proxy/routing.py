@@ -42,6 +42,9 @@ class Route(object):
 
 def strip_binary_accept(accept):
     """Accept without protobuf/CBOR: only JSON can be translated (CRDs never serve protobuf anyway)."""
+    accept = accept or ""
+    if "protobuf" not in accept and "cbor" not in accept:  # nothing to drop: the parts joined back are accept
+        return accept.strip(" ,") or "application/json"
     parts = [part for part in (accept or "").split(",") if "protobuf" not in part and "cbor" not in part]
     return ",".join(parts).strip(" ,") or "application/json"
 
@@ -90,7 +93,9 @@ async def route(method, raw_path, query, group_map, show_private, index_cache):
     if not group_map.is_standard(group):
         return Route("passthrough", target, raw_path)
     private_group = group_map.to_private(group)
-    upstream_path = translate_path(raw_path, TO_PRIVATE, group_map)
+    # translate_path(raw_path, TO_PRIVATE, group_map) of a checked path (no empty segment, no query) whose group, its
+    # third segment, is a standard one: the private group in its place, nothing else to look at
+    upstream_path = "/apis/" + private_group + raw_path[6 + len(group):]
     if target.version is None:
         route = Route("discovery-group", target, upstream_path)
     elif target.resource is None:

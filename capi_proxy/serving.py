@@ -4,7 +4,7 @@ import asyncio
 import logging
 import signal
 
-from aiohttp import web, web_protocol, web_server
+from aiohttp import web, web_protocol, web_server, web_urldispatcher
 
 from capi_proxy.errors import ProxyError, status_bytes
 
@@ -60,13 +60,40 @@ class _StatusServer(web_server.Server):
         return StatusRequestHandler(self, loop=self._loop, **self._kwargs)
 
 
+# An app whose every request goes to one handler may name it here (app[DIRECT_HANDLER] = handler): its connections
+# then call it without the router and the middleware chain (the proxy: a catch-all route, served on every request).
+# The handler itself must do what those would: see direct_handler.
+DIRECT_HANDLER = web.AppKey("direct_handler", object)
+
+
 class StatusAppRunner(web.AppRunner):
     """AppRunner whose connections answer parser errors with a Status (aiohttp has no hook for that)."""
 
     async def _make_server(self):
         server = await super()._make_server()
         server.__class__ = _StatusServer  # same state, one overridden factory method (aiohttp pinned)
+        direct = self._app.get(DIRECT_HANDLER)
+        if direct is not None:  # read by each connection as it opens: none has yet
+            server.request_handler = direct
         return server
+
+
+def direct_handler(handler):
+    """handler (which never raises web.HTTPException) as an app's DIRECT_HANDLER, with what the app did around it, in
+    the same order: the Expect header answered as Application._handle answers it, then status_errors' refusal of
+    HTTP/0.9."""
+    expect_handler = web_urldispatcher._default_expect_handler  # pylint: disable=protected-access  # the app's own
+
+    async def direct(request):
+        if request.headers.get("Expect"):
+            response = await expect_handler(request)
+            await request.writer.drain()
+            if response is not None:
+                return response
+        if request.version < (1, 0):
+            return await status_errors(request, handler)
+        return await handler(request)
+    return direct
 
 
 @web.middleware

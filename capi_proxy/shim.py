@@ -334,5 +334,8 @@ def run_shim(argv):
     apps = [(shim.application(), args.listen, tls)]
     if args.metrics_listen:
         apps.append((metrics_app(shim.registry), args.metrics_listen, None))
-    asyncio.run(serve(apps, logger, "capi-conversion-shim", idle_timeout=args.idle_timeout))
+    try:
+        asyncio.run(serve(apps, logger, "capi-conversion-shim", idle_timeout=args.idle_timeout))
+    finally:
+        logger.flush()  # lines of the loop's last turn
     return 0

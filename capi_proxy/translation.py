@@ -21,6 +21,9 @@ CONVERTED_SUBRESOURCES = (None, "status")
 _EVENT_CACHE_ENTRIES = 512
 _EVENT_CACHE_BYTES = 4 * 1024 * 1024  # lines and translations together: a bound on the cache's memory
 _EVENT_CACHE_MAX_LINE = 256 * 1024
+# Bodies from this size up are translated with the cycle collector paused (gc_paused); below it the pause costs more
+# than it saves (one object, a few hundred allocations).
+GC_PAUSE_BYTES = 64 * 1024
 
 
 @contextlib.contextmanager
@@ -86,8 +89,11 @@ class Translator(object):
             return raw
         started = time.perf_counter()
         try:
-            with gc_paused():
+            if len(raw) < GC_PAUSE_BYTES:  # a small tree: too few objects to set off a collection worth avoiding
                 translated = self.depth_safe_response(self.response_bytes, raw, route)
+            else:
+                with gc_paused():
+                    translated = self.depth_safe_response(self.response_bytes, raw, route)
         except ProxyError:
             self.metrics.translation_errors.inc("response")
             raise

@@ -118,6 +118,16 @@ class Process(object):
     def log_records(self):
         return [json.loads(line) for line in self.log().splitlines() if line.startswith("{")]
 
+    def wait_log_records(self, wanted, timeout=5.0):
+        """The log records for which wanted(record) holds, once there is one (the proxy writes a request's line just
+        after its answer, at the next turn of its event loop); [] after timeout seconds without."""
+        deadline = time.monotonic() + timeout
+        while True:
+            records = [record for record in self.log_records() if wanted(record)]
+            if records or time.monotonic() > deadline:
+                return records
+            time.sleep(0.02)
+
     def alive(self):
         return self.process.poll() is None
 

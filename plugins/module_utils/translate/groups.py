@@ -130,6 +130,7 @@ class GroupMap(object):
             self._add_extra_pair(standard, private)
         self._cache = {TO_PRIVATE: {}, TO_STANDARD: {}}
         self._api_version_cache = {TO_PRIVATE: {}, TO_STANDARD: {}}
+        self._side_cache = {}  # group -> _pattern_side(group), for is_standard / is_private
 
     def _add_extra_pair(self, standard, private):
         pair = "extra group pair %r -> %r" % (standard, private)
@@ -191,15 +192,27 @@ class GroupMap(object):
         if not isinstance(group, str):
             raise CapiTranslationError("API group must be a string, got %s %r" % (type(group).__name__, group))
 
+    def _side(self, group):
+        """_pattern_side(group), remembered (a proxy asks about the same few groups on every request)."""
+        cache = self._side_cache
+        try:
+            return cache[group]
+        except KeyError:
+            pass
+        side = self._pattern_side(group)
+        if len(cache) < _CACHE_LIMIT:
+            cache[group] = side
+        return side
+
     def is_standard(self, group):
         """True if group is a standard group this map translates to a private one."""
         self._require_group(group)
-        return group in self._extra_to_private or self._pattern_side(group) == "standard"
+        return group in self._extra_to_private or self._side(group) == "standard"
 
     def is_private(self, group):
         """True if group is a private group this map translates back to a standard one."""
         self._require_group(group)
-        return group in self._extra_to_standard or self._pattern_side(group) == "private"
+        return group in self._extra_to_standard or self._side(group) == "private"
 
     def is_mapped(self, group):
         return self.is_standard(group) or self.is_private(group)

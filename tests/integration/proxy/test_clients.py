@@ -306,8 +306,8 @@ def test_a_large_list_is_translated_while_it_streams_in(stack):
     listed = json.loads(proxied)
     assert len(listed["items"]) == 300 and PRIVATE not in proxied
     assert listed["items"][7]["metadata"]["ownerReferences"][1]["apiVersion"] == "cluster.x-k8s.io/v1beta2"
-    records = [record for record in stack.plain_proxy.log_records()
-               if record.get("msg") == "request" and record.get("path") == standard_path]
+    records = stack.plain_proxy.wait_log_records(
+        lambda record: record.get("msg") == "request" and record.get("path") == standard_path)
     assert records and records[-1]["streamed"] is True, records[-1:]
 
 

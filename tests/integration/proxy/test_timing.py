@@ -22,8 +22,8 @@ def test_server_timing_separates_the_proxy_from_the_api_server(stack):
     assert durations["upstream"] > 0 and durations["proxy"] > 0
     assert durations["proxy"] + durations["upstream"] <= wall_ms  # both inside what the client waited
     assert re.match(r"^[0-9a-f]{16}$", headers.get("X-Request-Id", "")), headers
-    records = [record for record in stack.plain_proxy.log_records()
-               if record.get("msg") == "request" and record.get("request_id") == headers["X-Request-Id"]]
+    records = stack.plain_proxy.wait_log_records(
+        lambda record: record.get("msg") == "request" and record.get("request_id") == headers["X-Request-Id"])
     assert len(records) == 1 and records[0]["upstream_ms"] > 0 and records[0]["duration_ms"] >= records[0]["upstream_ms"]
 
 

@@ -1,4 +1,5 @@
 """Pure parts of capi_proxy: path hardening, body translation, discovery, OpenAPI, adaptation, logs, metrics."""
+import asyncio
 import io
 import json
 
@@ -170,6 +171,29 @@ def test_log_lines_are_one_json_object_each_with_the_fields_given(fields):
     record = json.loads(lines[0])
     assert record["level"] == "info" and record["msg"] == "request" and record["component"] == "capi-proxy"
     assert {name: record[name] for name in fields} == json.loads(json.dumps(fields, default=str))
+
+
+def test_log_lines_in_an_event_loop_go_out_at_its_next_turn_in_order():
+    stream = io.StringIO()
+    logger = JsonLogger("info", stream=stream)
+
+    async def turns():
+        logger.info("first")
+        logger.warning("second")
+        assert stream.getvalue() == ""  # this turn's lines wait for the next turn
+        await asyncio.sleep(0)
+        assert [json.loads(line)["msg"] for line in stream.getvalue().splitlines()] == ["first", "second"]
+        logger.info("third")
+        logger.flush()  # what the proxy does once its loop has ended
+        assert json.loads(stream.getvalue().splitlines()[-1])["msg"] == "third"
+        for number in range(300):  # a turn that logs more than the pending bound writes as it goes
+            logger.info("many", number=number)
+        assert len(stream.getvalue().splitlines()) >= 3 + 256
+
+    asyncio.run(turns())
+    logger.info("after the loop")  # no loop: at once, after whatever was pending
+    numbers = [json.loads(line).get("number") for line in stream.getvalue().splitlines()[3:-1]]
+    assert numbers == list(range(300)) and json.loads(stream.getvalue().splitlines()[-1])["msg"] == "after the loop"
 
 
 def test_metric_children_are_kept_per_label_values():
