@@ -46,6 +46,7 @@ HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP
 HYPERSHIFT_VERSION = hypershift.HOSTEDCLUSTER_VERSION
 # kind -> plural of the objects a pause touches: the Cluster by spec.paused, the others by annotation
 PAUSE_OBSERVED_SECONDS = 30  # zero stop: how long a pause may take to be reported by the running controllers
+PAUSE_STILL_SECONDS = 2.0  # zero stop: how long the paused objects must stay unchanged once they report the pause
 PAUSE_KINDS = (("Cluster", "clusters"), ("MachineDeployment", "machinedeployments"), ("MachineSet", "machinesets"))
 POLL_FIRST_DELAY = 0.1
 POLL_MAX_DELAY = 1.0
@@ -261,6 +262,12 @@ def unavailable(deployments, expected):
     return waiting
 
 
+def _conditions_of(obj):
+    """An object's conditions: status.conditions (v1beta2) and status.v1beta2.conditions (v1beta1)."""
+    status = obj.get("status") or {}
+    return list(status.get("conditions") or []) + list((status.get("v1beta2") or {}).get("conditions") or [])
+
+
 def pause_unobserved(objects):
     """Kind/name of each object (as read: [(kind, object)]) whose controller has not reported the pause yet: its Paused
     condition (CAPI v1.11 and later report one on every object they reconcile: status.conditions in v1beta2,
@@ -268,9 +275,7 @@ def pause_unobserved(objects):
     never reconciled) is not waited for."""
     waiting = []
     for kind, obj in objects:
-        status = obj.get("status") or {}
-        conditions = list(status.get("conditions") or []) + list((status.get("v1beta2") or {}).get("conditions") or [])
-        paused = [c.get("status") for c in conditions if c.get("type") == "Paused"]
+        paused = [c.get("status") for c in _conditions_of(obj) if c.get("type") == "Paused"]
         if paused and "True" not in paused:
             waiting.append("%s/%s" % (kind, (obj.get("metadata") or {}).get("name")))
     return sorted(waiting)
@@ -366,22 +371,33 @@ class QuiesceService(object):
 
     def _await_pause_observed(self, group):
         """With the controllers running (zero stop; observe_pause_seconds > 0): wait until every paused object and
-        Machine reports the pause (pause_unobserved), so that no controller writes one of them after this run copied
-        it; at most observe_pause_seconds, then go on (a controller without a leader writes nothing meanwhile, and the
-        copy's verification catches a write after it)."""
+        Machine reports the pause (pause_unobserved) and none of them has changed for PAUSE_STILL_SECONDS (a
+        controller may write its Paused condition again, as CAPI's does when it sees the object's own paused
+        annotation after the Cluster's pause), so that no controller writes one of them after this run copied it; at
+        most observe_pause_seconds, then go on (a controller without a leader writes nothing meanwhile, and the copy's
+        verification catches a write after it)."""
         limit = self.params.get("observe_pause_seconds") or 0
         version = self.result["core_version"]
         if self.check_mode or limit <= 0 or version is None:
             return
         started = self.clock()
+        versions, still_since = None, None
         while True:
             objects = [(kind, obj) for kind, plural in PAUSE_KINDS + (("Machine", "machines"),)
                        for obj in self.client.list(api_path(group, version, plural, self.hcp_namespace), "list %s" % describe(
                            "%s.%s" % (plural, group), namespace=self.hcp_namespace))]
             waiting = pause_unobserved(objects)
+            now = self.clock()
+            seen = sorted(((obj.get("metadata") or {}).get("uid"), (obj.get("metadata") or {}).get("resourceVersion"))
+                          for _kind, obj in objects)
+            if seen != versions:
+                versions, still_since = seen, now
             self.result["pause_unobserved"] = waiting
-            if not waiting or self.clock() - started > limit:
-                self.result["pause_observed_seconds"] = round(self.clock() - started, 3)
+            # no Paused condition anywhere: no controller that reports one has these objects, none to wait for
+            reported = any(condition.get("type") == "Paused" for _kind, obj in objects
+                           for condition in _conditions_of(obj))
+            if not reported or (not waiting and now - still_since >= PAUSE_STILL_SECONDS) or now - started > limit:
+                self.result["pause_observed_seconds"] = round(now - started, 3)
                 return
             self.sleep(0.2)
 
