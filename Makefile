@@ -62,7 +62,7 @@ monitoring-binaries: venv
 
 # The fleet demo: a real local control plane (make binaries), 6 HostedClusters (one rolls back), migrate_fleet.yml, verify_fleet.yml.
 # The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml
-demo: binaries proxy-venv
+demo: binaries monitoring-binaries proxy-venv
 	$(BIN)/python hack/demo_fleet.py
 
 lint: venv

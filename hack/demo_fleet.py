@@ -30,6 +30,9 @@ from testenv.hcp import fleet  # noqa: E402  pylint: disable=wrong-import-positi
 from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.pods import containers_named, unwell  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.monitoring import start_prometheus  # noqa: E402  pylint: disable=wrong-import-position
+from hack.demo_monitoring import print_scraped, scraped  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.hypershift.private_capi.plugins.module_utils import monitoring  # noqa: E402  pylint: disable=wrong-import-position
 
 BIN = os.path.dirname(sys.executable)
 SIDECAR = "kube-apiserver-proxy"  # roles/api_proxy/vars/main.yml
@@ -121,7 +124,7 @@ def demo(args, server, seed):
     print("== migrating the fleet (serial %d)" % args.serial, flush=True)
     run_playbook("migrate_fleet.yml", inventory,
                  dict(FAST_VARS, private_capi_fleet_serial=args.serial, private_capi_fleet_report_root=report_root,
-                      private_capi_migrate_strategy=args.strategy),
+                      private_capi_migrate_strategy=args.strategy, private_capi_monitoring=True),
                  args.serial, os.path.join(args.workdir, "migrate_fleet.log"))
     verify_playbook = os.path.join(REPO_ROOT, "playbooks", "verify_fleet.yml")
     verified = None
@@ -154,6 +157,7 @@ def demo(args, server, seed):
         with open(os.path.join(report_root, results[-1])) as handle:
             unverified = sorted(row["name"] for row in json.load(handle) if not row["ok"])
         print("== verify: not verified %s (expected [%r])" % (unverified, args.faulty))
+    fleet_scraped = scrape_the_fleet(args, server)
     # what a kubelet would have done to them: every sidecar probed at its pod IP all along, none restarted
     sidecars = containers_named(server, SIDECAR)
     problems = unwell(sidecars)
@@ -161,10 +165,52 @@ def demo(args, server, seed):
           % (len(sidecars), len([s for s in sidecars.values() if s["ready"]]),
              sum(s["restartCount"] for s in sidecars.values()), "".join("\n   " + line for line in problems)))
     success = (not private_before and bool(private_after) and states == expected and len(states) == args.count and unverified in (None, [args.faulty])
-               and bool(sidecars) and not problems)
+               and bool(sidecars) and not problems and fleet_scraped)
     print("== demo %s" % ("OK: every HostedCluster migrated except %s, rolled back" % args.faulty if success
                           else "FAILED: see the logs in " + os.path.relpath(args.workdir, REPO_ROOT)))
     return 0 if success else 1
+
+
+EXPORTER = ("hypershift", "capi-conversion-shim-exporter", 9091)  # the conversion_shim role's defaults
+
+
+def scrape_the_fleet(args, server):
+    """The fleet exporter the conversion_shim role deployed (private_capi_monitoring: true), scraped at its pod IP by a
+    real Prometheus with the collection's rules (testenv.monitoring); prints what Prometheus holds and which alerts
+    fire. Whether its totals are the report's: migrated count - 1, failed 1."""
+    namespace, name, port = EXPORTER
+    pods = [pod for pod in server.request("GET", "/api/v1/namespaces/%s/pods" % namespace).json()["items"]
+            if pod["metadata"]["name"].startswith(name + "-") and (pod.get("status") or {}).get("podIP")]
+    if not pods:
+        print("== fleet metrics: no exporter Pod %s/%s-* runs" % (namespace, name))
+        return False
+    directory = os.path.join(args.workdir, "prometheus")
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    rules = os.path.join(directory, "rules.yml")
+    with open(rules, "w") as handle:
+        yaml.safe_dump(monitoring.rule_file(), handle, sort_keys=False)
+    process, url = start_prometheus(directory, "http://%s:%d/metrics" % (pods[0]["status"]["podIP"], port), rules)
+    try:
+        wanted = {"migrated": args.count - 1, "failed": 1}
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                found = scraped(url)
+            except OSError:
+                found = None
+            if found and all(found["totals"].get(key) == value for key, value in wanted.items()) and found["alerts"]:
+                break
+            if time.monotonic() > deadline:
+                print("== fleet metrics: Prometheus did not see %s within 60 s: %s" % (wanted, found))
+                return False
+            time.sleep(1)
+        print("== fleet metrics, as a real Prometheus scraped them from the exporter (%s:%d) with the collection's "
+              "rules:" % (pods[0]["status"]["podIP"], port), flush=True)
+        print_scraped(url)
+        return True
+    finally:
+        process.stop()
 
 
 def main(argv=None):

@@ -17,7 +17,8 @@ from testenv.hcp import build, fleet
 from tests.integration.fleet.support import (
     bed_webhook_vars, hostedcluster_states, run_playbook, start_fleet, write_inventory)
 from testenv import REPO_ROOT
-from tests.integration.monitoring.support import scalar, start_exporter, start_prometheus, write_rule_file
+from testenv.monitoring import start_exporter, start_prometheus
+from tests.integration.monitoring.support import scalar, write_rule_file
 
 pytestmark = pytest.mark.slow
 

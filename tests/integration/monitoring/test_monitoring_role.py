@@ -15,7 +15,6 @@ import sys
 import urllib.request
 
 import pytest
-import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import monitoring
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine
