@@ -145,6 +145,8 @@ RULES = (
          "The CAPI-dependent Deployments: recorded replicas, the sidecar, availability."),
     Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["patch"], FORWARD,
          "Scale the CAPI-dependent Deployments to 0 and back; put the proxy sidecar in and take it out."),
+    Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["get"], (MIGRATE,),
+         "Role api_proxy puts the sidecars in ahead (zero stop): kubernetes.core.k8s reads each Deployment it patches."),
     Rule(HCP_NAMESPACES, [""], ["pods"], ["list"], FORWARD,
          "Wait until the scaled-down Pods are gone."),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get"], (MIGRATE, VERIFY),
