@@ -823,13 +823,26 @@ def roll_out_a_new_template_through_the_proxy(world):
     assert set(after["machinesets"]) - set(before["machinesets"]), "a new MachineSet"
 
 
+def settled(server, group, still_seconds=20, timeout=240):
+    """capi_state once the Cluster's and MachineDeployment's conditions have not changed for still_seconds."""
+    deadline = time.monotonic() + timeout
+    state = capi_state(server, group)
+    since = time.monotonic()
+    while time.monotonic() - since < still_seconds:
+        assert time.monotonic() < deadline, "conditions still changing after %d s: %s" % (timeout, state["conditions"])
+        time.sleep(2)
+        now = capi_state(server, group)
+        if now["conditions"] != state["conditions"]:
+            state, since = now, time.monotonic()
+    return state
+
+
 def roll_back_without_a_replacement(world):
     """Part 3: rollback.yml (zero stop: the sidecars flip back to pass-through), sampled as the migration: every
     Deployment keeps a Ready replica, the managers keep their leases and their Pods; then OBSERVE_SECONDS with
     nothing replaced, on the standard groups."""
     server, sampler = world["server"], world["sampler"]
-    time.sleep(15)  # conditions settle after the rollout
-    reference = capi_state(server, PRIVATE_GROUP)
+    reference = settled(server, PRIVATE_GROUP)  # the controllers done with the rollout
     started = utc_mark()
     pods = {name: sampler.pods(name, since=world["migrated_at"]) for name in capi.LEADER_LEASES}  # one each
     assert all(len(names) == 1 for names in pods.values()), pods
