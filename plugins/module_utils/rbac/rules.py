@@ -46,6 +46,11 @@ PRIVATE_CAPI_GROUPS = tuple([PRIVATE_SUFFIX] + ["%s.%s" % (prefix, PRIVATE_SUFFI
     "addons", "bootstrap", "controlplane", "infrastructure", "ipam", "runtime")] + [AGENT_PRIVATE_GROUP])
 
 
+# the rules of the way back that takes the proxy sidecars out: the scale-down strategy, or sidecars an earlier release put
+# in; the zero-stop way back leaves the sidecars, their ConfigMaps and RBAC in and stops no Deployment
+SIDECARS_OUT = "only where the way back takes the sidecars out (strategy scale_down, or an earlier release's sidecars)"
+
+
 class Rule(namedtuple("Rule", "scope groups resources verbs entry_points why conditional resource_names")):
     """One grant: verbs on resources of groups, in scope, for entry_points, because why.
 
@@ -121,7 +126,8 @@ RULES = (
          "identity grant only what it holds (or escalate, which is broader).",
          conditional="used by the sidecar, not by the job"),
     Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["list", "delete"], FORWARD,
-         "The proxy sidecars' and the conversion shim's ClusterRoles: found by label and removed on the way back."),
+         "The proxy sidecars' and the conversion shim's ClusterRoles: found by label and removed on the way back.",
+         conditional=SIDECARS_OUT),
     Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["get", "create"],
          (MIGRATE,), "Roles api_proxy and conversion_shim create the sidecars' and the shim's ClusterRoles."),
     Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["patch"], (MIGRATE,),
@@ -144,11 +150,13 @@ RULES = (
     Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["list"], READERS,
          "The CAPI-dependent Deployments: recorded replicas, the sidecar, availability."),
     Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["patch"], FORWARD,
-         "Scale the CAPI-dependent Deployments to 0 and back; put the proxy sidecar in and take it out."),
+         "Scale the CAPI-dependent Deployments to 0 and back; put the proxy sidecar in and take it out.",
+         conditional=SIDECARS_OUT),
     Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["get"], (MIGRATE,),
          "Role api_proxy puts the sidecars in ahead (zero stop): kubernetes.core.k8s reads each Deployment it patches."),
     Rule(HCP_NAMESPACES, [""], ["pods"], ["list"], FORWARD,
-         "Wait until the scaled-down Pods are gone."),
+         "Wait until the scaled-down Pods are gone; zero stop: the sidecars' rollout, measured (deployment_rollout).",
+         conditional=SIDECARS_OUT),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get"], (MIGRATE, VERIFY),
          "The proxy sidecar's kubeconfig ConfigMap (verify checks it is there while the sidecar is)."),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get", "patch"], (ROLLBACK,),
@@ -167,7 +175,8 @@ RULES = (
          "Role api_proxy corrects the proxy sidecar's kubeconfig ConfigMap.",
          conditional=DIFFERS),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["delete"], FORWARD,
-         "The way back removes the proxy sidecar's kubeconfig and mode ConfigMaps."),
+         "The way back removes the proxy sidecar's kubeconfig and mode ConfigMaps.",
+         conditional=SIDECARS_OUT),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["list"], READERS,
          "The standard CAPI objects: the copy's source, the steady gate, verify's comparison."),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["patch"], FORWARD,
@@ -197,7 +206,8 @@ RULES = (
          "holds (or escalate, which is broader).",
          conditional="the verbs beyond the rules above are used by the CAPI workloads, not by the job"),
     Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["list", "delete"], FORWARD,
-         "The proxy sidecars' Roles: found by label and removed on the way back."),
+         "The proxy sidecars' Roles: found by label and removed on the way back.",
+         conditional=SIDECARS_OUT),
     Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["get", "create"], (MIGRATE,),
          "Role api_proxy gives each CAPI workload the private twins of its rules."),
     Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["patch"], (MIGRATE,),
