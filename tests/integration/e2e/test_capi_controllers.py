@@ -415,11 +415,22 @@ def replacements(before, after):
     return problems
 
 
+def same_or_decided(before, now):
+    """Whether an object's conditions (sorted (type, status, reason)) are as before, but for a condition that was
+    Unknown before (the controller had not decided it) and is decided now: no information lost, nothing worse."""
+    if before is None or now is None:
+        return before == now
+    undecided = {kind for kind, status, _reason in before if status == "Unknown"}
+    return [c for c in before if c[0] not in undecided] == [c for c in now if c[0] not in undecided] and \
+        {c[0] for c in before} == {c[0] for c in now}
+
+
 def observe(server, group, reference, seconds):
     """Every 5 s for `seconds`: nothing replaced against reference and no Machine's uid changing (a Machine deleted
     and made again under its name); then the Cluster's and MachineDeployment's conditions as in reference, allowing
     SETTLE_SECONDS for the core manager's 30 s reconnect to the workload cluster (after CAPD restarts, its in-memory
-    cloud is rebuilt and a condition may flip for one retry). Returns the conditions seen that differed on the way."""
+    cloud is rebuilt and a condition may flip for one retry); a condition Unknown before may be decided now
+    (same_or_decided). Returns the conditions seen that differed on the way."""
     deadline = time.monotonic() + seconds
     first = {name: uid for name, (uid, _phase) in reference["machines"].items()}
     flips = set()
@@ -437,7 +448,8 @@ def observe(server, group, reference, seconds):
     while True:
         now = capi_state(server, group)["conditions"]
         differing = {key: {"before": reference["conditions"].get(key), "now": now.get(key)}
-                     for key in set(now) | set(reference["conditions"]) if now.get(key) != reference["conditions"].get(key)}
+                     for key in set(now) | set(reference["conditions"])
+                     if not same_or_decided(reference["conditions"].get(key), now.get(key))}
         if not differing:
             return sorted(flips)
         assert time.monotonic() < settle, (
