@@ -196,16 +196,22 @@ def _probe(path, period):
             "timeoutSeconds": 2, "failureThreshold": 3}
 
 
+def _pod_spec(settings, service_account):
+    """A Pod spec's start for the shim and the exporter: the service account and the placement settings given."""
+    pod = {"serviceAccountName": service_account, "automountServiceAccountToken": True}
+    for key, setting in (("priorityClassName", "priority_class_name"), ("nodeSelector", "node_selector"),
+                         ("tolerations", "tolerations")):
+        if settings[setting]:
+            pod[key] = settings[setting]
+    return pod
+
+
 def deployment(settings, cert_sha256):
     """The shim's Deployment; cert_sha256 in the Pod template rolls the Pods when the serving certificate changes."""
     ports = [{"name": "https", "containerPort": _int(settings["port"]), "protocol": "TCP"}]
     if _int(settings["metrics_port"]) > 0:
         ports.append({"name": "metrics", "containerPort": _int(settings["metrics_port"]), "protocol": "TCP"})
-    pod = {"serviceAccountName": settings["name"], "automountServiceAccountToken": True}
-    for key, setting in (("priorityClassName", "priority_class_name"), ("nodeSelector", "node_selector"),
-                         ("tolerations", "tolerations")):
-        if settings[setting]:
-            pod[key] = settings[setting]
+    pod = _pod_spec(settings, settings["name"])
     pod.update({
         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
         "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
@@ -261,11 +267,7 @@ def exporter_objects(settings):
     selector = monitoring.selector_labels(watched)
     http_probe = {"httpGet": {"path": "/healthz", "port": "metrics", "scheme": "HTTP"}, "periodSeconds": 10,
                   "timeoutSeconds": 2, "failureThreshold": 3}
-    pod = {"serviceAccountName": exporter, "automountServiceAccountToken": True}
-    for key, setting in (("priorityClassName", "priority_class_name"), ("nodeSelector", "node_selector"),
-                         ("tolerations", "tolerations")):
-        if settings[setting]:
-            pod[key] = settings[setting]
+    pod = _pod_spec(settings, exporter)
     pod.update({
         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [{

@@ -9,9 +9,6 @@ HostedClusters (one migrated). Traffic only to the server and to the pod IP the 
 import datetime
 import json
 import os
-import re
-import subprocess
-import sys
 import urllib.request
 
 import pytest
@@ -22,6 +19,7 @@ from testenv import REPO_ROOT, proxy_stack, yamlio
 from testenv.client import wait_for
 from testenv.cluster.testing import install_crds
 from testenv.hcp import fleet
+from tests.integration.crds.test_conversion_shim import _play, get
 
 pytestmark = pytest.mark.slow
 
@@ -30,8 +28,6 @@ EXPORTER = "capi-conversion-shim-exporter"
 CLUSTER_ROLE = "capi-conversion-shim-exporter-hypershift"
 HOSTEDCLUSTER_CRD = os.path.join(REPO_ROOT, "testenv", "upstream", "hypershift", "crds",
                                  "hostedclusters-Hypershift-Default.crd.yaml")
-ANSIBLE_PLAYBOOK = os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook")
-RECAP_RE = re.compile(r"^localhost\s*:\s*(?P<counts>(?:\w+=\d+\s*)+)$", re.MULTILINE)
 PLAYBOOK = """
 - name: conversion_shim with its monitoring on the local management cluster
   hosts: localhost
@@ -104,23 +100,9 @@ def playbook(tmp_path_factory):
 
 
 def play(server, playbook, monitoring_on):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
-    command = [ANSIBLE_PLAYBOOK, "-i", "localhost,", playbook, "-e", "kubeconfig=%s" % server.kubeconfig,
-               "-e", "ansible_python_interpreter=%s" % sys.executable, "-e", "private_capi_shim_wait_timeout=120",
-               "-e", "private_capi_shim_replicas=1", "-e", "private_capi_monitoring=%s" % str(monitoring_on).lower()]
-    completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
-                               check=False)
-    output = completed.stdout + completed.stderr
-    match = RECAP_RE.search(completed.stdout)
-    assert match, output[-6000:]
-    counts = {key: int(value) for key, value in (item.split("=") for item in match.group("counts").split())}
-    return completed.returncode, counts, output
-
-
-def get(server, path):
-    response = server.request("GET", path)
-    return response.json() if response.status == 200 else None
+    """(return code, recap counts, output) of the role's playbook with the exporter on or off (one shim replica)."""
+    return _play(server, os.path.dirname(playbook), os.path.basename(playbook)[:-len(".yml")],
+                 "private_capi_shim_replicas=1", "private_capi_monitoring=%s" % str(monitoring_on).lower())
 
 
 def existing(server):
