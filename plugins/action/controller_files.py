@@ -15,9 +15,11 @@ import stat
 import tempfile
 
 from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 DEFAULT_MODE = "0644"
+DIRECTORY_MODE = 0o755
 
 
 class FileSpecError(Exception):
@@ -76,6 +78,18 @@ def write_atomically(path, data, mode):
         raise
 
 
+def missing_directories(paths):
+    """The directories the files at paths need that do not exist yet, parents first, each once."""
+    missing = []
+    for path in paths:
+        directory, needed = os.path.dirname(path), []
+        while directory and not os.path.isdir(directory) and directory not in missing:
+            needed.append(directory)
+            directory = os.path.dirname(directory)
+        missing.extend(reversed(needed))
+    return missing
+
+
 def write_or_explain(path, data, mode, directory="its directory"):
     """Write one file atomically: None, or why it could not be written and what to check."""
     try:
@@ -88,7 +102,7 @@ def write_or_explain(path, data, mode, directory="its directory"):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("files",))
+    _VALID_ARGS = frozenset(("files", "parents"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -97,6 +111,16 @@ class ActionModule(ActionBase):
         except FileSpecError as error:
             result.update(failed=True, msg=str(error))
             return result
+        directories = missing_directories(path for path, _data, _mode in specs) if boolean(
+            self._task.args.get("parents", False), strict=False) else []
+        if directories and not self._task.check_mode:
+            try:
+                for directory in directories:
+                    os.mkdir(directory, DIRECTORY_MODE)
+            except (IOError, OSError) as error:
+                result.update(failed=True, msg="could not create %s on the controller: %s; check that its parent is "
+                                               "writable" % (directory, to_native(error)))
+                return result
         written = []
         diffs = []
         for path, data, mode in specs:
@@ -113,7 +137,8 @@ class ActionModule(ActionBase):
             if problem:
                 result.update(failed=True, files=written, msg=problem)
                 return result
-        result["changed"] = any(entry["changed"] for entry in written)
+        result["changed"] = bool(directories) or any(entry["changed"] for entry in written)
+        result["directories"] = directories
         result["files"] = written
         if self._task.diff and diffs:
             result["diff"] = diffs

@@ -20,7 +20,7 @@ description:
     its per-cluster records and its report with it.
   - A file whose content and mode are already as given is left alone (C(changed=false)); the others are written to
     a temporary file in the same directory and renamed over the target, so a reader never sees half a file.
-  - The directory of each file must exist.
+  - The directory of each file must exist, unless O(parents) is set.
   - This is an action plugin; the module file only documents it.
 extends_documentation_fragment:
   - hypershift.private_capi.attributes.controller
@@ -32,6 +32,13 @@ options:
     type: list
     elements: dict
     required: true
+  parents:
+    description:
+      - Create the missing directories of each file first (mode V(0755)), like C(mkdir -p); a task that created one
+        reports C(changed=true). In check mode nothing is created.
+    type: bool
+    default: false
+    version_added: 1.1.0
 attributes:
   check_mode:
     description: Can run in check mode and predict changed status without modifying the files.
@@ -61,6 +68,12 @@ files:
   type: list
   elements: dict
   sample: [{"path": "/tmp/reports/run-1/report.json", "changed": true}]
+directories:
+  description: The directories created (or that would be, in check mode) for O(parents), parents first.
+  returned: always
+  type: list
+  elements: str
+  sample: ["/tmp/reports", "/tmp/reports/run-1"]
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -68,7 +81,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 def argspec():
     """This module's argument spec (the action plugin validates the entries themselves)."""
-    return dict(files=dict(type="list", elements="dict", required=True))
+    return dict(files=dict(type="list", elements="dict", required=True), parents=dict(type="bool", default=False))
 
 
 def main():

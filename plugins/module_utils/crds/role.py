@@ -52,6 +52,9 @@ def plan(settings, shim=None):
         raise CrdsRoleError("the settings lack %s (the private_crds role's private_capi_crds_* variables)" % ", ".join(missing))
     if settings["source"] not in ("cluster", "files"):
         raise CrdsRoleError("source must be cluster or files, got %r" % (settings["source"],))
+    if settings["source"] == "files" and not settings["src"]:
+        raise CrdsRoleError("private_capi_crds_source is 'files' but private_capi_crds_src is empty: set it to a CRD file "
+                            "or directory")
     deploy_shim = bool(settings["conversion_shim"]) and not settings["conversion_webhook_url"]
     shim = (shim or {}) if deploy_shim else {}
     result = {

@@ -381,6 +381,22 @@ def _check_role_settings(settings):
     if settings["state"] not in STATES or settings["steps"] not in STEPS:
         raise SidecarError("state must be one of %s and steps one of %s, got %r and %r"
                            % (", ".join(STATES), ", ".join(STEPS), settings["state"], settings["steps"]))
+    if not settings["namespace"]:
+        raise SidecarError("private_capi_proxy_namespace is empty: give the HCP namespace whose Deployments get the "
+                           "sidecar")
+    if settings["state"] == "present":
+        port, metrics_port = _port(settings, "port"), _port(settings, "metrics_port")
+        if metrics_port <= 0 or metrics_port == port:
+            raise SidecarError("private_capi_proxy_metrics_port is %d: give a port above 0 other than the proxy port "
+                               "(private_capi_proxy_port, %d); the probes reach /healthz and /readyz there because "
+                               "the proxy itself listens on loopback only" % (metrics_port, port))
+
+
+def _port(settings, name):
+    try:
+        return int(settings.get(name))
+    except (TypeError, ValueError):
+        raise SidecarError("private_capi_proxy_%s must be a port number, got %r" % (name, settings.get(name)))
 
 
 def role_reads(settings):

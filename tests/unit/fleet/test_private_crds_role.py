@@ -121,3 +121,10 @@ def test_the_filters_return_what_the_functions_return():
     filters = FilterModule().filters()
     assert filters["private_crds_plan"](SETTINGS, SHIM) == role.plan(SETTINGS, SHIM)
     assert filters["private_crd_twin_problems"]([crd("cluster.x-k8s.io")]) == role.twin_problems([crd("cluster.x-k8s.io")])
+
+
+def test_files_as_source_without_src_stops_before_any_change_naming_both_variables():
+    with pytest.raises(AnsibleFilterError, match=r"^private_crds_plan: private_capi_crds_source is 'files' but "
+                                                 r"private_capi_crds_src is empty"):
+        FilterModule().filters()["private_crds_plan"](dict(SETTINGS, source="files"))
+    assert role.plan(dict(SETTINGS, source="files", src="/crds"))["src"] == "/crds"

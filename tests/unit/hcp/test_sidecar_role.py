@@ -284,3 +284,19 @@ def test_the_filters_return_what_the_functions_return():
     filters = FilterModule().filters()
     assert filters["proxy_reads"](SETTINGS) == sidecar.role_reads(SETTINGS)
     assert filters["proxy_plan"](READ, SETTINGS) == sidecar.role_plan(READ, SETTINGS)
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"namespace": ""}, "private_capi_proxy_namespace is empty"),
+    ({"metrics_port": 0}, "private_capi_proxy_metrics_port is 0"),
+    ({"metrics_port": "8080"}, "other than the proxy port (private_capi_proxy_port, 8080)"),
+    ({"port": "eighty"}, "private_capi_proxy_port must be a port number, got 'eighty'"),
+])
+def test_bad_settings_are_refused_before_the_read_naming_the_variable(change, named):
+    with pytest.raises(AnsibleFilterError, match=r"^proxy_reads: .*%s" % named.replace("(", r"\(").replace(")", r"\)")):
+        FilterModule().filters()["proxy_reads"](dict(SETTINGS, **change))
+
+
+def test_taking_the_sidecars_out_needs_no_metrics_port():
+    reads = FilterModule().filters()["proxy_reads"](dict(SETTINGS, state="absent", metrics_port=0))
+    assert reads[0] == {"api_version": "apps/v1", "kind": "Deployment", "namespace": NS}
