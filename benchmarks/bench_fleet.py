@@ -15,6 +15,12 @@ speed-up of serial 10 over serial 1.
     PRIVATE_CAPI_BENCH_FLEET=10 python -m benchmarks fleet
     PRIVATE_CAPI_BENCH_SERIALS=1,5,10                   # other batch sizes (default 1,10)
     PRIVATE_CAPI_BENCH_PROFILE=1                        # also print the 15 slowest tasks of each run
+    PRIVATE_CAPI_BENCH_STRATEGY=scale_down              # the strategy (default zero_stop, the roles' default)
+
+With zero_stop (the default) the sidecars the migration puts in run for real: the test bed's kubelet runs every Pod
+with the proxy's image on the KWOK node (testenv/cluster/pods.py, hybrid), one capi-proxy process per CAPI-dependent
+Deployment, so their start, their rolling update and the flip's acknowledgements are in the figures. Each run prints
+its phase breakdown (p50, max and sum over the clusters of each phase of the fleet report).
 
 The forks of each run are max(serial, 5) (Ansible's default is 5, which would cap serial 10 at 5 hosts at a time).
 
@@ -37,7 +43,7 @@ import time
 import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import build_report
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import PHASE_COLUMNS, build_report
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
 from testenv import REPO_ROOT, yamlio
@@ -65,6 +71,24 @@ def fleet_size():
     if count < 1:
         raise SystemExit("PRIVATE_CAPI_BENCH_FLEET must be at least 1, got %d" % count)
     return count
+
+
+def strategy():
+    value = os.environ.get("PRIVATE_CAPI_BENCH_STRATEGY", "zero_stop")
+    if value not in ("zero_stop", "scale_down"):
+        raise SystemExit("PRIVATE_CAPI_BENCH_STRATEGY must be zero_stop or scale_down, got %r" % value)
+    return value
+
+
+def phase_breakdown(report):
+    """[(phase, clusters, p50 s, max s, sum s)] over the report's clusters, in the report's column order."""
+    seconds = {}
+    for cluster in report["clusters"]:
+        for phase in cluster["phases"]:
+            seconds.setdefault(phase["name"], []).append(phase["seconds"])
+    order = [name for name in PHASE_COLUMNS if name in seconds] + sorted(set(seconds) - set(PHASE_COLUMNS))
+    return [(name, len(seconds[name]), sorted(seconds[name])[len(seconds[name]) // 2], max(seconds[name]),
+             sum(seconds[name])) for name in order]
 
 
 def serials():
@@ -121,12 +145,13 @@ def slowest_tasks(output, count=15):
     return sorted(rows, reverse=True)[:count]
 
 
-def run_fleet(workdir, seed, count, serial, profile=False):
-    """migrate_fleet.yml on a fresh server: wall times, per-cluster times, end states."""
+def run_fleet(workdir, seed, count, serial, profile=False, how="zero_stop"):
+    """migrate_fleet.yml on a fresh server: wall times, per-cluster times, end states, the phase breakdown."""
     server, inventory = start_loaded_server(workdir, seed, count)
     try:
         report_root = os.path.join(workdir, "reports")
-        extra_vars = dict(FAST_VARS, private_capi_fleet_serial=serial, private_capi_fleet_report_root=report_root)
+        extra_vars = dict(FAST_VARS, private_capi_fleet_serial=serial, private_capi_fleet_report_root=report_root,
+                          private_capi_migrate_strategy=how)
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
         if profile:
             env["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_tasks"
@@ -152,10 +177,12 @@ def run_fleet(workdir, seed, count, serial, profile=False):
         ends = [parse_time(record["marks"][-1]["at"]) for record in records]
         durations = [(end - start).total_seconds() for start, end in zip(starts, ends)]
         # the window without CAPI controllers, per cluster, as the fleet report computes it
-        window = build_report(records, "bench")["controllers_down"] or {}
+        report = build_report(records, "bench")
         return {"serial": serial, "wall": wall, "cpu": cpu, "migrate_wall": (max(ends) - min(starts)).total_seconds(),
                 "cluster_mean": sum(durations) / len(durations), "cluster_max": max(durations),
-                "cluster_p50": sorted(durations)[len(durations) // 2], "window": window,
+                "cluster_p50": sorted(durations)[len(durations) // 2], "window": report["controllers_down"] or {},
+                "paused": report["reconcile_paused"] or {}, "preinstall": report["preinstall"] or {},
+                "phases": phase_breakdown(report),
                 "slowest": slowest_tasks(completed.stdout) if profile else []}
     finally:
         server.stop()
@@ -165,18 +192,19 @@ def main():
     count = fleet_size()
     batch_sizes = serials()
     profile = os.environ.get("PRIVATE_CAPI_BENCH_PROFILE", "") not in ("", "0")
+    how = strategy()
     workdir = tempfile.mkdtemp(prefix="bench-fleet-")
     try:
         seed = os.path.join(workdir, "seed")
         fleet.seed_fleet_dir(seed, fleet.fleet_spec(count, machines=MACHINES))
         print("fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS/KubeVirt), a real control plane per run "
-              "(kube-apiserver, controllers, KWOK), pause settle and health stable periods 0; %d CPU cores"
-              % (count, MACHINES, os.cpu_count() or 0))
+              "(kube-apiserver, controllers, KWOK, the sidecars' Pods run for real), pause settle and health stable "
+              "periods 0; strategy %s; %d CPU cores" % (count, MACHINES, how, os.cpu_count() or 0))
         results = []
         for serial in batch_sizes:
             run_dir = os.path.join(workdir, "serial-%d" % serial)
             os.makedirs(run_dir)
-            results.append(run_fleet(run_dir, seed, count, serial, profile))
+            results.append(run_fleet(run_dir, seed, count, serial, profile, how))
             print("  serial %d done in %.1f s" % (serial, results[-1]["wall"]), flush=True)
         base = results[0]
         header = ("serial", "wall (s)", "migrate (s)", "per cluster (s)", "one cluster (s)", "CPU/cluster (s)", "speed-up")
@@ -198,16 +226,33 @@ def main():
             print("%-7d %9.2f %9.2f %11.1f %9.2f %11.2f" % (
                 result["serial"], window.get("p50_seconds", 0), window.get("max_seconds", 0),
                 window.get("sum_seconds", 0), window.get("own_p50_seconds", 0), window.get("waiting_p50_seconds", 0)))
-        print("targets (issue 20, 2 cores): figure, measured, target, verdict")
+        if how == "zero_stop":
+            print("zero stop: no controller stopped; CAPI reconciliation paused (pause to unpause) and the pre-install "
+                  "(the sidecars rolled in ahead, before any pause):")
+            print("%-7s %9s %9s %14s %18s %12s" % ("serial", "paused p50", "max (s)", "Pods replaced",
+                                                   "longest unready s", "rollout p50"))
+            for result in results:
+                paused, pre = result["paused"], result["preinstall"]
+                print("%-7d %9.2f %9.2f %14d %18.2f %12.2f" % (
+                    result["serial"], paused.get("p50_seconds", 0), paused.get("max_seconds", 0),
+                    pre.get("pods_replaced", 0), pre.get("longest_unready_seconds", 0), pre.get("p50_seconds", 0)))
+        for result in results:
+            print("phase breakdown, serial %d (seconds per cluster, from the fleet report's phases):" % result["serial"])
+            print("  %-11s %8s %8s %8s %9s" % ("phase", "clusters", "p50", "max", "sum"))
+            for name, clusters, p50, longest, total in result["phases"]:
+                print("  %-11s %8d %8.2f %8.2f %9.1f" % (name, clusters, p50, longest, total))
+        print("targets (issue 20, 2 cores; issue 46 for zero stop): figure, measured, target, verdict")
         targets = []
         alone = next((result for result in results if result["serial"] == 1), None)
-        if alone is not None:
+        if alone is not None and how == "scale_down":  # zero stop stops no controller: no window to take apart
             targets.append(("own part of the window p50, one at a time", alone["window"].get("own_p50_seconds", 0),
                             2.0, "s"))
+        if alone is not None:
             targets.append(("per-cluster overhead one at a time (p50)", alone["cluster_p50"], 8.0, "s"))
         batched = next((result for result in results if result["serial"] == 10), None)
         if batched is not None and count == 100:
-            targets.append(("100 clusters at serial 10, whole playbook", batched["wall"] / 60.0, 10.0, "min"))
+            targets.append(("100 clusters at serial 10, whole playbook", batched["wall"] / 60.0,
+                            5.0 if how == "zero_stop" else 10.0, "min"))
         for name, measured, target, unit in targets:
             verdict = "met" if measured < target else "MISSED"
             before = BEFORE_ONE_RUN_STEPS.get(name)

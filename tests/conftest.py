@@ -18,26 +18,32 @@ for path in (COLLECTIONS_ROOT, REPO_ROOT):
 # The costliest test files, costliest first (from `pytest --durations`): with `--dist loadfile` each file is one unit
 # of work handed out in collection order, so starting the long ones first keeps one worker from running a long file
 # alone at the end while the other idles. Files not listed keep their order, after these.
-HEAVY_FIRST = (  # minutes on the real control plane in a warm CI run (2 workers, 2 cores), 2026-11-24
-    "tests/integration/e2e/test_capi_controllers.py",  # ~13, mostly waiting (make test runs it in its own process)
-    "tests/integration/fleet/test_fleet_20.py",                   # 8
-    "tests/integration/move/test_capi_object_migrate_faults.py",  # 8
-    "tests/integration/fleet/test_step_failures.py",              # 5.4
-    "tests/integration/fleet/test_fencing.py",                    # 4
-    "tests/integration/fleet/test_least_privilege.py",            # 4 (estimated: 4 playbook runs, 3 short ones)
-    "tests/integration/fleet/test_steady.py",                     # 4 (estimated from its 3.4 min setup)
-    "tests/integration/fleet/test_resume.py",                     # 3
+HEAVY_FIRST = (  # minutes (setup + calls) in a warm `make test` with --durations=50 (2 workers, 2 cores), 2026-11-29
+    "tests/integration/e2e/test_capi_controllers.py",  # ~12, mostly waiting (make test runs it in its own process)
+    "tests/integration/fleet/test_zero_stop_crashes.py",          # 12.5 (3 trials; 2 by default since)
+    "tests/integration/fleet/test_fleet_20.py",                   # 7
+    "tests/integration/move/test_capi_object_migrate_faults.py",  # 5.6
+    "tests/integration/fleet/test_rollback_playbook.py",          # 3.8
+    "tests/integration/fleet/test_least_privilege.py",            # 3.7
+    "tests/integration/fleet/test_steady.py",                     # 3.5
+    "tests/integration/fleet/test_step_failures.py",              # 3.2
+    "tests/integration/fleet/test_resume.py",                     # 3.2
     "tests/integration/fleet/test_fleet_unreachable.py",          # 3 (make test runs it in the e2e lane)
-    "tests/integration/fleet/test_rescue_refused.py",             # 2 (estimated: 3 playbook runs, 2026-11-28)
-    "tests/integration/fleet/test_killed_run_fenced.py",          # 1.5 (make test runs it in the e2e lane)
-    "tests/integration/fleet/test_rollback_playbook.py",          # 2.7
-    "tests/integration/fleet/test_concurrency.py",                # 2.3
-    "tests/integration/collection/test_molecule.py",
-    "tests/integration/fleet/test_inventory.py",                  # 1.8
-    "tests/integration/collection/test_ansible_runner.py",        # 1.8
-    "tests/integration/fleet/test_dual_operator.py",              # 1.6
-    "tests/integration/fleet/test_check_mode.py",                 # 1.4
-    "tests/integration/proxy/test_role.py",
+    "tests/integration/fleet/test_fleet_budget.py",               # 3
+    "tests/integration/fleet/test_zero_stop_playbooks.py",        # 2.8
+    "tests/integration/fleet/test_fencing.py",                    # 2.3
+    "tests/integration/fleet/test_zero_stop.py",                  # 2
+    "tests/integration/collection/test_molecule.py",              # 3 (e2e lane)
+    "tests/integration/collection/test_ansible_runner.py",        # 2.3 (e2e lane)
+    "tests/integration/monitoring/test_exporter_prometheus.py",   # 1.7
+    "tests/integration/fleet/test_rescue_refused.py",             # 1.7
+    "tests/integration/fleet/test_concurrency.py",                # 1.5
+    "tests/integration/fleet/test_clusterctl_untouched.py",       # 1.5
+    "tests/integration/fleet/test_killed_run_fenced.py",          # 1.4 (e2e lane)
+    "tests/integration/fleet/test_check_mode.py",                 # 1.8 (e2e lane)
+    "tests/integration/fleet/test_inventory.py",                  # 1.2
+    "tests/integration/fleet/test_dual_operator.py",              # 1
+    "tests/integration/proxy/test_role.py",                       # 0.9
 )
 
 
