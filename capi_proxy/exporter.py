@@ -40,6 +40,10 @@ import ansible_collections.hypershift.private_capi.plugins.module_utils.state.ma
 
 GROUP, VERSION, PLURAL = "hypershift.openshift.io", "v1beta1", "hostedclusters"
 PREFIX = "hypershift_private_capi_"
+# The HostedCluster's namespace, twice on each of its series: `namespace` as HyperShift's own HostedCluster metrics
+# name it (platform monitoring keeps it, honorLabels), and `hostedcluster_namespace`, which the alerts group by because
+# OpenShift's user-workload monitoring overwrites `namespace` with the exporter's own (its enforced namespace label).
+NAMESPACE_LABELS = ("namespace", "hostedcluster_namespace")
 # Seconds of one finished migration: the enhancement's 5-15 minutes per HostedCluster in the middle.
 DURATION_BUCKETS = (60.0, 120.0, 180.0, 300.0, 450.0, 600.0, 900.0, 1200.0, 1800.0)
 # Label values the exporter takes from annotations are cut to this many characters (a record's size is bounded).
@@ -208,35 +212,35 @@ def families(records, synced=True, last_sync=None):
     durations = dict((outcome, []) for outcome in OUTCOMES)
     state = _gauge("hosted_cluster_state", "One series per HostedCluster and state: 1 for the state its migration "
                    "annotations are in (as the collection's state machine judges them), else 0.",
-                   ("namespace", "name", "state"))
+                   (NAMESPACE_LABELS + ("name", "state")))
     start = _gauge("migration_start_timestamp_seconds", "When the HostedCluster's last migration took its lock "
-                   "(legacy -> in-progress), Unix time.", ("namespace", "name"))
+                   "(legacy -> in-progress), Unix time.", (NAMESPACE_LABELS + ("name",)))
     end = _gauge("migration_end_timestamp_seconds", "When the HostedCluster's last migration ended (migrated or "
-                 "failed), Unix time.", ("namespace", "name"))
+                 "failed), Unix time.", (NAMESPACE_LABELS + ("name",)))
     lock = _gauge("migration_lock_info", "1 for each in-progress HostedCluster: the run holding its migration lock "
                   "(holder, the run id; empty when none is recorded) and the lock's direction (migrate or rollback).",
-                  ("namespace", "name", "holder", "direction"))
+                  (NAMESPACE_LABELS + ("name", "holder", "direction")))
     failure = _gauge("migration_failure_info", "1 for each failed HostedCluster, with its failure reason (the "
-                     "migration-failed annotation).", ("namespace", "name", "failure_reason"))
+                     "migration-failed annotation).", (NAMESPACE_LABELS + ("name", "failure_reason")))
     rollback_failed = _gauge("rollback_failed_info", "1 for each HostedCluster whose last rescue or rollback failed "
                              "(the capi-migration-rollback-failed annotation), with its note.",
-                             ("namespace", "name", "reason"))
+                             (NAMESPACE_LABELS + ("name", "reason")))
     for record in sorted(records, key=lambda each: (each.namespace, each.name)):
         by_state[record.state] += 1
         for each in machine.STATES:
-            state.add_metric([record.namespace, record.name, each], 1.0 if each == record.state else 0.0)
+            state.add_metric([record.namespace, record.namespace, record.name, each], 1.0 if each == record.state else 0.0)
         if record.start is not None:
-            start.add_metric([record.namespace, record.name], record.start)
+            start.add_metric([record.namespace, record.namespace, record.name], record.start)
         if record.end is not None:
-            end.add_metric([record.namespace, record.name], record.end)
+            end.add_metric([record.namespace, record.namespace, record.name], record.end)
             durations[record.outcome].append(record.end - record.start)
         if record.state == machine.IN_PROGRESS:
-            lock.add_metric([record.namespace, record.name, record.holder or "", record.direction or ""], 1.0)
+            lock.add_metric([record.namespace, record.namespace, record.name, record.holder or "", record.direction or ""], 1.0)
         if record.state == machine.FAILED:
-            failure.add_metric([record.namespace, record.name, record.failure_reason or ""], 1.0)
+            failure.add_metric([record.namespace, record.namespace, record.name, record.failure_reason or ""], 1.0)
             failed_reasons[record.failure_reason or ""] = failed_reasons.get(record.failure_reason or "", 0) + 1
         if record.rollback_failed:
-            rollback_failed.add_metric([record.namespace, record.name, record.rollback_failed], 1.0)
+            rollback_failed.add_metric([record.namespace, record.namespace, record.name, record.rollback_failed], 1.0)
     totals = [
         ("migrated_hosted_clusters_total", "HostedClusters migrated to the private CAPI types (a gauge: the name "
          "is HyperShift's design's).", by_state[machine.MIGRATED]),

@@ -11,6 +11,7 @@ import urllib.parse
 import urllib.request
 
 PREFIX = "hypershift_private_capi_"
+NS = "hostedcluster_namespace"  # plugins/module_utils/monitoring.py HC_NAMESPACE: kept where `namespace` is enforced
 TOTALS = (("migrated", PREFIX + "migrated_hosted_clusters_total"),
           ("pending", PREFIX + "pending_hosted_clusters_total"),
           ("in progress", PREFIX + "in_progress_hosted_clusters_total"),
@@ -37,16 +38,16 @@ def _value(prometheus_url, promql):
 def scraped(prometheus_url):
     """{totals: {name: int}, clusters: [{namespace, name, state, holder, failure_reason, seconds}], alerts: [...]}."""
     totals = dict((label, _value(prometheus_url, promql)) for label, promql in TOTALS)
-    holders = dict(((m.get("namespace"), m.get("name")), m.get("holder")) for m, _v in
+    holders = dict(((m.get(NS), m.get("name")), m.get("holder")) for m, _v in
                    query(prometheus_url, PREFIX + "migration_lock_info"))
-    reasons = dict(((m.get("namespace"), m.get("name")), m.get("failure_reason")) for m, _v in
+    reasons = dict(((m.get(NS), m.get("name")), m.get("failure_reason")) for m, _v in
                    query(prometheus_url, PREFIX + "migration_failure_info"))
-    durations = dict(((m.get("namespace"), m.get("name")), value) for m, value in query(
+    durations = dict(((m.get(NS), m.get("name")), value) for m, value in query(
         prometheus_url, "%smigration_end_timestamp_seconds - %smigration_start_timestamp_seconds" % (PREFIX, PREFIX)))
     clusters = []
     for metric, _value_ in sorted(query(prometheus_url, "%shosted_cluster_state == 1" % PREFIX),
-                                  key=lambda sample: (sample[0].get("namespace", ""), sample[0].get("name", ""))):
-        key = (metric.get("namespace"), metric.get("name"))
+                                  key=lambda sample: (sample[0].get(NS, ""), sample[0].get("name", ""))):
+        key = (metric.get(NS), metric.get("name"))
         clusters.append({"namespace": key[0], "name": key[1], "state": metric.get("state"),
                          "holder": holders.get(key), "failure_reason": reasons.get(key),
                          "seconds": durations.get(key)})
@@ -71,7 +72,7 @@ def print_scraped(prometheus_url, out=None):
         out.write("  %s/%s: %s%s\n" % (cluster["namespace"], cluster["name"], cluster["state"], detail))
     for alert in found["alerts"]:
         out.write("  ALERT %s %s\n" % (alert.get("alertname"), " ".join(
-            "%s=%s" % (key, alert[key]) for key in ("namespace", "name", "pod") if key in alert)))
+            "%s=%s" % (key, alert[key]) for key in (NS, "namespace", "name", "pod") if key in alert)))
     return found
 
 

@@ -22,6 +22,9 @@ RUNBOOK_BASE = "https://github.com/openshift/hypershift/blob/main/docs/operator-
 # without this module importing the sidecar's).
 SIDECAR_CONTAINER = "kube-apiserver-proxy"
 STUCK_SECONDS = 3600
+# The label the alerts name a HostedCluster's namespace by (the exporter's NAMESPACE_LABELS; a unit test keeps them
+# equal): its series also carry `namespace`, which user-workload monitoring overwrites with the exporter's namespace.
+HC_NAMESPACE = "hostedcluster_namespace"
 DEFAULTS = {"namespace": "hypershift", "shim_name": "capi-conversion-shim", "exporter_name": "capi-conversion-shim-exporter",
             "rule_name": "hypershift-private-capi", "runbook_base": RUNBOOK_BASE}
 ALERTS = ("HyperShiftPrivateCAPIMigrationFailed", "HyperShiftPrivateCAPIMigrationStuck",
@@ -35,6 +38,8 @@ def _anchor(alert):
 
 
 def _alert(alert, expr, for_, severity, summary, description, settings):
+    """One alerting rule; @ns@ in its expression and texts names the HostedCluster's namespace label (HC_NAMESPACE)."""
+    expr, summary, description = (text.replace("@ns@", HC_NAMESPACE) for text in (expr, summary, description))
     rule = {"alert": alert, "expr": expr}
     if for_:
         rule["for"] = for_
@@ -49,36 +54,36 @@ def alerting_rules(settings=None):
     settings = dict(DEFAULTS, **(settings or {}))
     shim = "%s/%s" % (settings["namespace"], settings["shim_name"])
     migrated_hcp_namespaces = (
-        'label_join(\n    max by (namespace, name) (%shosted_cluster_state{state="migrated"}) == 1,\n'
-        '    "namespace", "-", "namespace", "name"\n  )' % PREFIX)
+        'label_join(\n    max by (@ns@, name) (%shosted_cluster_state{state="migrated"}) == 1,\n'
+        '    "namespace", "-", "@ns@", "name"\n  )' % PREFIX)
     return [
         _alert("HyperShiftPrivateCAPIMigrationFailed",
-               "max by (namespace, name, failure_reason) (%smigration_failure_info) == 1" % PREFIX, "", "warning",
-               "The private CAPI migration of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} failed.",
-               "HostedCluster {{ $labels.namespace }}/{{ $labels.name }} is in the failed state: its migration was "
+               "max by (@ns@, name, failure_reason) (%smigration_failure_info) == 1" % PREFIX, "", "warning",
+               "The private CAPI migration of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} failed.",
+               "HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} is in the failed state: its migration was "
                "rolled back and the legacy operator reconciles it again. Reason: {{ $labels.failure_reason }}. "
                "Remediate, then re-run migrate_fleet.yml with -e private_capi_migrate_retry_failed=true.", settings),
         _alert("HyperShiftPrivateCAPIMigrationStuck",
-               "(time() - max by (namespace, name) (%smigration_start_timestamp_seconds))\n"
-               "  * on (namespace, name) group_left (holder, direction)\n"
-               "    max by (namespace, name, holder, direction) (%smigration_lock_info)\n"
+               "(time() - max by (@ns@, name) (%smigration_start_timestamp_seconds))\n"
+               "  * on (@ns@, name) group_left (holder, direction)\n"
+               "    max by (@ns@, name, holder, direction) (%smigration_lock_info)\n"
                "  > %d" % (PREFIX, PREFIX, STUCK_SECONDS), "", "critical",
-               "HostedCluster {{ $labels.namespace }}/{{ $labels.name }} has been in progress for over an hour.",
-               "The {{ $labels.direction }} lock of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} is held "
+               "HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} has been in progress for over an hour.",
+               "The {{ $labels.direction }} lock of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} is held "
                "by run {{ $labels.holder }}; it started {{ $value | humanizeDuration }} ago and a migration takes minutes. "
                "If that run died, resume it: migrate_fleet.yml (or rollback.yml for a rollback) with its run id "
                "{{ $labels.holder }}.", settings),
         _alert("HyperShiftPrivateCAPIRollbackFailed",
-               "max by (namespace, name, reason) (%srollback_failed_info) == 1" % PREFIX, "", "critical",
-               "A rescue or rollback of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} failed.",
-               "The last rescue or rollback of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} failed "
+               "max by (@ns@, name, reason) (%srollback_failed_info) == 1" % PREFIX, "", "critical",
+               "A rescue or rollback of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} failed.",
+               "The last rescue or rollback of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} failed "
                "({{ $labels.reason }}): its CAPI objects or controllers may be half way. Resume the rollback with "
                "its run id before anything else touches the cluster.", settings),
         _alert("HyperShiftPrivateCAPIInvalidState",
-               "max by (namespace, name) (%shosted_cluster_state{state=\"invalid\"}) == 1" % PREFIX, "15m", "warning",
-               "The migration annotations of HostedCluster {{ $labels.namespace }}/{{ $labels.name }} cannot be "
+               "max by (@ns@, name) (%shosted_cluster_state{state=\"invalid\"}) == 1" % PREFIX, "15m", "warning",
+               "The migration annotations of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} cannot be "
                "judged.",
-               "HostedCluster {{ $labels.namespace }}/{{ $labels.name }} has contradictory or malformed migration "
+               "HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} has contradictory or malformed migration "
                "annotations (the exporter's log says which); no run migrates it until it is repaired with "
                "migration_state state=query repair=true.", settings),
         _alert("HyperShiftPrivateCAPIConversionShimNotReady",

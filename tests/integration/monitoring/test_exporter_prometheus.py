@@ -82,7 +82,7 @@ def test_prometheus_counts_what_the_fleet_report_counts(world):
         return {promql: scalar(prometheus, promql) for promql in expected}
     wait_for(lambda: seen() == expected, "Prometheus's totals to equal the report's: %s" % expected, timeout=60,
              interval=0.5)
-    failure = scalar(prometheus, '%smigration_failure_info{namespace="clusters", name="%s"}' % (P, FAULTY))
+    failure = scalar(prometheus, '%smigration_failure_info{hostedcluster_namespace="clusters", name="%s"}' % (P, FAULTY))
     assert failure == 1
     # the Failed alert fires for it (the rule file loaded into this Prometheus)
     wait_for(lambda: scalar(prometheus, 'ALERTS{alertname="HyperShiftPrivateCAPIMigrationFailed", '
@@ -103,4 +103,4 @@ def test_the_demo_prints_what_prometheus_holds(world):
     text = out.getvalue()
     assert found["totals"]["migrated"] == 1 and found["totals"]["failed"] == 1, text
     assert "clusters/hc-01: migrated" in text and "clusters/hc-02: failed (" in text and "clusters/hc-03: legacy" in text
-    assert "ALERT HyperShiftPrivateCAPIMigrationFailed namespace=clusters name=hc-02" in text, text
+    assert "ALERT HyperShiftPrivateCAPIMigrationFailed hostedcluster_namespace=clusters name=hc-02" in text, text

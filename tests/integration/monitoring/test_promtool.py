@@ -64,9 +64,18 @@ def _case(alert, at, expected):
     return {"eval_time": at, "alertname": alert, "exp_alerts": expected}
 
 
-STUCK = {"namespace": "clusters", "name": "stuck-1"}
-DONE = {"namespace": "clusters", "name": "done-1"}
-BAD = {"namespace": "clusters", "name": "bad-1", "failure_reason": "copy: the API server refused the Machine"}
+# A HostedCluster's series as user-workload monitoring stores them: `namespace` overwritten with the exporter's own (its
+# enforced namespace label), the HostedCluster's namespace in hostedcluster_namespace, which the alerts name it by.
+NS = monitoring.HC_NAMESPACE
+STUCK = {NS: "clusters", "name": "stuck-1"}
+DONE = {NS: "clusters", "name": "done-1"}
+BAD = {NS: "clusters", "name": "bad-1", "failure_reason": "copy: the API server refused the Machine"}
+ODD = {NS: "clusters", "name": "odd-1"}
+ROLLBACK = {NS: "clusters", "name": "bad-1", "reason": "scale back: gone"}
+
+
+def _exported(labels):
+    return dict(labels, namespace="hypershift")
 HOLDER = {"holder": "20261101T120000-abc", "direction": "migrate"}
 P = monitoring.PREFIX
 
@@ -75,17 +84,15 @@ def rule_tests(rule_file):
     minutes = "x80"
     series = [
         # stuck-1: took its lock at time 0 and holds it since; done-1: took it at 0 and finished at 10 min
-        _series(P + "migration_start_timestamp_seconds", STUCK, "0" + minutes),
-        _series(P + "migration_lock_info", dict(STUCK, **HOLDER), "1" + minutes),
-        _series(P + "hosted_cluster_state", dict(STUCK, state="in-progress"), "1" + minutes),
-        _series(P + "migration_start_timestamp_seconds", DONE, "0" + minutes),
-        _series(P + "migration_end_timestamp_seconds", DONE, "600" + minutes),
-        _series(P + "hosted_cluster_state", dict(DONE, state="migrated"), "1" + minutes),
-        _series(P + "migration_failure_info", BAD, "1" + minutes),
-        _series(P + "rollback_failed_info", {"namespace": "clusters", "name": "bad-1", "reason": "scale back: gone"},
-                "1" + minutes),
-        _series(P + "hosted_cluster_state", {"namespace": "clusters", "name": "odd-1", "state": "invalid"},
-                "1" + minutes),
+        _series(P + "migration_start_timestamp_seconds", _exported(STUCK), "0" + minutes),
+        _series(P + "migration_lock_info", _exported(dict(STUCK, **HOLDER)), "1" + minutes),
+        _series(P + "hosted_cluster_state", _exported(dict(STUCK, state="in-progress")), "1" + minutes),
+        _series(P + "migration_start_timestamp_seconds", _exported(DONE), "0" + minutes),
+        _series(P + "migration_end_timestamp_seconds", _exported(DONE), "600" + minutes),
+        _series(P + "hosted_cluster_state", _exported(dict(DONE, state="migrated")), "1" + minutes),
+        _series(P + "migration_failure_info", _exported(BAD), "1" + minutes),
+        _series(P + "rollback_failed_info", _exported(ROLLBACK), "1" + minutes),
+        _series(P + "hosted_cluster_state", _exported(dict(ODD, state="invalid")), "1" + minutes),
         _series(P + "migrated_hosted_clusters_total", {}, "1" + minutes),
         # the shim: no replica available for its whole life
         _series("kube_deployment_spec_replicas", SHIM, "2" + minutes),
@@ -103,11 +110,10 @@ def rule_tests(rule_file):
                                                                        stuck_labels, "1h 1m 0s")]),
         _case("HyperShiftPrivateCAPIMigrationFailed", "1m", [_expected("HyperShiftPrivateCAPIMigrationFailed", BAD)]),
         _case("HyperShiftPrivateCAPIRollbackFailed", "1m", [_expected(
-            "HyperShiftPrivateCAPIRollbackFailed", {"namespace": "clusters", "name": "bad-1",
-                                                    "reason": "scale back: gone"})]),
+            "HyperShiftPrivateCAPIRollbackFailed", ROLLBACK)]),
         _case("HyperShiftPrivateCAPIInvalidState", "10m", []),
         _case("HyperShiftPrivateCAPIInvalidState", "16m", [_expected(
-            "HyperShiftPrivateCAPIInvalidState", {"namespace": "clusters", "name": "odd-1"})]),
+            "HyperShiftPrivateCAPIInvalidState", ODD)]),
         _case("HyperShiftPrivateCAPIConversionShimNotReady", "3m", []),
         _case("HyperShiftPrivateCAPIConversionShimNotReady", "6m", [_expected(
             "HyperShiftPrivateCAPIConversionShimNotReady", {})]),

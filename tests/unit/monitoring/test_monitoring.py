@@ -51,7 +51,8 @@ def test_every_series_and_label_is_documented():
     guide = _guide()
     for name in _exported_names():
         assert "`%s`" % name in guide or "`%s` (histogram" % name in guide, name
-    for label in ("namespace", "name", "state", "failure_reason", "holder", "direction", "outcome", "reason"):
+    for label in ("namespace", "hostedcluster_namespace", "name", "state", "failure_reason", "holder", "direction",
+                  "outcome", "reason"):
         assert "`%s`" % label in guide, label
 
 
@@ -64,6 +65,21 @@ def test_the_expressions_name_only_series_that_exist():
 
 def test_the_sidecar_container_is_the_one_the_collection_deploys():
     assert monitoring.SIDECAR_CONTAINER == sidecar.CONTAINER_NAME
+
+
+def test_every_hostedcluster_series_carries_its_namespace_twice_and_the_alerts_read_the_label_uwm_keeps():
+    cache = exporter.FleetCache()
+    cache.replace([{"metadata": {"namespace": "clusters", "name": "hc-1", "annotations": {}}}], now=1.0)
+    per_cluster = [sample for family in exporter.families(cache.snapshot(), True, 1.0) for sample in family.samples
+                   if "name" in sample.labels]
+    assert per_cluster and all(sample.labels["namespace"] == sample.labels[monitoring.HC_NAMESPACE] == "clusters"
+                               for sample in per_cluster)
+    assert exporter.NAMESPACE_LABELS == ("namespace", monitoring.HC_NAMESPACE)
+    for rule in monitoring.alerting_rules():
+        if "hypershift_private_capi_" in rule["expr"] and "name" in rule["expr"]:
+            # user-workload monitoring overwrites `namespace` with the exporter's: no HostedCluster alert groups by it
+            assert "(namespace, name" not in rule["expr"] and "$labels.namespace }}/{{ $labels.name" not in str(
+                rule["annotations"]), rule["alert"]
 
 
 def test_the_settings_name_the_shim_and_the_exporter():
