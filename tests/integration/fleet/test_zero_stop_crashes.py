@@ -4,8 +4,10 @@ the same run id: every cluster converges to migrated with nothing lost; rollback
 converges back to legacy with nothing lost. Between trials the sidecars are taken out again (api_proxy, state absent)
 on every other trial, so that the pre-install runs, and is killed, again.
 
-Each trial's kill point is uniform over the span of the new phases, measured by a first calibration run of each
-playbook (from the playbook's start to the end of its last new phase). PRIVATE_CAPI_CRASH_TRIALS trials (default 2 in
+Each trial's kill point is uniform over the span of the new phases as a calibration run of the same kind measured
+them: a warm run (the CRDs and the shim already there, as in every trial), with the sidecars out (the even trials:
+the pre-install runs) or in (the odd ones), the span taken from the phases' own marks against the playbook's launch.
+A kill that came after the run's end would test nothing: the test fails if the killed run's log holds its recap. PRIVATE_CAPI_CRASH_TRIALS trials (default 2 in
 `make test`; the closing figures are for 20) from PRIVATE_CAPI_CRASH_SEED (default 46).
 """
 import json
@@ -13,7 +15,7 @@ import os
 import random
 import subprocess
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pytest
 
@@ -33,9 +35,34 @@ MIGRATE_PHASES = ("sidecar", "check", "pause", "copy", "flip", "resume")  # the 
 QUIET_SECONDS = 5  # a module process of a killed run may outlive it (as on a real controller): let it end
 
 
-def mark_seconds(start, mark):
-    return (datetime.strptime(mark, "%Y-%m-%dT%H:%M:%S.%f") - datetime.strptime(start, "%Y-%m-%dT%H:%M:%S.%f")
-            ).total_seconds()
+def mark_epoch(mark):
+    """A phase mark's time (UTC, as the modules write them) as Unix time."""
+    return datetime.strptime(mark, "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+
+
+def calibrate(world, run_id):
+    """(first start, last end) of the new phases in a whole migrate_fleet.yml run, seconds after its launch."""
+    launched = time.time()
+    migrated = run_playbook("migrate_fleet.yml", world["inventory"], extra(world, run_id, run_id))
+    assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-5000:]
+    report = read_report(os.path.join(world["tmp"], run_id))
+    spans = [(mark_epoch(phase["start"]) - launched, mark_epoch(phase["end"]) - launched)
+             for cluster in report["clusters"] for phase in cluster["phases"] if phase["name"] in MIGRATE_PHASES]
+    return min(start for start, _end in spans), max(end for _start, end in spans)
+
+
+def ended_before(log):
+    """Whether the killed playbook had ended already (its log holds the recap)."""
+    with open(log) as handle:
+        return "PLAY RECAP" in handle.read()
+
+
+def roll_back(world):
+    started = time.time()
+    rolled = run_playbook("rollback.yml", world["inventory"], {"private_capi_rollback_names": list(NAMES)})
+    assert rolled.returncode == 0, (rolled.stdout + rolled.stderr)[-5000:]
+    assert not content_problems(world, migrated=False), content_problems(world, migrated=False)[:5]
+    return time.time() - started
 
 
 @pytest.fixture(scope="module")
@@ -94,31 +121,27 @@ def killed_then_rerun(world, playbook, variables, at_seconds, log):
 
 def test_killed_at_random_points_of_the_new_phases_every_cluster_converges(world):
     server = world["server"]
-    # calibration: each playbook once, whole, to measure where its new phases lie
-    started = time.time()
-    migrated = run_playbook("migrate_fleet.yml", world["inventory"], extra(world, "crash-calibrate", "r-cal"))
-    assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-5000:]
-    report = read_report(os.path.join(world["tmp"], "r-cal"))
-    spans = [(mark_seconds(report["started"], phase["start"]), mark_seconds(report["started"], phase["end"]))
-             for cluster in report["clusters"] for phase in cluster["phases"] if phase["name"] in MIGRATE_PHASES]
-    offset = max((time.time() - started) - report["wall_seconds"], 0.0)  # ansible's start and end beside the marks
-    migrate_window = (offset + min(s for s, _e in spans), offset + max(e for _s, e in spans))
-    started = time.time()
-    rolled = run_playbook("rollback.yml", world["inventory"], {"private_capi_rollback_names": list(NAMES)})
-    assert not content_problems(world, migrated=False), content_problems(world, migrated=False)[:5]
-    assert rolled.returncode == 0, (rolled.stdout + rolled.stderr)[-5000:]
-    rollback_window = (2.0, time.time() - started)
+    # a first whole run puts the CRDs and the shim in (no trial's run does that), then one calibration of each kind
+    assert calibrate(world, "crash-warm")
+    roll_back(world)
+    sidecars_out(world)
+    windows = {True: calibrate(world, "crash-cal-out")}  # sidecars out: the pre-install runs
+    rollback_window = (2.0, roll_back(world))
+    windows[False] = calibrate(world, "crash-cal-in")  # sidecars in (the way back leaves them in, passthrough)
+    roll_back(world)
     assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}
-    print("kill windows: migrate %.1f-%.1f s, rollback %.1f-%.1f s" % (migrate_window + rollback_window))
+    print("kill windows: migrate, sidecars out %.1f-%.1f s, in %.1f-%.1f s; rollback %.1f-%.1f s"
+          % (windows[True] + windows[False] + rollback_window))
     rng = random.Random(SEED)
     trials = []
     for trial in range(TRIALS):
         if trial % 2 == 0:
             sidecars_out(world)  # the next migration puts them in ahead again (its pre-install killed too)
-        at = rng.uniform(*migrate_window)
+        at = rng.uniform(*windows[trial % 2 == 0])
         run_id = "crash-%d-%d" % (SEED, trial)
-        killed = killed_then_rerun(world, "migrate_fleet.yml", extra(world, run_id, "r-%d" % trial), at,
-                                   os.path.join(world["tmp"], "migrate-%d.log" % trial))
+        log = os.path.join(world["tmp"], "migrate-%d.log" % trial)
+        killed = killed_then_rerun(world, "migrate_fleet.yml", extra(world, run_id, "r-%d" % trial), at, log)
+        landed = not ended_before(log)
         assert hostedcluster_states(server) == {name: "migrated" for name in NAMES}, (trial, at)
         for name in NAMES:
             mode = server.request("GET", "/api/v1/namespaces/%s/configmaps/capi-proxy-mode" % hcp_ns(name)).json()
@@ -126,11 +149,17 @@ def test_killed_at_random_points_of_the_new_phases_every_cluster_converges(world
         problems = content_problems(world, migrated=True)
         assert not problems, (trial, at, problems[:5])
         back_at = rng.uniform(*rollback_window)
+        back_log = os.path.join(world["tmp"], "rollback-%d.log" % trial)
         back_killed = killed_then_rerun(world, "rollback.yml", {"private_capi_rollback_names": list(NAMES),
                                                                 "private_capi_rollback_run_id": run_id + "-back"}, back_at,
-                                        os.path.join(world["tmp"], "rollback-%d.log" % trial))
+                                        back_log)
         assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}, (trial, back_at)
         problems = content_problems(world, migrated=False)
         assert not problems, (trial, back_at, problems[:5])
-        trials.append((trial, round(at, 1), killed, round(back_at, 1), back_killed))
-    print("trials (seed %d): %s" % (SEED, trials))
+        trials.append((trial, round(at, 1), killed, landed, round(back_at, 1), back_killed, not ended_before(back_log)))
+    print("trials (seed %d; trial, kill s, states left, killed mid-run; the same for the way back): %s" % (SEED, trials))
+    # a kill after the run's end tests nothing: most must land inside the run (the windows are the calibration's, a
+    # trial's run may be quicker or slower than it was)
+    migrate_landed = sum(1 for entry in trials if entry[3])
+    rollback_landed = sum(1 for entry in trials if entry[6])
+    assert migrate_landed >= max(1, TRIALS // 2) and rollback_landed >= max(1, TRIALS // 2), trials
