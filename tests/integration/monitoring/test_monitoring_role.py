@@ -132,7 +132,8 @@ def test_the_role_runs_the_exporter_which_lists_the_fleet_in_cluster(server, pla
         text = response.read().decode()
     assert "\nhypershift_private_capi_migrated_hosted_clusters_total 1.0\n" in text, text[:3000]
     assert "\nhypershift_private_capi_pending_hosted_clusters_total 1.0\n" in text, text[:3000]
-    assert 'hypershift_private_capi_hosted_cluster_state{name="hc-done",namespace="clusters",state="migrated"} 1.0' \
+    assert ('hypershift_private_capi_hosted_cluster_state{hostedcluster_namespace="clusters",name="hc-done",'
+            'namespace="clusters",state="migrated"} 1.0') \
         in text
     # the shim's Service does not select the exporter's Pod
     shim_service = get(server, "/api/v1/namespaces/%s/services/capi-conversion-webhook-shim" % NAMESPACE)

@@ -150,6 +150,8 @@ def _scrape(cache):
 
 
 def _value(samples, metric, **labels):
+    if "namespace" in labels and "name" in labels:  # a HostedCluster's series: its namespace under both labels
+        labels[exporter.NAMESPACE_LABELS[1]] = labels["namespace"]
     return samples.get((exporter.PREFIX + metric, tuple(sorted(labels.items()))))
 
 
