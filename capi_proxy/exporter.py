@@ -227,20 +227,21 @@ def families(records, synced=True, last_sync=None):
                              (NAMESPACE_LABELS + ("name", "reason")))
     for record in sorted(records, key=lambda each: (each.namespace, each.name)):
         by_state[record.state] += 1
+        who = [record.namespace] * len(NAMESPACE_LABELS) + [record.name]  # the values of NAMESPACE_LABELS + name
         for each in machine.STATES:
-            state.add_metric([record.namespace, record.namespace, record.name, each], 1.0 if each == record.state else 0.0)
+            state.add_metric(who + [each], 1.0 if each == record.state else 0.0)
         if record.start is not None:
-            start.add_metric([record.namespace, record.namespace, record.name], record.start)
+            start.add_metric(who, record.start)
         if record.end is not None:
-            end.add_metric([record.namespace, record.namespace, record.name], record.end)
+            end.add_metric(who, record.end)
             durations[record.outcome].append(record.end - record.start)
         if record.state == machine.IN_PROGRESS:
-            lock.add_metric([record.namespace, record.namespace, record.name, record.holder or "", record.direction or ""], 1.0)
+            lock.add_metric(who + [record.holder or "", record.direction or ""], 1.0)
         if record.state == machine.FAILED:
-            failure.add_metric([record.namespace, record.namespace, record.name, record.failure_reason or ""], 1.0)
+            failure.add_metric(who + [record.failure_reason or ""], 1.0)
             failed_reasons[record.failure_reason or ""] = failed_reasons.get(record.failure_reason or "", 0) + 1
         if record.rollback_failed:
-            rollback_failed.add_metric([record.namespace, record.namespace, record.name, record.rollback_failed], 1.0)
+            rollback_failed.add_metric(who + [record.rollback_failed], 1.0)
     totals = [
         ("migrated_hosted_clusters_total", "HostedClusters migrated to the private CAPI types (a gauge: the name "
          "is HyperShift's design's).", by_state[machine.MIGRATED]),

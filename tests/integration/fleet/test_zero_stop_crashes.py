@@ -7,8 +7,9 @@ on every other trial, so that the pre-install runs, and is killed, again.
 Each trial's kill point is uniform over the span of the new phases as a calibration run of the same kind measured
 them: a warm run (the CRDs and the shim already there, as in every trial), with the sidecars out (the even trials:
 the pre-install runs) or in (the odd ones), the span taken from the phases' own marks against the playbook's launch.
-A kill that came after the run's end would test nothing: the test fails if the killed run's log holds its recap. PRIVATE_CAPI_CRASH_TRIALS trials (default 2 in
-`make test`; the closing figures are for 20) from PRIVATE_CAPI_CRASH_SEED (default 46).
+A kill that came after the run's end (its log holds the recap) tests nothing: the test fails unless at least half the
+kills of each playbook landed inside its run. PRIVATE_CAPI_CRASH_TRIALS trials (default 2 in `make test`; the closing
+figures are for 20) from PRIVATE_CAPI_CRASH_SEED (default 46).
 """
 import json
 import os
@@ -19,6 +20,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from testenv import REPO_ROOT
 from testenv.hcp import fleet
 from tests.integration.fleet.support import (
@@ -37,7 +39,7 @@ QUIET_SECONDS = 5  # a module process of a killed run may outlive it (as on a re
 
 def mark_epoch(mark):
     """A phase mark's time (UTC, as the modules write them) as Unix time."""
-    return datetime.strptime(mark, "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+    return datetime.strptime(mark, MARK_TIME_FORMAT).replace(tzinfo=timezone.utc).timestamp()
 
 
 def calibrate(world, run_id):
@@ -122,7 +124,7 @@ def killed_then_rerun(world, playbook, variables, at_seconds, log):
 def test_killed_at_random_points_of_the_new_phases_every_cluster_converges(world):
     server = world["server"]
     # a first whole run puts the CRDs and the shim in (no trial's run does that), then one calibration of each kind
-    assert calibrate(world, "crash-warm")
+    calibrate(world, "crash-warm")
     roll_back(world)
     sidecars_out(world)
     windows = {True: calibrate(world, "crash-cal-out")}  # sidecars out: the pre-install runs
