@@ -11,7 +11,11 @@ except ImportError:  # pragma: no cover - the stdlib writes the same lines, slow
     orjson = None
 
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
-_PENDING_LINES_MAX = 256  # a loop turn that logs more writes them as they come, 256 at a time
+_PENDING_LINES_MAX = 256  # more pending lines are written as they come, 256 at a time
+# Debug and info lines wait at most this long to be written with others (a process killed meanwhile loses them);
+# warnings and errors go out at the loop's next turn, with whatever waits before them.
+BATCH_SECONDS = 0.1
+_AT_NEXT_TURN = LEVELS["warning"]
 # Defence in depth: nothing should ever pass a credential here, but scrub anything that looks like one.
 _SECRET_PATTERNS = (
     re.compile(r"(?i)((?:bearer|basic)\s+)[^\s\"',]+"),
@@ -46,9 +50,11 @@ def scrub(text):
 
 
 class JsonLogger(object):
-    """One JSON line per event. Inside a running event loop the lines of one loop turn go out together at the start of
-    the next (one write, after the answers of this turn were handed to their sockets: a request's line costs its
-    client no wait), in order; elsewhere each at once. flush() writes what is pending."""
+    """One JSON line per event. Inside a running event loop lines are gathered and written together, in order: a
+    warning or an error with whatever is pending at the loop's next turn, debug and info lines (a request's line,
+    one per request) at most BATCH_SECONDS later, so that a busy proxy writes a few times a second instead of once
+    per request (a write to stderr per request was a tenth of a GET's CPU); elsewhere each at once. flush() writes
+    what is pending (the proxy does once its loop has ended)."""
 
     def __init__(self, level="info", stream=None, component="capi-proxy"):
         if level not in LEVELS:
@@ -56,8 +62,10 @@ class JsonLogger(object):
         self.threshold = LEVELS[level]
         self.stream = stream or sys.stderr
         self.component = component
-        self._pending = []  # lines of this loop turn, in order
+        self._pending = []  # lines not written yet, in order
         self._pending_loop = None  # the loop that flushes them
+        self._flush_handle = None  # its flush, due at the next turn (warnings, errors) or BATCH_SECONDS later
+        self._flush_at_next_turn = None
 
     def enabled(self, level):
         return LEVELS[level] >= self.threshold
@@ -77,9 +85,13 @@ class JsonLogger(object):
         except RuntimeError:
             loop = None
         pending = self._pending
+        urgent = LEVELS[level] >= _AT_NEXT_TURN
         if pending:
             if loop is self._pending_loop and len(pending) < _PENDING_LINES_MAX:
                 pending.append(line)
+                if urgent and self._flush_at_next_turn is False:
+                    self._flush_handle.cancel()
+                    self._schedule(loop, True)
                 return
             self.flush()  # another loop's lines (or too many): out first, in order
         if loop is None:  # no event loop: the line goes out now
@@ -87,10 +99,17 @@ class JsonLogger(object):
             return
         pending.append(line)
         self._pending_loop = loop
-        loop.call_soon(self.flush)
+        self._schedule(loop, urgent)
+
+    def _schedule(self, loop, at_next_turn):
+        self._flush_at_next_turn = at_next_turn
+        self._flush_handle = loop.call_soon(self.flush) if at_next_turn else loop.call_later(BATCH_SECONDS, self.flush)
 
     def flush(self):
-        """Write the pending lines now (the event loop does at its next turn)."""
+        """Write the pending lines now (the event loop does when they are due)."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = self._flush_at_next_turn = None
         if self._pending:
             text = "".join(self._pending)
             del self._pending[:]

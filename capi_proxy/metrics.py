@@ -4,8 +4,12 @@ Label values a client chooses (the API group in its path, an HTTP method) are ne
 group is labelled by name only when the API server serves it (or its private twin), a verb only when it
 is a Kubernetes verb; anything else is counted under "other", so no request can add a series.
 """
+import bisect
+
 import prometheus_client
 from prometheus_client import exposition
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+from prometheus_client.utils import floatToGoString
 
 prometheus_client.disable_created_metrics()  # the *_created series double the output and no dashboard reads them
 
@@ -50,15 +54,101 @@ class Registry(object):
 
 
 class _Metric(object):
-    factory = None
+    """A Prometheus metric of fixed label names; label values are given positionally, in labelnames' order."""
 
-    def __init__(self, registry, name, help_text, labelnames=(), **options):
+    def __init__(self, registry, name, help_text, labelnames=()):
         self.registry = registry
         self.name = name
+        self.help_text = help_text
         self.labelnames = tuple(labelnames)
-        self.metric = self.factory(name, help_text, self.labelnames, registry=registry.collectors, **options)
-        # prometheus-client's labels() checks and locks on every call (a fifth of a GET's metric time); its children
-        # live as long as the metric, and label values come from bounded sets, so each is looked up once
+
+    def labels_dict(self, labelvalues):
+        return dict(zip(self.labelnames, labelvalues))
+
+
+class _Collected(_Metric):
+    """A counter or histogram whose values are plain numbers kept here, one entry per label values, and handed to
+    prometheus-client only when it is scraped (a collector of the registry). prometheus-client's own counters and
+    histograms take a lock per increment (two per observation) and check their labels on every call: a fifth of
+    what the proxy adds to a GET went to its five metric updates. The proxy and the shim update their metrics on
+    their event loop's thread only, which is also where a scrape reads them."""
+
+    def __init__(self, registry, name, help_text, labelnames=()):
+        super().__init__(registry, name, help_text, labelnames)
+        self._values = {}
+        if not self.labelnames:  # like prometheus-client: a metric without labels is exposed from the start
+            self._values[()] = self._zero()
+        registry.collectors.register(self)
+
+    def describe(self):
+        return [self._family()]
+
+    def collect(self):
+        family = self._family()
+        for labelvalues, value in list(self._values.items()):
+            self._add(family, labelvalues, value)
+        return [family]
+
+
+class Counter(_Collected):
+    def _zero(self):
+        return 0.0
+
+    def _family(self):
+        return CounterMetricFamily(self.name, self.help_text, labels=self.labelnames)
+
+    @staticmethod
+    def _add(family, labelvalues, value):
+        family.add_metric(labelvalues, value)
+
+    def inc(self, *labelvalues, amount=1.0):
+        values = self._values
+        values[labelvalues] = values.get(labelvalues, 0.0) + amount
+
+    def value(self, *labelvalues):
+        sample = "%s_total" % self.name if not self.name.endswith("_total") else self.name
+        return self.registry.sample(sample, self.labels_dict(labelvalues)) or 0.0
+
+
+class Histogram(_Collected):
+    """Buckets as Prometheus defines them: a value is counted in the first bucket whose upper bound (le) it does not
+    exceed, exposed cumulatively, with +Inf last."""
+
+    def __init__(self, registry, name, help_text, labelnames=(), buckets=LATENCY_BUCKETS):
+        self.bounds = tuple(sorted(float(bound) for bound in buckets))
+        self._les = tuple(floatToGoString(bound) for bound in self.bounds) + ("+Inf",)
+        super().__init__(registry, name, help_text, labelnames)
+
+    def _zero(self):
+        return [0] * (len(self.bounds) + 1) + [0.0]  # a count per bucket, then the sum
+
+    def _family(self):
+        return HistogramMetricFamily(self.name, self.help_text, labels=self.labelnames)
+
+    def _add(self, family, labelvalues, value):
+        cumulative, buckets = 0, []
+        for le, count in zip(self._les, value):
+            cumulative += count
+            buckets.append((le, cumulative))
+        family.add_metric(labelvalues, buckets, value[-1])
+
+    def observe(self, value, *labelvalues):
+        entry = self._values.get(labelvalues)
+        if entry is None:
+            entry = self._values[labelvalues] = self._zero()
+        entry[bisect.bisect_left(self.bounds, value)] += 1
+        entry[-1] += value
+
+    def count(self, *labelvalues):
+        return int(self.registry.sample(self.name + "_count", self.labels_dict(labelvalues)) or 0)
+
+
+class Gauge(_Metric):
+    """A prometheus-client gauge (set rarely: a watch opening or closing, the mode; or read when scraped)."""
+
+    def __init__(self, registry, name, help_text, labelnames=()):
+        super().__init__(registry, name, help_text, labelnames)
+        self.metric = prometheus_client.Gauge(name, help_text, self.labelnames, registry=registry.collectors)
         self._children = {}
 
     def child(self, labelvalues):
@@ -68,24 +158,6 @@ class _Metric(object):
         if child is None:
             child = self._children[labelvalues] = self.metric.labels(*labelvalues)
         return child
-
-    def labels_dict(self, labelvalues):
-        return dict(zip(self.labelnames, labelvalues))
-
-
-class Counter(_Metric):
-    factory = prometheus_client.Counter
-
-    def inc(self, *labelvalues, amount=1.0):
-        self.child(labelvalues).inc(amount)
-
-    def value(self, *labelvalues):
-        sample = "%s_total" % self.name if not self.name.endswith("_total") else self.name
-        return self.registry.sample(sample, self.labels_dict(labelvalues)) or 0.0
-
-
-class Gauge(_Metric):
-    factory = prometheus_client.Gauge
 
     def inc(self, *labelvalues, amount=1.0):
         self.child(labelvalues).inc(amount)
@@ -102,19 +174,6 @@ class Gauge(_Metric):
 
     def value(self, *labelvalues):
         return self.registry.sample(self.name, self.labels_dict(labelvalues)) or 0.0
-
-
-class Histogram(_Metric):
-    factory = prometheus_client.Histogram
-
-    def __init__(self, registry, name, help_text, labelnames=(), buckets=LATENCY_BUCKETS):
-        super().__init__(registry, name, help_text, labelnames, buckets=buckets)
-
-    def observe(self, value, *labelvalues):
-        self.child(labelvalues).observe(value)
-
-    def count(self, *labelvalues):
-        return int(self.registry.sample(self.name + "_count", self.labels_dict(labelvalues)) or 0)
 
 
 class ProxyMetrics(object):

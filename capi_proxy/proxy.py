@@ -172,16 +172,15 @@ class Proxy(object):
             own = duration - upstream_wait[0]
             response.headers["X-Request-Id"] = request_id
             response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, upstream_wait[0] * 1e3)
-        # counted and logged at the loop's next turn, once aiohttp has handed the answer to the socket (it writes it
-        # in this task as soon as the handler returns): before any later request of this client is read
-        asyncio.get_running_loop().call_soon(self._account, request, raw_path, request_id, info, response.status,
-                                             duration, upstream_wait[0], own)
-        if hold.held:  # aiohttp writes the answer in this task once the handler returns: release after that
-            asyncio.current_task().add_done_callback(lambda _task: hold.release())
+        # aiohttp writes the answer in this request's own task once the handler returns: when the task is done, the
+        # answer is with the socket, its bytes are released, and the request is counted and logged (one callback)
+        asyncio.current_task().add_done_callback(functools.partial(
+            self._answered, hold, request, raw_path, request_id, info, response.status, duration, upstream_wait[0], own))
         return response
 
-    def _account(self, request, raw_path, request_id, info, code, duration, upstream_wait, own):
-        """The metrics and the log line of one answered request."""
+    def _answered(self, hold, request, raw_path, request_id, info, code, duration, upstream_wait, own, _task):
+        """The answer's bytes released, then the metrics and the log line of the answered request."""
+        hold.release()
         verb_label = metric_labels.verb_label(info["verb"])
         if own is not None:
             self.metrics.own_seconds.observe(own, verb_label)

@@ -8,8 +8,9 @@ Each trial's kill point is uniform over the span of the new phases as a calibrat
 them: a warm run (the CRDs and the shim already there, as in every trial), with the sidecars out (the even trials:
 the pre-install runs) or in (the odd ones), the span taken from the phases' own marks against the playbook's launch.
 A kill that came after the run's end (its log holds the recap) tests nothing: the test fails unless at least half the
-kills of each playbook landed inside its run. PRIVATE_CAPI_CRASH_TRIALS trials (default 2 in `make test`; the closing
-figures are for 20) from PRIVATE_CAPI_CRASH_SEED (default 46).
+kills of each playbook landed inside its run. PRIVATE_CAPI_CRASH_TRIALS trials (default 1 in `make test`: the pre-install
+and the rollback each killed once, with no calibration of the odd kind; the closing figures are for 20) from
+PRIVATE_CAPI_CRASH_SEED (default 46).
 """
 import json
 import os
@@ -31,7 +32,7 @@ from tests.integration.fleet.test_rollback_playbook import without_provenance
 pytestmark = pytest.mark.slow
 
 NAMES = ("hc-01", "hc-02")
-TRIALS = int(os.environ.get("PRIVATE_CAPI_CRASH_TRIALS", "2"))
+TRIALS = int(os.environ.get("PRIVATE_CAPI_CRASH_TRIALS", "1"))
 SEED = int(os.environ.get("PRIVATE_CAPI_CRASH_SEED", "46"))
 MIGRATE_PHASES = ("sidecar", "check", "pause", "copy", "flip", "resume")  # the migration's new phases, to its unpause
 QUIET_SECONDS = 5  # a module process of a killed run may outlive it (as on a real controller): let it end
@@ -129,11 +130,12 @@ def test_killed_at_random_points_of_the_new_phases_every_cluster_converges(world
     sidecars_out(world)
     windows = {True: calibrate(world, "crash-cal-out")}  # sidecars out: the pre-install runs
     rollback_window = (2.0, roll_back(world))
-    windows[False] = calibrate(world, "crash-cal-in")  # sidecars in (the way back leaves them in, passthrough)
-    roll_back(world)
+    if TRIALS > 1:  # the odd trials' kind
+        windows[False] = calibrate(world, "crash-cal-in")  # sidecars in (the way back leaves them in, passthrough)
+        roll_back(world)
     assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}
-    print("kill windows: migrate, sidecars out %.1f-%.1f s, in %.1f-%.1f s; rollback %.1f-%.1f s"
-          % (windows[True] + windows[False] + rollback_window))
+    print("kill windows: migrate, sidecars out %.1f-%.1f s, in %s; rollback %.1f-%.1f s"
+          % (windows[True] + ("%.1f-%.1f s" % windows[False] if False in windows else "-",) + rollback_window))
     rng = random.Random(SEED)
     trials = []
     for trial in range(TRIALS):

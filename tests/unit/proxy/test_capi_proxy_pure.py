@@ -9,8 +9,8 @@ from capi_proxy import bodies, discovery, openapi
 from capi_proxy.adaptation import apply_patch, convert_document, merge_patch
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE
 from capi_proxy.errors import ProxyError
-from capi_proxy.logs import JsonLogger, scrub
-from capi_proxy.metrics import ProxyMetrics
+from capi_proxy.logs import BATCH_SECONDS, JsonLogger, scrub
+from capi_proxy.metrics import Counter, Histogram, ProxyMetrics, Registry
 from capi_proxy.pathing import check_path, parse_target, replace_segment
 
 PRIVATE = "cluster.hypershift.openshift.io"
@@ -173,26 +173,38 @@ def test_log_lines_are_one_json_object_each_with_the_fields_given(fields):
     assert {name: record[name] for name in fields} == json.loads(json.dumps(fields, default=str))
 
 
-def test_log_lines_in_an_event_loop_go_out_at_its_next_turn_in_order():
+def test_log_lines_in_an_event_loop_go_out_together_in_order_warnings_at_the_next_turn():
     stream = io.StringIO()
     logger = JsonLogger("info", stream=stream)
 
+    def messages():
+        return [json.loads(line)["msg"] for line in stream.getvalue().splitlines()]
+
     async def turns():
         logger.info("first")
-        logger.warning("second")
-        assert stream.getvalue() == ""  # this turn's lines wait for the next turn
         await asyncio.sleep(0)
-        assert [json.loads(line)["msg"] for line in stream.getvalue().splitlines()] == ["first", "second"]
+        await asyncio.sleep(0)
+        assert stream.getvalue() == ""  # an info line waits to go out with others
+        logger.info("second")
+        await asyncio.sleep(BATCH_SECONDS * 1.5)
+        assert messages() == ["first", "second"]  # ... at most BATCH_SECONDS later, in one write
         logger.info("third")
+        logger.warning("fourth")
+        assert stream.getvalue().count("\n") == 2  # nothing during this turn
+        await asyncio.sleep(0)
+        assert messages() == ["first", "second", "third", "fourth"]  # a warning: at the next turn, with what waited
+        logger.info("fifth")
         logger.flush()  # what the proxy does once its loop has ended
-        assert json.loads(stream.getvalue().splitlines()[-1])["msg"] == "third"
-        for number in range(300):  # a turn that logs more than the pending bound writes as it goes
+        assert messages()[-1] == "fifth"
+        await asyncio.sleep(BATCH_SECONDS * 1.5)  # the flush's cancelled timer writes nothing twice
+        assert messages().count("fifth") == 1
+        for number in range(300):  # more than the pending bound are written as they come
             logger.info("many", number=number)
-        assert len(stream.getvalue().splitlines()) >= 3 + 256
+        assert len(messages()) >= 5 + 256
 
     asyncio.run(turns())
     logger.info("after the loop")  # no loop: at once, after whatever was pending
-    numbers = [json.loads(line).get("number") for line in stream.getvalue().splitlines()[3:-1]]
+    numbers = [json.loads(line).get("number") for line in stream.getvalue().splitlines()[5:-1]]
     assert numbers == list(range(300)) and json.loads(stream.getvalue().splitlines()[-1])["msg"] == "after the loop"
 
 
@@ -202,6 +214,29 @@ def test_metric_children_are_kept_per_label_values():
         metrics.upstream_seconds.observe(0.001, "get")
     metrics.upstream_seconds.observe(0.002, "list")
     assert metrics.upstream_seconds.count("get") == 3 and metrics.upstream_seconds.count("list") == 1
+
+
+@pytest.mark.parametrize("labelnames", [(), ("verb",)])
+def test_collected_counters_and_histograms_expose_what_prometheus_client_would(labelnames):
+    """The proxy's lock-free counters and histograms, scraped, are prometheus-client's text for the same updates:
+    bucket edges included (a value equal to a bound counts in that bound's bucket), +Inf, sum, count."""
+    import prometheus_client  # pylint: disable=import-outside-toplevel
+    ours = Registry()
+    theirs = prometheus_client.CollectorRegistry()
+    buckets = (0.001, 0.01, 0.1)
+    histograms = (Histogram(ours, "x_seconds", "X.", labelnames, buckets=buckets),
+                  prometheus_client.Histogram("x_seconds", "X.", labelnames, buckets=buckets, registry=theirs))
+    counters = (Counter(ours, "y_total", "Y.", labelnames),
+                prometheus_client.Counter("y_total", "Y.", labelnames, registry=theirs))
+    values = (0.0005, 0.001, 0.0010001, 0.01, 0.5, 7.0, 0.0)
+    for number, value in enumerate(values):
+        label = ("get", "list")[number % 2]
+        histograms[0].observe(value, *((label,) if labelnames else ()))
+        (histograms[1].labels(label) if labelnames else histograms[1]).observe(value)
+        counters[0].inc(*((label,) if labelnames else ()), amount=value)
+        (counters[1].labels(label) if labelnames else counters[1]).inc(value)
+    assert ours.render() == prometheus_client.generate_latest(theirs).decode()
+    assert histograms[0].count(*(("get",) if labelnames else ())) == (4 if labelnames else len(values))
 
 
 def test_the_proxy_needs_only_the_pure_core_of_the_collection():
