@@ -64,8 +64,8 @@ class JsonLogger(object):
         self.component = component
         self._pending = []  # lines not written yet, in order
         self._pending_loop = None  # the loop that flushes them
-        self._flush_handle = None  # its flush, due at the next turn (warnings, errors) or BATCH_SECONDS later
-        self._flush_at_next_turn = None
+        # their flush: at the next turn (a Handle: warnings, errors) or BATCH_SECONDS later (a TimerHandle)
+        self._flush_handle = None
 
     def enabled(self, level):
         return LEVELS[level] >= self.threshold
@@ -89,7 +89,7 @@ class JsonLogger(object):
         if pending:
             if loop is self._pending_loop and len(pending) < _PENDING_LINES_MAX:
                 pending.append(line)
-                if urgent and self._flush_at_next_turn is False:
+                if urgent and isinstance(self._flush_handle, asyncio.TimerHandle):  # due later: bring it forward
                     self._flush_handle.cancel()
                     self._schedule(loop, True)
                 return
@@ -102,14 +102,13 @@ class JsonLogger(object):
         self._schedule(loop, urgent)
 
     def _schedule(self, loop, at_next_turn):
-        self._flush_at_next_turn = at_next_turn
         self._flush_handle = loop.call_soon(self.flush) if at_next_turn else loop.call_later(BATCH_SECONDS, self.flush)
 
     def flush(self):
         """Write the pending lines now (the event loop does when they are due)."""
         if self._flush_handle is not None:
             self._flush_handle.cancel()
-            self._flush_handle = self._flush_at_next_turn = None
+            self._flush_handle = None
         if self._pending:
             text = "".join(self._pending)
             del self._pending[:]

@@ -118,10 +118,15 @@ def list_items(server, path):
     return response.json()["items"]
 
 
+def hostedclusters(server, namespace=fleet.HC_NAMESPACE):
+    """The HostedClusters of the fleet's namespace (one LIST)."""
+    return server.request("GET", "/apis/hypershift.openshift.io/v1beta1/namespaces/%s/hostedclusters"
+                          % namespace).json()["items"]
+
+
 def hostedcluster_states(server):
-    listed = server.request("GET", "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters").json()
     return {hc["metadata"]["name"]: (hc["metadata"].get("labels") or {}).get(fleet.STATE_LABEL)
-            for hc in listed["items"]}
+            for hc in hostedclusters(server)}
 
 
 def hostedcluster(server, name, namespace=fleet.HC_NAMESPACE):

@@ -28,8 +28,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
 from testenv import REPO_ROOT
 from testenv.hcp import fleet
 from tests.integration.fleet.support import (
-    hcp_ns, hostedcluster_states, kill_playbook, migrated_content_problems, read_report, run_playbook, snapshot,
-    start_fleet, start_playbook, write_inventory)
+    hcp_ns, hostedcluster_states, hostedclusters, kill_playbook, migrated_content_problems, read_report, run_playbook,
+    snapshot, start_fleet, start_playbook, write_inventory)
 from tests.integration.fleet.test_rollback_playbook import without_provenance
 
 pytestmark = pytest.mark.slow
@@ -67,9 +67,7 @@ def fenced(world, process, timeout=600.0):
     """The time a HostedCluster of the fleet was first seen fenced (spec.pausedUntil) by the running migration."""
     deadline = time.time() + timeout
     while True:
-        listed = world["server"].request("GET", "/apis/hypershift.openshift.io/v1beta1/namespaces/%s/hostedclusters"
-                                         % fleet.HC_NAMESPACE).json()
-        if any((hc.get("spec") or {}).get("pausedUntil") for hc in listed["items"]):
+        if any((hc.get("spec") or {}).get("pausedUntil") for hc in hostedclusters(world["server"])):
             return time.time()
         assert process.poll() is None, "the migration ended (exit %s) before it fenced a HostedCluster" % process.poll()
         assert time.time() < deadline, "no HostedCluster fenced within %.0f s of the migration's start" % timeout
