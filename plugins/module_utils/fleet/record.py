@@ -201,7 +201,7 @@ def _reconcile_paused(results):
 
 
 def _preinstall(results):
-    """Zero stop: the pre-install's figures (deployment_rollout: the sidecars' rollout ahead of the window), or None
+    """Zero stop: the pre-install's figures (api_proxy_apply's rollout: the sidecars' rollout ahead of the window), or None
     (another strategy, or the wait did not finish)."""
     rollout = results.get("rollout") or {}
     if not _succeeded(rollout) or "pods_replaced" not in rollout:

@@ -8,7 +8,7 @@ controllers_down (None, or {stopped_at, available_at, seconds, waiting_seconds}:
 from the first scale to 0 to all CAPI Deployments available again, and the part of it spent waiting on Kubernetes),
 reconcile_paused (absent or None, or {paused_at, unpaused_at, seconds}: zero stop's pause of CAPI reconciliation, the
 pause to the unpause of the copies; the controllers ran all along), preinstall (absent or None, or {pods_replaced,
-longest_unready_seconds, seconds}: zero stop's rollout of the sidecars ahead of the window, as deployment_rollout
+longest_unready_seconds, seconds}: zero stop's rollout of the sidecars ahead of the window, as api_proxy_apply
 measured it).
 """
 

@@ -83,8 +83,10 @@ def rollout_figures(samples):
 class RolloutService(object):
     """Reads the named Deployments of namespace and their Pods every poll_seconds until all have rolled out."""
 
-    def __init__(self, client, namespace, names, timeout, poll_seconds, clock=time.monotonic, sleep=time.sleep):
+    def __init__(self, client, namespace, names, timeout, poll_seconds, clock=time.monotonic, sleep=time.sleep,
+                 pods=True):
         self.client = client
+        self.pods = pods  # False: no Pod is read (no pods_replaced; list on pods not needed)
         self.namespace = namespace
         self.names = list(names)
         self.timeout = timeout
@@ -96,7 +98,7 @@ class RolloutService(object):
         deployments = self.client.list(api_path("apps", "v1", "deployments", self.namespace),
                                        "list " + describe("Deployments", namespace=self.namespace))
         pods = self.client.list(api_path("", "v1", "pods", self.namespace),
-                                "list " + describe("Pods", namespace=self.namespace))
+                                "list " + describe("Pods", namespace=self.namespace)) if self.pods else []
         return rollout_sample(deployments, pods, self.names)
 
     def run(self):

@@ -1,0 +1,446 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: hypershift.private_capi contributors
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+module: api_proxy_apply
+short_description: Put the API proxy sidecar into a namespace's CAPI-dependent Deployments, or take it out, in one run
+version_added: 1.0.0
+author:
+  - hypershift.private_capi maintainers (@hypershift)
+description:
+  - The whole of the role C(hypershift.private_capi.api_proxy) in one module process - reads, plan, writes, and the
+    rollout awaited. It replaces four module runs (a M(hypershift.private_capi.k8s_lists) read, two
+    M(kubernetes.core.k8s) writes and a M(hypershift.private_capi.deployment_rollout) wait); each costs a Python start
+    and a client import (0.5-0.7 CPU-seconds on two cores), which was most of the role's time in a fleet run.
+  - What it reads, writes and deletes is decided by C(plugins/module_utils/hcp/sidecar.py) (C(role_reads),
+    C(role_plan)), the same functions behind the filters C(proxy_reads) and C(proxy_plan).
+  - With O(state=present) - the kubeconfig ConfigMap the sidecars read, the mode ConfigMap when it is missing (one that
+    exists keeps its mode - the migration flips it), the RBAC on the private groups derived from the workloads'
+    grants (O(rbac)), then the merge patch of each named Deployment that puts the sidecar and C(KUBECONFIG) in, after
+    recording what it changes. With O(state=absent) - each Deployment's recorded env, mounts and volumes put back
+    and the sidecar out, then the RBAC objects this role created and its ConfigMaps deleted.
+  - A named Deployment that does not exist fails the run before any write, naming it, unless O(skip_missing).
+  - Every write is sent only when something differs - an object already as wanted, a patch already in place (a
+    server-side dry run judges a patch of a list, which lacks the fields the API server defaults) - so a second run
+    changes nothing.
+  - With O(wait_timeout) above 0 and a Deployment patched, waits until the named Deployments have rolled out and
+    returns what the rollout did (RV(rollout)), as M(hypershift.private_capi.deployment_rollout) measures it.
+extends_documentation_fragment:
+  - hypershift.private_capi.api_module
+  - hypershift.private_capi.attributes.write
+options:
+  state:
+    description:
+      - C(present) puts the proxy in, C(absent) takes it out and restores each Deployment exactly as it was.
+    type: str
+    choices: [present, absent]
+    default: present
+  steps:
+    description:
+      - C(all) sends the Deployments' patches; C(prepare) writes the ConfigMaps and the RBAC and only returns the
+        patches (RV(patches)) for the caller to send (the migrate role's strategy C(scale_down) sends them in its
+        window).
+    type: str
+    choices: [all, prepare]
+    default: all
+  hcp_namespace:
+    description:
+      - The HCP namespace whose Deployments get the sidecar.
+    type: str
+    required: true
+  deployments:
+    description:
+      - The CAPI-dependent Deployments of O(hcp_namespace).
+    type: list
+    elements: str
+    required: true
+  skip_missing:
+    description:
+      - Leave out named Deployments that do not exist instead of failing.
+    type: bool
+    default: false
+  rbac:
+    description:
+      - Grant the workloads' service accounts on the private groups what they hold on the standard ones (Roles and
+        ClusterRoles with their bindings, labelled as this role's).
+    type: bool
+    default: true
+  upstream_server:
+    description:
+      - The API server the sidecars forward to (their kubeconfig ConfigMap).
+    type: str
+    default: https://kubernetes.default.svc
+  mode:
+    description:
+      - The mode the namespace's mode ConfigMap starts in when this run creates it (an existing one is never changed).
+    type: str
+    choices: [translate, passthrough]
+    default: translate
+  follow_mode:
+    description:
+      - Whether the sidecars follow the namespace's mode ConfigMap. C(false) - they always translate and no mode
+        ConfigMap is made (the HyperShift operator's own sidecar, role C(hypershift.private_capi.dual_operator)).
+    type: bool
+    default: true
+  image:
+    description:
+      - The sidecar's image.
+    type: str
+    default: quay.io/hypershift/capi-proxy:1.0.0
+  image_pull_policy:
+    description:
+      - The sidecar's image pull policy.
+    type: str
+    default: IfNotPresent
+  mount_path:
+    description:
+      - Where the kubeconfig ConfigMap is mounted in the containers.
+    type: str
+    default: /etc/capi-proxy
+  port:
+    description:
+      - The loopback port the sidecar listens on (the main containers' kubeconfig points there).
+    type: int
+    default: 8080
+  metrics_port:
+    description:
+      - The sidecar's metrics and probe port (on the pod IP).
+    type: int
+    default: 9090
+  log_level:
+    description:
+      - The sidecar's log level.
+    type: str
+    default: info
+  use_own_credentials:
+    description:
+      - Whether the sidecar speaks with the pod's service account (in-pod clients reach it over plain HTTP, where
+        client-go sends no token).
+    type: bool
+    default: true
+  extra_args:
+    description:
+      - More arguments of the sidecar.
+    type: list
+    elements: str
+    default: []
+  resources:
+    description:
+      - The sidecar's resources.
+    type: dict
+    default: {}
+  liveness_probe:
+    description:
+      - The sidecar's liveness probe.
+    type: dict
+    default: {}
+  readiness_probe:
+    description:
+      - The sidecar's readiness probe.
+    type: dict
+    default: {}
+  config_map_name:
+    description:
+      - The kubeconfig ConfigMap's name.
+    type: str
+    default: capi-proxy-kubeconfig
+  main_containers:
+    description:
+      - The containers that get C(KUBECONFIG) (empty - every container of the Deployment but the sidecar).
+    type: list
+    elements: str
+    default: []
+  wait_timeout:
+    description:
+      - Seconds to wait for the named Deployments to roll out once a patch was sent (0 - do not wait). A rollout
+        not done in time fails the run, naming the Deployments (what was written stays; a re-run changes nothing
+        and waits again).
+    type: int
+    default: 0
+  count_replaced_pods:
+    description:
+      - While waiting, also read the namespace's Pods to count those the rollout replaced (RV(rollout.pods_replaced);
+        needs C(list) on C(pods)). Without it the rollout is judged from the Deployments alone.
+    type: bool
+    default: false
+  poll_seconds:
+    description:
+      - Seconds between two reads of the rollout.
+    type: float
+    default: 0.2
+attributes:
+  check_mode:
+    details: Reads, then sends each write as a server-side dry run (C(dryRun=All)); RV(actions) and the diff say what
+      would change. Nothing is waited for.
+  diff_mode:
+    details: C(before) and C(after) hold, per C(Kind/namespace/name), each object that changes (C(null) - absent).
+notes:
+  - RBAC - C(list) on C(apps/deployments) and C(configmaps) in O(hcp_namespace), C(get), C(create), C(patch) on
+    C(configmaps); C(patch) on C(apps/deployments); with O(rbac) C(list) on roles, rolebindings, clusterroles and
+    clusterrolebindings, C(get), C(create), C(patch) (O(state=absent) C(delete)) on those this role labels; with
+    O(count_replaced_pods) C(list) on C(pods). The pre-flight C(hypershift.private_capi.capi_access_review) checks them.
+seealso:
+  - module: hypershift.private_capi.deployment_rollout
+  - module: hypershift.private_capi.k8s_lists
+"""
+
+EXAMPLES = r"""
+- name: The sidecars in, in pass-through mode, and their rollout measured
+  hypershift.private_capi.api_proxy_apply:
+    hcp_namespace: clusters-prod-01
+    deployments: [cluster-api, capi-provider, cluster-autoscaler, machine-approver]
+    skip_missing: true
+    mode: passthrough
+    image: quay.io/hypershift/capi-proxy:1.0.0
+    wait_timeout: 600
+    count_replaced_pods: true
+  register: proxy_in
+
+- name: The sidecars out, each Deployment as it was
+  hypershift.private_capi.api_proxy_apply:
+    state: absent
+    hcp_namespace: clusters-prod-01
+    deployments: [cluster-api, capi-provider, cluster-autoscaler, machine-approver]
+"""
+
+RETURN = r"""
+api_calls: {returned: success, type: dict, sample: {"total": 14, "by_method": {"GET": 9, "PATCH": 5}}, description: "Requests this run sent to the API server -
+  C(total) and C(by_method)."}
+actions:
+  description: What the run did (or would do in check mode) with each object it wanted, in order.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    kind:
+      description: The object's kind.
+      type: str
+      sample: Deployment
+    namespace:
+      description: Its namespace (empty - cluster-scoped).
+      type: str
+      sample: clusters-prod-01
+    name:
+      description: Its name.
+      type: str
+      sample: cluster-api
+    action:
+      description: C(created), C(patched), C(deleted) or C(unchanged).
+      type: str
+      sample: patched
+patches:
+  description: The Deployments' merge patches this plan computed (sent unless O(steps=prepare)).
+  returned: success
+  type: list
+  elements: dict
+rollout:
+  description: What the rollout did, as M(hypershift.private_capi.deployment_rollout) returns it (empty - not
+    waited).
+  returned: success
+  type: dict
+  sample: {"pods_replaced": 4, "longest_unready_seconds": 0.0, "waited_seconds": 12.3, "polls": 52,
+           "deployments": [{"name": "cluster-api", "pods_replaced": ["cluster-api-5d9c-x2"],
+                            "longest_unready_seconds": 0.0}]}
+"""
+
+import copy
+
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import RolloutService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, parallel_map
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main, run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
+
+# options holding a namespace or object names (checked before any API call)
+NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME), ("config_map_name", OBJECT_NAME)]
+# (group, version, plural) of each kind sidecar.role_reads reads and sidecar.role_plan writes
+RESOURCES = dict([("Deployment", ("apps", "v1", "deployments")), ("ConfigMap", ("", "v1", "configmaps"))]
+                 + [(kind, ("rbac.authorization.k8s.io", "v1", plural)) for plural, kind in sidecar.RBAC_KINDS.items()])
+# what the server keeps of its own in an object's metadata: never compared
+SERVER_METADATA = ("resourceVersion", "managedFields", "generation", "uid", "creationTimestamp")
+OPTIONS = dict(
+    state=dict(type="str", choices=["present", "absent"], default="present"),
+    steps=dict(type="str", choices=["all", "prepare"], default="all"),
+    hcp_namespace=dict(type="str", required=True),
+    deployments=dict(type="list", elements="str", required=True),
+    skip_missing=dict(type="bool", default=False),
+    rbac=dict(type="bool", default=True),
+    upstream_server=dict(type="str", default="https://kubernetes.default.svc"),
+    mode=dict(type="str", choices=["translate", "passthrough"], default="translate"),
+    follow_mode=dict(type="bool", default=True),
+    image=dict(type="str", default="quay.io/hypershift/capi-proxy:1.0.0"),
+    image_pull_policy=dict(type="str", default="IfNotPresent"),
+    mount_path=dict(type="str", default="/etc/capi-proxy"),
+    port=dict(type="int", default=8080),
+    metrics_port=dict(type="int", default=9090),
+    log_level=dict(type="str", default="info"),
+    use_own_credentials=dict(type="bool", default=True),
+    extra_args=dict(type="list", elements="str", default=[]),
+    resources=dict(type="dict", default={}),
+    liveness_probe=dict(type="dict", default={}),
+    readiness_probe=dict(type="dict", default={}),
+    config_map_name=dict(type="str", default=sidecar.DEFAULT_CONFIG_MAP),
+    main_containers=dict(type="list", elements="str", default=[]),
+)
+
+
+def argspec():
+    """This module's argument spec (kubernetes.core authentication options included)."""
+    spec = auth_argspec()
+    spec.update(copy.deepcopy(OPTIONS))
+    spec.update(wait_timeout=dict(type="int", default=0), count_replaced_pods=dict(type="bool", default=False),
+                poll_seconds=dict(type="float", default=0.2))
+    return spec
+
+
+def object_path(obj):
+    """The REST path of one object sidecar.role_plan names (its kind one of RESOURCES)."""
+    metadata = obj.get("metadata") or {}
+    group, version, plural = RESOURCES[obj["kind"]]
+    return api_path(group, version, plural, metadata.get("namespace") or None, metadata.get("name"))
+
+
+def identity(obj):
+    metadata = obj.get("metadata") or {}
+    return {"kind": obj.get("kind"), "namespace": metadata.get("namespace") or "", "name": metadata.get("name")}
+
+
+def label(obj):
+    return "/".join(part for part in (obj.get("kind"), (obj.get("metadata") or {}).get("namespace"),
+                                      (obj.get("metadata") or {}).get("name")) if part)
+
+
+def comparable(obj):
+    """obj without what the server keeps of its own (resourceVersion, managed fields ...), for comparing."""
+    if obj is None:
+        return None
+    result = dict(obj)
+    result["metadata"] = dict((key, value) for key, value in (obj.get("metadata") or {}).items()
+                              if key not in SERVER_METADATA)
+    result.pop("status", None)
+    return result
+
+
+class ProxyApply(object):
+    """One run: read what sidecar.role_reads names, plan with sidecar.role_plan, write what differs, await the rollout."""
+
+    def __init__(self, client, params, check_mode):
+        self.client = client
+        self.params = params
+        self.check_mode = check_mode
+        # sidecar.role_plan's settings: the options, the namespace under the role's own name
+        self.settings = dict((name, params[name]) for name in OPTIONS if name != "hcp_namespace")
+        self.settings["namespace"] = params["hcp_namespace"]
+        self.actions = []
+        self.before = {}
+        self.after = {}
+
+    def _read(self, wanted):
+        group, version, plural = RESOURCES[wanted["kind"]]
+        path = api_path(group, version, plural, wanted["namespace"] or None)
+        what = "list %s%s" % (plural, " in namespace %s" % wanted["namespace"] if wanted["namespace"] else "")
+        selector = ",".join(wanted.get("label_selectors") or ()) or None
+        return {"resources": self.client.list(path, what, label_selector=selector)}
+
+    def _record(self, obj, action, before=None, after=None):
+        self.actions.append(dict(identity(obj), action=action))
+        if action != "unchanged":
+            self.before[label(obj)] = comparable(before)
+            self.after[label(obj)] = comparable(after)
+
+    def _apply(self, obj):
+        """Create obj, or merge-patch it where the live object differs (labels, data, rules, subjects ...)."""
+        path = object_path(obj)
+        live = self.client.get_or_none(path, "get " + label(obj))
+        if live is None:
+            group, version, plural = RESOURCES[obj["kind"]]
+            collection = api_path(group, version, plural, obj["metadata"].get("namespace") or None)
+            self._record(obj, "created", None, self.client.create(collection, obj, "create " + label(obj)))
+        elif merge_patch(live, obj) != live:
+            patched = self.client.patch(path, obj, "patch " + label(obj))
+            self._record(obj, "patched" if comparable(patched) != comparable(live) else "unchanged", live, patched)
+        else:
+            self._record(obj, "unchanged")
+
+    def _patch(self, deployment, patch):
+        """Send a Deployment's merge patch unless it is in place. A patch of a list (the containers) lacks the fields
+        the API server defaults: where it differs from the object as read, the answer (a dry run in check mode) says
+        whether it changed the spec, the labels or the annotations."""
+        if merge_patch(deployment, patch) == deployment:
+            self._record(patch, "unchanged")
+            return
+        answer = self.client.patch(object_path(patch), patch, "patch " + label(patch))
+        changed = answer.get("spec") != deployment.get("spec") or any(
+            (answer.get("metadata") or {}).get(key) != (deployment.get("metadata") or {}).get(key)
+            for key in ("labels", "annotations"))
+        self._record(patch, "patched" if changed else "unchanged", deployment, answer)
+
+    def _delete(self, obj):
+        path = object_path(obj)
+        live = self.client.get_or_none(path, "get " + label(obj))
+        if live is None:
+            return
+        try:
+            self.client.delete(path, "delete " + label(obj))
+        except ApiError as error:
+            if not error.is_not_found:  # gone since the GET: what the run wanted
+                raise
+        self._record(obj, "deleted", live, None)
+
+    def summary(self):
+        """What the run did so far (also what a failed run returns beside its message)."""
+        return {"changed": any(action["action"] != "unchanged" for action in self.actions), "actions": self.actions}
+
+    def run(self):
+        reads = sidecar.role_reads(self.settings)
+        self.client.require_namespace(self.settings["namespace"], "hcp_namespace")
+        results = parallel_map(lambda index: self._read(reads[index]), range(len(reads)), len(reads))
+        plan = sidecar.role_plan(results, self.settings)
+        if plan["error"]:
+            raise sidecar.SidecarError(plan["error"])
+        for obj in plan["apply"]:
+            self._apply(obj)
+        deployments = dict(((item.get("metadata") or {}).get("name"), item) for item in results[0]["resources"])
+        if plan["patch"]:
+            for patch in plan["patches"]:
+                self._patch(deployments[patch["metadata"]["name"]], patch)
+        for obj in plan["delete"]:
+            self._delete(obj)
+        result = dict(self.summary(), patches=plan["patches"], rollout={})
+        # awaited whenever patches are sent (a re-run after a kill finds them in place, its rollout maybe not done)
+        if plan["patch"] and plan["patches"] and self.params["wait_timeout"] > 0 and not self.check_mode:
+            names = [name for name in self.settings["deployments"] if name in deployments]
+            result["rollout"] = RolloutService(self.client, self.settings["namespace"], names,
+                                               self.params["wait_timeout"], self.params["poll_seconds"],
+                                               pods=self.params["count_replaced_pods"]).run()
+        return result
+
+
+def run(module):
+    services = []
+
+    def work(module_run):
+        services.append(ProxyApply(module_run.connect(connections=4), module_run.params, module.check_mode))
+        result = services[0].run()
+        if module._diff and result["changed"]:
+            result["diff"] = {"before": services[0].before, "after": services[0].after}
+        return result
+
+    run_module(module, work, partial=lambda: services[0].summary() if services else {},
+               minimums={"wait_timeout": 0, "poll_seconds": 0.1})
+
+
+def main():
+    module_main(argspec, NAME_RULES, run)
+
+
+if __name__ == "__main__":
+    main()
