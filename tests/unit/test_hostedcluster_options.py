@@ -37,6 +37,7 @@ REQUIRED = {
     "capi_health": {"kinds": []},
     "capi_steady": {"hostedcluster_name": "hc"},
     "capi_verify": {"hostedcluster_name": "hc"},
+    "hcp_migrate_begin": {"hostedcluster_name": "hc", "holder": "run-1"},
     "hcp_migrate_finish": {"hostedcluster_name": "hc", "holder": "run-1"},
     "hcp_migrate_rollback": {"path": "rollback", "hostedcluster_name": "hc", "holder": "run-1"},
 }

@@ -81,7 +81,7 @@ def _steady_message(steady, results):
     return "not steady%s: %s" % (doing, "; ".join(steady.get("reasons") or []))
 
 
-def _decide_migration(results):
+def decide_migration(results):
     """The judgement before the block: the module's answer, then the pre-flight, the steadiness and the lock."""
     found = _first_hostedcluster(results.get("found"))
     status, reason, action = found.get("status", ""), found.get("reason", ""), found.get("action", "")
@@ -144,7 +144,7 @@ def _migration_marks(results):
 
 def migrate_outcome(results):
     """What the migrate role does next and what it records: status, reason, phase, whether this run holds the lock."""
-    outcome = _decide_migration(results)
+    outcome = decide_migration(results)
     outcome["phase"] = _migration_phase(results)
     if not outcome["locked"]:
         return _closing(outcome)

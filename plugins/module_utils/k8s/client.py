@@ -303,6 +303,13 @@ class ApiClient(object):
         clone.before_write = None
         return clone
 
+    def for_questions(self):
+        """This client sending its POSTs for real even in check mode, sharing its connections and call counts: for the
+        access reviews, questions the API server answers and never stores (a dry run of one answers nothing)."""
+        clone = copy.copy(self)
+        clone.dry_run = False
+        return clone
+
     def request(self, method, path, what, body=None, query=None, content_type=None, headers=None):
         """One request; a write first goes through the before_write hook, when one is set."""
         if method != "GET" and self.before_write is not None:

@@ -71,28 +71,39 @@ class AccessReviewService(object):
         return sorted(set(item["metadata"]["namespace"] for item in listed))
 
 
+def review_entry_point(client, entry_point, hostedcluster_namespaces, hcp_namespaces, operator_namespace, subject,
+                       discover_hostedcluster_namespaces=False):
+    """capi_access_review's answer (without its tail): every right entry_point uses in those namespaces reviewed, the
+    denied ones and the rules that would grant them. Reviews are questions, never stored: they are sent for real in
+    check mode too (a dry run would answer nothing)."""
+    client = client.for_questions()
+    service = AccessReviewService(client)
+    found = service.hostedcluster_namespaces() if discover_hostedcluster_namespaces else []
+    namespaces = {HOSTEDCLUSTER_NAMESPACES: sorted(set(hostedcluster_namespaces) | set(found)),
+                  HCP_NAMESPACES: sorted(set(hcp_namespaces)),
+                  OPERATOR_NAMESPACE: [operator_namespace] if operator_namespace else []}
+    served = read_served_resources(client, 4)
+    accesses = needed(entry_point, namespaces, served)
+    denied = service.denied(accesses)
+    result = {"changed": False, "allowed": not denied, "namespaces": namespaces, "checked": len(accesses),
+              "reviews": service.requests,
+              "denied": [dict(verb=access.verb, api_group=access.group, resource=access.resource,
+                              namespace=access.namespace, scope=access.scope) for access in denied],
+              "missing_rules": missing_rules(denied)}
+    if denied:
+        result["message"] = refusal(subject, denied, entry_point)
+    return result
+
+
 def run_module(module):
     """Read-only (access reviews are not stored); a denial is a result (allowed: false) unless fail_on_denied."""
     def work(run):
         params = module.params
-        client = run.connect()
-        service = AccessReviewService(client)
-        found = service.hostedcluster_namespaces() if params["discover_hostedcluster_namespaces"] else []
-        namespaces = {HOSTEDCLUSTER_NAMESPACES: sorted(set(params["hostedcluster_namespaces"]) | set(found)),
-                      HCP_NAMESPACES: sorted(set(params["hcp_namespaces"])),
-                      OPERATOR_NAMESPACE: [params["operator_namespace"]] if params["operator_namespace"] else []}
-        served = read_served_resources(client, 4)
-        accesses = needed(params["entry_point"], namespaces, served)
-        denied = service.denied(accesses)
-        result = {"changed": False, "allowed": not denied, "namespaces": namespaces, "checked": len(accesses),
-                  "reviews": service.requests,
-                  "denied": [dict(verb=access.verb, api_group=access.group, resource=access.resource,
-                                  namespace=access.namespace, scope=access.scope) for access in denied],
-                  "missing_rules": missing_rules(denied)}
-        if denied:
-            result["message"] = refusal(params["subject"], denied, params["entry_point"])
-            if params["fail_on_denied"]:
-                raise AccessDenied(result["message"], result)
+        result = review_entry_point(run.connect(), params["entry_point"], params["hostedcluster_namespaces"],
+                                    params["hcp_namespaces"], params["operator_namespace"], params["subject"],
+                                    params["discover_hostedcluster_namespaces"])
+        if not result["allowed"] and params["fail_on_denied"]:
+            raise AccessDenied(result["message"], result)
         return result
 
     run_module_with(module, work)

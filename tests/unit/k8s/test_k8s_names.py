@@ -27,6 +27,7 @@ API_MODULES = {
     "capi_verify": {"hostedcluster_name", "hostedcluster_namespace", "hcp_namespace", "deployments[]",
                     "proxy_config_map"},
     "hcp_quiesce": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]", "pause_group"},
+    "hcp_migrate_begin": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "operator_namespace"},
     "hcp_migrate_window": {"hcp_namespace", "deployments[]", "hostedcluster_name", "hostedcluster_namespace",
                            "pause_group"},
     "hcp_migrate_finish": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]"},
