@@ -165,7 +165,7 @@ options:
     default: 0
   count_replaced_pods:
     description:
-      - While waiting, also read the namespace's Pods to count those the rollout replaced (RV(rollout.pods_replaced);
+      - While waiting, also read the namespace's Pods to count those the rollout replaced (C(pods_replaced) in RV(rollout);
         needs C(list) on C(pods)). Without it the rollout is judged from the Deployments alone.
     type: bool
     default: false
