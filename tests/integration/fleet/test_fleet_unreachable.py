@@ -239,7 +239,7 @@ def test_the_report_lists_the_stopped_clusters_unknown_with_the_error_and_the_re
     assert in_flight["seconds"] > 0
     for name in NAMES[1:]:  # never reached: the first read failed
         row = rows(report, STOPPED)[name]
-        assert row["reason"].startswith("task 'Read the state of the HostedCluster") and row["phases"] == [], row
+        assert row["reason"].startswith("task 'Step 1 - read the state") and row["phases"] == [], row
     assert run["printed"] == command
     assert run["printed_vars"] == {"private_capi_fleet_run_id": RUN_ID}
     # the summary, the Markdown and the run's end say the same

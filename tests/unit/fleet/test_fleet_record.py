@@ -92,9 +92,9 @@ def test_an_unknown_record_keeps_how_far_the_migration_got():
     assert unknown["status"] == "unknown" and unknown["state_after"] == "unknown" and unknown["api_calls"] == 0
     assert re.match(r"its migration had finished; then task 'Read the state after' failed: no answer", unknown["reason"])
     assert unknown["marks"][-1]["name"] == "end" and len(unknown["marks"][-1]["at"]) == len(READ)
-    unread = record.record({"identity": IDENTITY, "unknown": {"task": "Read the state of the HostedCluster", "error": "x"}},
+    unread = record.record({"identity": IDENTITY, "unknown": {"task": "Step 1 - read the state, review the rights, wait until nothing is in flight, take (or resume) the lock", "error": "x"}},
                            "unknown")
-    assert unread["reason"].startswith("task 'Read the state of the HostedCluster") and unread["marks"] == []
+    assert unread["reason"].startswith("task 'Step 1 - read the state") and unread["marks"] == []
 
 
 def _rollback(**answers):
