@@ -21,16 +21,6 @@ CONVERTED_SUBRESOURCES = (None, "status")
 _EVENT_CACHE_ENTRIES = 512
 _EVENT_CACHE_BYTES = 4 * 1024 * 1024  # lines and translations together: a bound on the cache's memory
 _EVENT_CACHE_MAX_LINE = 256 * 1024
-# A GET of an object that has not changed since it was last read is answered with the same bytes (kube-apiserver's
-# answer only changes with the object's resourceVersion): the translations of the last small GET answers are
-# remembered by those bytes, so a repeated read (a controller's or kubectl's polling, Ansible's wait loops) is not
-# parsed, walked and encoded again (about 0.12 M instructions, 20-40 us, of a Machine's GET). Keyed by the whole
-# upstream answer, so a hit is the translation of exactly the bytes this request was given; bounded in entries and
-# bytes (answers and translations together). Only answers the core alone translates (a standard CAPI resource
-# served as it is: no version conversion, which reads the CRDs, nor the CRD view, which reads the request).
-_ANSWER_MEMO_ENTRIES = 256
-_ANSWER_MEMO_BYTES = 1024 * 1024
-_ANSWER_MEMO_MAX_ANSWER = 16 * 1024
 # Bodies from this size up are translated with the cycle collector paused (gc_paused); below it the pause costs more
 # than it saves (one object, a few hundred allocations).
 GC_PAUSE_BYTES = 64 * 1024
@@ -62,8 +52,6 @@ class Translator(object):
         self.to_standard_markers = bodies.markers(group_map, TO_STANDARD)
         self._event_cache = collections.OrderedDict()
         self._event_cache_bytes = 0
-        self._answer_memo = collections.OrderedDict()  # {upstream answer: its translation}, least recent first
-        self._answer_memo_bytes = 0
 
     def request_body(self, route, body, content_type):
         if not bodies.is_translatable_type(content_type):
@@ -100,33 +88,17 @@ class Translator(object):
         if not route.adapted and route.mode != "crd" and not bodies.contains_any(raw, self.to_standard_markers):
             return raw
         started = time.perf_counter()
-        memo = self._answer_memo if (route.mode == "capi" and not route.adapted and route.target.verb == "get"
-                                     and len(raw) <= _ANSWER_MEMO_MAX_ANSWER) else None
-        translated = memo.get(raw) if memo is not None else None
-        if translated is not None:
-            memo.move_to_end(raw)
-        else:
-            try:
-                if len(raw) < GC_PAUSE_BYTES:  # a small tree: too few objects to set off a collection worth avoiding
+        try:
+            if len(raw) < GC_PAUSE_BYTES:  # a small tree: too few objects to set off a collection worth avoiding
+                translated = self.depth_safe_response(self.response_bytes, raw, route)
+            else:
+                with gc_paused():
                     translated = self.depth_safe_response(self.response_bytes, raw, route)
-                else:
-                    with gc_paused():
-                        translated = self.depth_safe_response(self.response_bytes, raw, route)
-            except ProxyError:
-                self.metrics.translation_errors.inc("response")
-                raise
-            if memo is not None:
-                self._remember_answer(raw, translated)
+        except ProxyError:
+            self.metrics.translation_errors.inc("response")
+            raise
         self.metrics.translation_seconds.observe(time.perf_counter() - started, "response")
         return translated
-
-    def _remember_answer(self, raw, translated):
-        memo = self._answer_memo
-        memo[raw] = translated
-        self._answer_memo_bytes += len(raw) + len(translated)
-        while len(memo) > _ANSWER_MEMO_ENTRIES or self._answer_memo_bytes > _ANSWER_MEMO_BYTES:
-            old_raw, old_translated = memo.popitem(last=False)
-            self._answer_memo_bytes -= len(old_raw) + len(old_translated)
 
     def list_stream(self, route):
         """A ListStream for a LIST of a standard CAPI resource served as it is (no version adaptation), else None."""
