@@ -1,19 +1,26 @@
 """The GET path's shortcuts give what the plain ways give: the header copies both ways (multidict in C instead of a
-loop in Python), the Authorization check's printable pre-test."""
+loop in Python), the Authorization check's printable pre-test, an answer translated without loads' long-digit scan
+(bodies.translated_response)."""
 # pylint: disable=protected-access  # the reference loops use the module's own sets
+import json
+
 import pytest
 from aiohttp.test_utils import make_mocked_request
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from capi_proxy import routing
-from capi_proxy.core import DEFAULT_GROUP_MAP, translate_text
+from capi_proxy import bodies, routing
+from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE, TO_STANDARD, GroupMap, translate_object, translate_text
 from capi_proxy.errors import ProxyError
 from capi_proxy.openapi import client_location
 from capi_proxy.pathing import parse_target
 from capi_proxy.proxy import _RESPONSE_DROP, Proxy
 from capi_proxy.routing import Route
+from tests.unit.proxy.test_capi_proxy_fast import EDGE_DOCUMENTS
+from tests.unit.proxy.test_liststream import go_json
+from tests.unit.strategies import proxy_json_values as json_values
+from tests.unit.translate.test_capi_groups import EXAMPLE_OBJECTS, adversarial_machine
 
 OBJECT_PATH = "/apis/cluster.x-k8s.io/v1beta2/namespaces/ns/machines/m"
 PRIVATE_OBJECT_PATH = "/apis/cluster.hypershift.openshift.io/v1beta2/namespaces/ns/machines/m"
@@ -110,3 +117,70 @@ def test_the_authorization_check_refuses_exactly_control_characters(value):
     else:
         assert routing.client_authorization(request.headers) == value
 
+
+
+# ---- answers translated without the long-digit scan -------------------------------------------------------------
+AGENT_MAP = GroupMap({"capi-provider.agent-install.openshift.io": "capi-provider.agent-install.hypershift.openshift.io"})
+
+
+def full_path(raw, group_map=DEFAULT_GROUP_MAP):
+    """Translator.response_bytes' core path before bodies.translated_response: its bytes or its exception's type."""
+    try:
+        return bodies.dumps(bodies.translate_response(bodies.loads(raw), TO_STANDARD, group_map, in_place=True))
+    except Exception as exc:  # pylint: disable=broad-except  # the outcome is compared, whatever it is
+        return type(exc)
+
+
+def assert_translated_as_the_full_path(raw, group_map=DEFAULT_GROUP_MAP):
+    """translated_response gives the full path's bytes, or None (then the full path decides); returns its result."""
+    fast = bodies.translated_response(raw, TO_STANDARD, group_map)
+    assert fast is None or fast == full_path(raw, group_map)
+    return fast
+
+
+def private_answer(obj):
+    """obj as kube-apiserver answers a GET of it stored in the private groups (encoding/json, trailing newline)."""
+    return go_json(translate_object(obj, TO_PRIVATE)) + b"\n"
+
+
+@pytest.mark.parametrize("obj", EXAMPLE_OBJECTS + [adversarial_machine()])
+def test_example_answers_are_translated_as_the_full_path_translates_them(obj):
+    raw = private_answer(json.loads(json.dumps(obj, default=str)))
+    fast = assert_translated_as_the_full_path(raw)
+    assert fast is not None or b"e+" in full_path(raw)  # taken for every example without a large float
+    assert_translated_as_the_full_path(raw, AGENT_MAP)
+
+
+MACHINE = {"apiVersion": "cluster.hypershift.openshift.io/v1beta2", "kind": "Machine",
+           "metadata": {"name": "m", "namespace": "ns", "annotations": {"n": "%s"}},
+           "spec": {"clusterName": "c", "infrastructureRef": {"apiGroup": "infrastructure.cluster.hypershift.openshift.io",
+                                                              "kind": "AWSMachine", "name": "m"}}}
+
+
+@pytest.mark.parametrize("value, taken", [
+    (b"18446744073709551616", False), (b"-9223372036854775809", False), (b"123456789012345678901234567890", False),
+    (b"1" * 308, False), (b"18446744073709551615", True), (b"-9223372036854775808", True), (b"1234567890123456789", True),
+    (b"1e16", False), (b"1.5e300", False), (b"1e400", False), (b"12345678901234567.5", False), (b"0.5", True),
+    (b"1e-7", True), (b'"e+"', False), (b'"a+b"', True), (b'"1234567890123456789012"', True), (b"[1, {}]", True)])
+def test_numbers_orjson_reads_inexactly_go_down_the_full_path(value, taken):
+    raw = json.dumps(MACHINE).replace('"%s"', "%s").encode() % value
+    fast = assert_translated_as_the_full_path(raw)
+    assert (fast is not None) == taken
+    if value == b"18446744073709551616":
+        assert b"18446744073709551616" in full_path(raw)  # the stdlib's reading: the integer stays exact
+
+
+@pytest.mark.parametrize("raw", EDGE_DOCUMENTS + [b"{", b"", b"NaN", b"[1e400]", b'{"apiVersion": 1}',
+                                                 b'{"apiVersion": "v1", "kind": "A", "metadata": {"ownerReferences": 1}}',
+                                                 b'{"apiVersion": "v1", "metadata": {"managedFields": [18446744073709551616]}}',
+                                                 b"[" * 2000 + b"]" * 2000])
+def test_edge_answers_are_translated_as_the_full_path_or_left_to_it(raw):
+    assert_translated_as_the_full_path(raw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values)
+def test_any_json_answer_is_translated_as_the_full_path_or_left_to_it(value):
+    document = dict(MACHINE, extra=value)
+    assert_translated_as_the_full_path(json.dumps(document, ensure_ascii=False).encode())
+    assert_translated_as_the_full_path(json.dumps(value).encode())
