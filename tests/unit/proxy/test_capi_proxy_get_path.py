@@ -1,8 +1,10 @@
 """The GET path's shortcuts give what the plain ways give: the header copies both ways (multidict in C instead of a
 loop in Python), the Authorization check's printable pre-test, an answer translated without loads' long-digit scan
-(bodies.translated_response)."""
+(bodies.translated_response), the request's log line built from its fields' encoding."""
 # pylint: disable=protected-access  # the reference loops use the module's own sets
+import io
 import json
+import time
 
 import pytest
 from aiohttp.test_utils import make_mocked_request
@@ -10,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from capi_proxy import bodies, routing
+from capi_proxy import bodies, logs, routing
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE, TO_STANDARD, GroupMap, translate_object, translate_text
 from capi_proxy.errors import ProxyError
 from capi_proxy.openapi import client_location
@@ -184,3 +186,72 @@ def test_any_json_answer_is_translated_as_the_full_path_or_left_to_it(value):
     document = dict(MACHINE, extra=value)
     assert_translated_as_the_full_path(json.dumps(document, ensure_ascii=False).encode())
     assert_translated_as_the_full_path(json.dumps(value).encode())
+
+
+# ---- the request's log line ------------------------------------------------------------------------------------
+def record_line(logger, level, message, fields, now):
+    """write's line from its record (the way before _fields_line), at time now."""
+    record = {"ts": "%.3f" % now, "level": level, "component": logger.component, "msg": message}
+    record.update(fields)
+    return logs.scrub(logs._json_line(record)) + "\n"
+
+
+class Unencodable(object):
+    def __str__(self):
+        return "unencodable \u00e9"
+
+
+LOG_FIELDS = [
+    {"request_id": "abc12345600000001", "method": "GET", "path": "/apis/cluster.x-k8s.io/v1beta2/machines/m",
+     "verb": "get", "group": "cluster.x-k8s.io", "code": 200, "adapted": None, "streamed": None,
+     "duration_ms": 1.234, "upstream_ms": 0.876, "user_agent": "kubectl/v1.31 (linux/amd64)"},
+    {"path": "/x?token=s3cr3t&a=1", "user_agent": "Bearer abc.def \u212a eyJhbGciOiJI.eyJzdWIiOiJib2IifQ.sig"},
+    {"h": "authorization: secret", "AUTHORIZATION": "=x", "\u00e9": "\U0001f600 \u2028 <&>"},
+    {"big": 2 ** 64}, {"lone": "\ud800"}, {"object": Unencodable(), "n": [1, {"a": None}]},
+    {"msg": "mine"}, {"ts": 1}, {"level": "x"}, {"component": "y"}, {}, {1: "int key"}, {"nan": float("nan")},
+]
+
+
+class FixedTime(object):
+    """logs' time module with time() fixed: the record's line and the built one carry the same ts."""
+
+    def __init__(self):
+        self.now = time.time()
+
+    def time(self):
+        return self.now
+
+
+@pytest.mark.parametrize("fields", LOG_FIELDS)
+@pytest.mark.parametrize("level, message, component", [("info", "request", "capi-proxy"), ("warning", "é \"q\"", "c"),
+                                                       ("error", "token=1", "authorization")])
+def test_log_lines_built_from_the_fields_are_the_records_lines(fields, level, message, component, monkeypatch):
+    clock = FixedTime()
+    monkeypatch.setattr(logs, "time", clock)
+    stream = io.StringIO()
+    logger = logs.JsonLogger("debug", stream=stream, component=component)
+    for _ in range(2):  # the head remembered the second time
+        logger.write(level, message, fields)
+    assert stream.getvalue() == record_line(logger, level, message, fields, clock.now) * 2
+
+
+def test_the_request_lines_fields_are_built_not_recorded():
+    assert logs.JsonLogger("info")._fields_line("info", "request", LOG_FIELDS[0]) is not None
+    for fields in ({"msg": "mine"}, {}, {"big": 2 ** 64}, {1: "int key"}):
+        assert logs.JsonLogger("info")._fields_line("info", "request", fields) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(fields=st.dictionaries(st.text(max_size=12), json_values, max_size=6),
+       message=st.text(max_size=12))
+def test_any_log_fields_give_the_records_line(fields, message):
+    clock = FixedTime()
+    saved = logs.time
+    logs.time = clock
+    try:
+        stream = io.StringIO()
+        logger = logs.JsonLogger("info", stream=stream)
+        logger.write("info", message, fields)
+        assert stream.getvalue() == record_line(logger, "info", message, fields, clock.now)
+    finally:
+        logs.time = saved
