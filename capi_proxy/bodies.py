@@ -132,8 +132,11 @@ def markers(group_map, direction):
 
 
 def contains_any(raw, needles):
+    find = raw.find
     for needle in needles:  # a loop, not any() over a generator: this runs on every answer
-        if needle in raw:
+        # find, not "in": bytes' "in" first tries its needle as an integer, and the TypeError it makes and clears
+        # costs more than the search (a GET's test 2,800 -> 1,800 instructions under callgrind)
+        if find(needle) != -1:
             return True
     return False
 

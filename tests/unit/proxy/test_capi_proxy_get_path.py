@@ -15,10 +15,12 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from capi_proxy import bodies, logs, routing
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE, TO_STANDARD, GroupMap, translate_object, translate_text
 from capi_proxy.errors import ProxyError
+from capi_proxy.metrics import ProxyMetrics
 from capi_proxy.openapi import client_location
 from capi_proxy.pathing import parse_target
 from capi_proxy.proxy import _RESPONSE_DROP, Proxy
 from capi_proxy.routing import Route
+from capi_proxy.translation import Translator
 from tests.unit.proxy.test_capi_proxy_fast import EDGE_DOCUMENTS
 from tests.unit.proxy.test_liststream import go_json
 from tests.unit.strategies import proxy_json_values as json_values
@@ -255,3 +257,37 @@ def test_any_log_fields_give_the_records_line(fields, message):
         assert stream.getvalue() == record_line(logger, "info", message, fields, clock.now)
     finally:
         logs.time = saved
+
+
+@pytest.mark.parametrize("raw", [b"", b"cluster.hypershift.openshift.io", b'{"apiVersion":"v1"}', b"x" * 100 + b"+",
+                                 bytearray(b'{"g":"capi-provider.agent-install.hypershift.openshift.io"}')])
+def test_contains_any_finds_what_in_finds(raw):
+    for needles in (bodies.markers(DEFAULT_GROUP_MAP, TO_STANDARD), bodies.markers(AGENT_MAP, TO_STANDARD),
+                    bodies.markers(AGENT_MAP, TO_PRIVATE), (), (b"+",), (b"",)):
+        assert bodies.contains_any(raw, needles) == any(needle in raw for needle in needles)
+
+
+def full_event(line):
+    """Translator._event_bytes' core path before bodies.translated_response: its bytes or its exception's message."""
+    try:
+        event = bodies.translate_response(bodies.loads(line), TO_STANDARD, DEFAULT_GROUP_MAP, in_place=True)
+        return bodies.dumps(event) + b"\n"
+    except ValueError as exc:
+        return "cannot translate a watch event: %s" % str(exc)[:300]
+
+
+@pytest.mark.parametrize("obj", EXAMPLE_OBJECTS[:60] + [adversarial_machine(), {"apiVersion": 1}, {"metadata": []}])
+@pytest.mark.parametrize("number", [b"1", b"18446744073709551616", b"1e300"])
+def test_watch_events_are_translated_as_the_full_path_translates_them(obj, number):
+    translator = Translator(DEFAULT_GROUP_MAP, False, None, ProxyMetrics())
+    private = translate_object(obj, TO_PRIVATE) if isinstance(obj.get("apiVersion"), str) else obj
+    line = b'{"type":"MODIFIED","object":' + go_json(json.loads(json.dumps(private, default=str))) + b',"n":' + number \
+        + b"}"
+    try:
+        answer = translator.event(get_route(), line)
+    except ProxyError as exc:
+        answer = exc.message
+    if bodies.contains_any(line, bodies.markers(DEFAULT_GROUP_MAP, TO_STANDARD)):
+        assert answer == full_event(line)
+    else:  # nothing to translate: the line as it came
+        assert answer == line + b"\n"
