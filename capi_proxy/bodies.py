@@ -132,8 +132,11 @@ def markers(group_map, direction):
 
 
 def contains_any(raw, needles):
+    find = raw.find
     for needle in needles:  # a loop, not any() over a generator: this runs on every answer
-        if needle in raw:
+        # find, not "in": bytes' "in" first tries its needle as an integer, and the TypeError it makes and clears
+        # costs more than the search (a GET's test 2,800 -> 1,800 instructions under callgrind)
+        if find(needle) != -1:
             return True
     return False
 
@@ -268,6 +271,35 @@ def translate_document(document, content_type, direction, group_map=None):
     except CapiTranslationError as exc:
         raise ProxyError(400, "cannot translate the body: %s" % exc)
     return document
+
+
+def translated_response(raw, direction, group_map=None):
+    """dumps(translate_response(loads(raw), direction, group_map, in_place=True)) by orjson alone, without loads'
+    long-digit scan; None where that path must decide (it raises or answers as before).
+
+    loads scans every answer for a run of 19 digits before it trusts orjson's reading (12,800 of a Machine's 47,000
+    parse instructions under callgrind). The one value orjson reads otherwise than the stdlib (see loads_exact), an
+    integer beyond 64 bits, becomes a float of at least 2**63 in magnitude (a literal beyond the double range is
+    refused: infinity), and orjson writes every such float in exponent form, "e+18" to "e+308": an encoding without
+    "e+" held no such value, so the document was the stdlib's and so are these bytes, whatever the digits. The check
+    runs on the encoding, after the work: a string with "e+" in it, a large float of its own or any error (bad JSON,
+    a document the core refuses, one orjson cannot write) only sends the answer down the full path, which words the
+    error from the exact document. A Machine's GET answer: 118,000 -> 107,800 instructions."""
+    if orjson is None:
+        return None
+    try:
+        document = orjson.loads(raw)
+    except ValueError:  # also orjson's own depth limit: the full path reads (or refuses) it
+        return None
+    try:
+        encoded = orjson.dumps(translate_response(document, direction, group_map, in_place=True))
+    except (CapiTranslationError, TypeError):  # worded from the exact document, or written by the stdlib
+        return None
+    # find, not "in": bytes' "in" first asks whether its needle is an integer, and that TypeError costs more than the
+    # search; a "+" is rare in an object, and a one-byte search (memchr) is half the two-byte one
+    if encoded.find(b"+") != -1 and encoded.find(b"e+") != -1:
+        return None
+    return encoded
 
 
 def translate_response(document, direction, group_map=None, in_place=False):

@@ -16,6 +16,7 @@ _PENDING_LINES_MAX = 256  # more pending lines are written as they come, 256 at 
 # warnings and errors go out at the loop's next turn, with whatever waits before them.
 BATCH_SECONDS = 0.1
 _AT_NEXT_TURN = LEVELS["warning"]
+_HEADS_REMEMBERED = 256  # (level, message) pairs: messages are the code's own words, this only bounds the memo
 # Defence in depth: nothing should ever pass a credential here, but scrub anything that looks like one.
 _SECRET_PATTERNS = (
     re.compile(r"(?i)((?:bearer|basic)\s+)[^\s\"',]+"),
@@ -39,8 +40,11 @@ def _json_line(record):
 def scrub(text):
     lowered = text.lower()
     # Each pattern only runs when its literal part occurs (a plain substring test costs a tenth of a regex scan).
-    present_parts = ("bearer" in lowered or "basic" in lowered, "token=" in lowered, "eyJ" in text,
-                     "authorization" in lowered)
+    # "token=", "eyJ" and "authorization" are only looked for where a character of theirs that a request's line
+    # seldom holds occurs ("=", "J", "z"): a one-character test is memchr's, far cheaper than a word's search (the
+    # searches of a request's line: 5,600 -> 3,000 instructions under callgrind).
+    present_parts = ("bearer" in lowered or "basic" in lowered, "=" in lowered and "token=" in lowered,
+                     "J" in text and "eyJ" in text, "z" in lowered and "authorization" in lowered)
     if True not in present_parts:  # nearly every line
         return text
     for pattern, present in zip(_SECRET_PATTERNS, present_parts):
@@ -66,6 +70,7 @@ class JsonLogger(object):
         self._pending_loop = None  # the loop that flushes them
         # their flush: at the next turn (a Handle: warnings, errors) or BATCH_SECONDS later (a TimerHandle)
         self._flush_handle = None
+        self._heads = {}  # (level, message) -> the line's text between "ts" and the fields, see write
 
     def enabled(self, level):
         return LEVELS[level] >= self.threshold
@@ -77,9 +82,12 @@ class JsonLogger(object):
 
     def write(self, level, message, fields):
         """One line of message and fields (a dict, in its order), whatever the level (callers check enabled())."""
-        record = {"ts": "%.3f" % time.time(), "level": level, "component": self.component, "msg": message}
-        record.update(fields)
-        line = scrub(_json_line(record)) + "\n"
+        line = self._fields_line(level, message, fields)
+        if line is None:
+            record = {"ts": "%.3f" % time.time(), "level": level, "component": self.component, "msg": message}
+            record.update(fields)
+            line = _json_line(record)
+        line = scrub(line) + "\n"
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -100,6 +108,33 @@ class JsonLogger(object):
         pending.append(line)
         self._pending_loop = loop
         self._schedule(loop, urgent)
+
+    def _fields_line(self, level, message, fields):
+        """_json_line of write's record, built from the fields' encoding and the text of level, component and message
+        (encoded once per level and message): the record's dict, its update and the encoding of its constant part
+        cost more than the rest of the encoding (with scrub's cheaper tests: a request's line 28,400 -> 22,500
+        instructions under callgrind). None where only the record gives the line: a message not a str, fields not a
+        plain dict, empty, naming a key of the record's own, or not encoded by orjson."""
+        if orjson is None or type(message) is not str or type(fields) is not dict or not fields \
+                or "ts" in fields or "level" in fields \
+                or "component" in fields or "msg" in fields:  # four lookups: a tenth of isdisjoint's walk of the keys
+            return None
+        head = self._heads.get((level, message))
+        if head is None:
+            try:
+                head = orjson.dumps({"level": level, "component": self.component, "msg": message},
+                                    default=str)[1:-1].decode()
+            except TypeError:
+                head = ""
+            if len(self._heads) < _HEADS_REMEMBERED:
+                self._heads[(level, message)] = head
+        if not head:
+            return None
+        try:
+            encoded = orjson.dumps(fields, default=str)
+        except TypeError:  # the stdlib writes the record (integers beyond 64 bits, lone surrogates)
+            return None
+        return '{"ts":"%.3f",%s,%s' % (time.time(), head, encoded[1:].decode())
 
     def _schedule(self, loop, at_next_turn):
         self._flush_handle = loop.call_soon(self.flush) if at_next_turn else loop.call_later(BATCH_SECONDS, self.flush)

@@ -132,6 +132,10 @@ class Translator(object):
 
     def response_bytes(self, raw, route):
         """The translated body; the parsed tree dies when this returns (inside gc_paused)."""
+        if route.mode != "crd" and not route.adapted:  # the core alone: orjson's reading checked afterwards
+            translated = bodies.translated_response(raw, TO_STANDARD, self.group_map)
+            if translated is not None:
+                return translated
         try:
             document = bodies.loads(raw)
         except ValueError as exc:
@@ -218,6 +222,10 @@ class Translator(object):
         return translated
 
     def _event_bytes(self, line, route):
+        if route.mode != "crd" and not route.adapted:  # the core alone, as response_bytes: orjson's reading checked after
+            translated = bodies.translated_response(line, TO_STANDARD, self.group_map)
+            if translated is not None:
+                return translated + b"\n"
         try:
             event = bodies.loads(line)
             if route.mode == "crd":

@@ -67,7 +67,8 @@ def reference_scrub(text):
 
 
 SECRETS = st.sampled_from(["Bearer abc.def", "bearer  x", "BEARER\tq", "token=s3cr3t&a=1", "access_token=zz", "TOKEN=1",
-                           "eyJhbGciOiJI.eyJzdWIiOiJib2IifQ.sig", "to\u212aen=x", "Bearer", "token", "eyJ"])
+                           "eyJhbGciOiJI.eyJzdWIiOiJib2IifQ.sig", "to\u212aen=x", "Bearer", "token", "eyJ",
+                           "Authorization: x", "AUTHORIZATION=y", "authori\u017ation:\tz", "auth", "=", "z", "J"])
 
 
 @settings(max_examples=300, deadline=None)
