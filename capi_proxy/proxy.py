@@ -255,8 +255,9 @@ class Proxy(object):
         if mode == PROXY_PASSTHROUGH:
             route = routing.relay(method, raw_path, request.query)
         else:
-            route = self._remembered_route(method, raw_path, request) or await self._route(method, raw_path,
-                                                                                          request.query)
+            route = self._remembered_route(method, raw_path, request)
+            if route is None:
+                route = await self._route(method, raw_path, request.query)
         target = route.target
         info["group"] = target.group or ""
         info["verb"] = target.verb or method.lower()
