@@ -252,12 +252,12 @@ rollout:
 import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployment_unchanged, merge_patch_changes
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import RolloutService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, parallel_map
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main, run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME), ("config_map_name", OBJECT_NAME)]
@@ -301,11 +301,11 @@ def argspec():
     return spec
 
 
-def object_path(obj):
-    """The REST path of one object sidecar.role_plan names (its kind one of RESOURCES)."""
+def object_path(obj, collection=False):
+    """The REST path of one object sidecar.role_plan names (its kind one of RESOURCES), or of its collection."""
     metadata = obj.get("metadata") or {}
     group, version, plural = RESOURCES[obj["kind"]]
-    return api_path(group, version, plural, metadata.get("namespace") or None, metadata.get("name"))
+    return api_path(group, version, plural, metadata.get("namespace") or None, None if collection else metadata.get("name"))
 
 
 def identity(obj):
@@ -361,10 +361,9 @@ class ProxyApply(object):
         path = object_path(obj)
         live = self.client.get_or_none(path, "get " + label(obj))
         if live is None:
-            group, version, plural = RESOURCES[obj["kind"]]
-            collection = api_path(group, version, plural, obj["metadata"].get("namespace") or None)
-            self._record(obj, "created", None, self.client.create(collection, obj, "create " + label(obj)))
-        elif merge_patch(live, obj) != live:
+            created = self.client.create(object_path(obj, collection=True), obj, "create " + label(obj))
+            self._record(obj, "created", None, created)
+        elif merge_patch_changes(live, obj):
             patched = self.client.patch(path, obj, "patch " + label(obj))
             self._record(obj, "patched" if comparable(patched) != comparable(live) else "unchanged", live, patched)
         else:
@@ -374,14 +373,11 @@ class ProxyApply(object):
         """Send a Deployment's merge patch unless it is in place. A patch of a list (the containers) lacks the fields
         the API server defaults: where it differs from the object as read, the answer (a dry run in check mode) says
         whether it changed the spec, the labels or the annotations."""
-        if merge_patch(deployment, patch) == deployment:
+        if not merge_patch_changes(deployment, patch):
             self._record(patch, "unchanged")
             return
         answer = self.client.patch(object_path(patch), patch, "patch " + label(patch))
-        changed = answer.get("spec") != deployment.get("spec") or any(
-            (answer.get("metadata") or {}).get(key) != (deployment.get("metadata") or {}).get(key)
-            for key in ("labels", "annotations"))
-        self._record(patch, "patched" if changed else "unchanged", deployment, answer)
+        self._record(patch, "unchanged" if deployment_unchanged(deployment, answer) else "patched", deployment, answer)
 
     def _delete(self, obj):
         path = object_path(obj)

@@ -94,7 +94,8 @@ attributes:
     details: The reads and the access review run as usual; the steadiness is judged once, not waited for; the moves
       (legacy, the lock) are sent as a server-side dry run (C(dryRun=All)).
   diff_mode:
-    details: The HostedCluster's annotations and labels before and after the lock (and the move to legacy).
+    details: The HostedCluster's annotations and labels around the last move the run made (the lock; the move to legacy
+      when no lock followed it).
 notes:
   - The RBAC of M(hypershift.private_capi.migration_state), M(hypershift.private_capi.capi_access_review) and
     M(hypershift.private_capi.capi_steady) together (the C(migrate) entry point's rules).

@@ -168,6 +168,15 @@ def merge_patch_changes(obj, patch):
     return merge_patch(obj, patch) != obj
 
 
+def deployment_unchanged(deployment, answer):
+    """Whether answer (the server's answer to a patch of deployment, or to its dry run) holds the same spec, labels
+    and annotations: a patch of a list (the containers) lacks the fields the API server defaults, so the answer, not
+    the patch, says whether it changed the Deployment."""
+    return answer.get("spec") == deployment.get("spec") and all(
+        (answer.get("metadata") or {}).get(key) == (deployment.get("metadata") or {}).get(key)
+        for key in ("labels", "annotations"))
+
+
 def merge_patches(first, second):
     """One merge patch doing first then second (second wins where both set a key)."""
     if not isinstance(first, dict) or not isinstance(second, dict):
@@ -472,9 +481,7 @@ class QuiesceService(object):
         answer = self.client.patch(api_path("apps", "v1", "deployments", self.hcp_namespace, name), change,
                                    "patch %s (dry run: is the patch in place?)" % describe("Deployment", name, self.hcp_namespace),
                                    dry_run=True)
-        return answer.get("spec") == deployment.get("spec") and all(
-            (answer.get("metadata") or {}).get(key) == (deployment.get("metadata") or {}).get(key)
-            for key in ("labels", "annotations"))
+        return deployment_unchanged(deployment, answer)
 
     def available_since(self):
         """available_since for the Deployments this run resumed (their recorded replicas), from the namespace's pods."""
