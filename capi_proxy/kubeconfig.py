@@ -82,9 +82,12 @@ class Upstream(object):
         self.is_tls = self.server.startswith("https://")
         self.names_ca = bool(cluster.get("certificate-authority-data") or cluster.get("certificate-authority"))
         self.ssl_plain = self._ssl_context(cluster, None) if self.is_tls else None
-        client_cert = self._client_cert(user)
-        self.has_client_cert = client_cert is not None
-        self.ssl_own = self._ssl_context(cluster, client_cert) if (self.is_tls and client_cert) else self.ssl_plain
+        # OpenSSL loads a certificate and key only from files: -data fields are written into a private directory
+        # (0700, files 0600) that is removed as soon as the context holds them - no key is left on disk.
+        with tempfile.TemporaryDirectory(prefix="capi-proxy-") as scratch:
+            client_cert = self._client_cert(user, scratch)
+            self.has_client_cert = client_cert is not None
+            self.ssl_own = self._ssl_context(cluster, client_cert) if (self.is_tls and client_cert) else self.ssl_plain
         if self._token_file:
             self.token()  # fail at start when the file is unreadable
 
@@ -100,14 +103,13 @@ class Upstream(object):
             context.load_cert_chain(*client_cert)
         return context
 
-    def _client_cert(self, user):
+    def _client_cert(self, user, scratch):
         def material(field):
             if user.get(field + "-data"):
-                handle = tempfile.NamedTemporaryFile(prefix="capi-proxy-", suffix=".pem", delete=False)
-                with handle:
+                name = os.path.join(scratch, field + ".pem")
+                with os.fdopen(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
                     handle.write(base64.b64decode(user[field + "-data"]))
-                os.chmod(handle.name, 0o600)
-                return handle.name
+                return name
             if user.get(field):
                 return _relative(self.path, user[field])
             return None
