@@ -43,13 +43,26 @@ _BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))
 # after a short random pause that grows with the attempts, so that two writers in step fall out of step.
 _PATCH_RETRY_PAUSE_SECONDS = 0.002
 _PATCH_RETRY_PAUSE_MAX_SECONDS = 0.05
-# Seconds the current request (its task) waited for the API server: handle sets it, _send adds to it.
-_UPSTREAM_WAIT = contextvars.ContextVar("capi_proxy_upstream_wait")
+# The current request's _Tally (its task's): handle sets it, _send and _respond add to it, _answered counts it.
+_TALLY = contextvars.ContextVar("capi_proxy_tally")
 # The body bytes the current request holds of the in-flight budget (budget.Hold): handle sets and releases it.
 _HOLD = contextvars.ContextVar("capi_proxy_hold")
 _READ_METHODS = frozenset(("GET", "HEAD"))
 _ROUTES_REMEMBERED = 4096  # paths name objects: the memo of their routes is bounded (cleared when full)
 _GROUP_LABELS_REMEMBERED = 1024  # groups are named by clients: the memo of their labels is bounded
+
+
+class _Tally(object):
+    """What one request is counted with once its answer has been written (Proxy._answered), so that the metrics are
+    not on the way of the answer: the seconds it waited for the API server (each wait with its verb), and the body
+    bytes of the answer _respond made (None when no answer came from there: health checks, Status errors)."""
+
+    __slots__ = ("upstream", "waits", "answer_bytes")
+
+    def __init__(self):
+        self.upstream = 0.0
+        self.waits = []  # verb, seconds, verb, seconds, ... of each upstream request
+        self.answer_bytes = None
 
 
 class Options(object):
@@ -141,8 +154,8 @@ class Proxy(object):
     # ---- entry point ----------------------------------------------------------------------------
     async def handle(self, request):
         started = time.perf_counter()
-        upstream_wait = [0.0]
-        _UPSTREAM_WAIT.set(upstream_wait)
+        tally = _Tally()
+        _TALLY.set(tally)
         hold = self.budget.hold()
         _HOLD.set(hold)
         request_id = request.headers.get("X-Request-Id")
@@ -172,27 +185,38 @@ class Proxy(object):
         duration = time.perf_counter() - started
         own = None
         if not response.prepared:  # not a watch: the whole answer is ready, so is the time the proxy took
-            own = duration - upstream_wait[0]
+            own = duration - tally.upstream
             response.headers["X-Request-Id"] = request_id
-            response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, upstream_wait[0] * 1e3)
+            response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, tally.upstream * 1e3)
         # aiohttp writes the answer in this request's own task once the handler returns: when the task is done, the
         # answer is with the socket, its bytes are released, and the request is counted and logged (one callback)
         asyncio.current_task().add_done_callback(functools.partial(
-            self._answered, hold, request, raw_path, request_id, info, response.status, duration, upstream_wait[0], own))
+            self._answered, hold, tally, request, raw_path, request_id, info, response.status, duration, own))
         return response
 
-    def _answered(self, hold, request, raw_path, request_id, info, code, duration, upstream_wait, own, _task):
-        """The answer's bytes released, then the metrics and the log line of the answered request."""
+    def _answered(self, hold, tally, request, raw_path, request_id, info, code, duration, own, _task):
+        """The answer's bytes released, then the metrics and the log line of the answered request.
+
+        The log line of a read that succeeded (GET or HEAD, a LIST included, not a watch, answered below 400) is a
+        debug line: at the default level (info) the log holds every write, watch and failure; the reads are counted
+        in hypershift_api_proxy_requests_total and their time in the duration histograms."""
         hold.release()
+        metrics = self.metrics
+        waits = tally.waits
+        for index in range(0, len(waits), 2):
+            metrics.upstream_seconds.observe(waits[index + 1], metric_labels.verb_label(waits[index]))
+        if tally.answer_bytes is not None:
+            metrics.bytes.inc("response", amount=tally.answer_bytes)
         verb_label = metric_labels.verb_label(info["verb"])
         if own is not None:
-            self.metrics.own_seconds.observe(own, verb_label)
-        self.metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
-        if self.logger.enabled("info"):
-            self.logger.write("info", "request", {
+            metrics.own_seconds.observe(own, verb_label)
+        metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
+        level = "debug" if code < 400 and request.method in _READ_METHODS and info["verb"] != "watch" else "info"
+        if self.logger.enabled(level):
+            self.logger.write(level, "request", {
                 "request_id": request_id, "method": request.method, "path": raw_path, "verb": info["verb"],
                 "group": info["group"], "code": code, "adapted": info["adapted"], "streamed": info["streamed"],
-                "duration_ms": round(duration * 1000, 3), "upstream_ms": round(upstream_wait * 1000, 3),
+                "duration_ms": round(duration * 1000, 3), "upstream_ms": round(tally.upstream * 1000, 3),
                 "user_agent": request.headers.get("User-Agent", "")[:80]})
 
     def _group_label(self, group):
@@ -247,8 +271,9 @@ class Proxy(object):
         mode = self.mode
         if mode is None:
             raise ProxyError(503, self._unknown_mode())
-        if self.follower is not None and older_than(request.query.get("resourceVersion", ""), self.follower.revision) \
-                and request.query.get("watch") in ("1", "true"):
+        # a request without a query is no watch: its query is not parsed (a sidecar follows its mode: every request)
+        if self.follower is not None and "?" in request.raw_path and request.query.get("watch") in ("1", "true") \
+                and older_than(request.query.get("resourceVersion", ""), self.follower.revision):
             raise ProxyError(410, "the proxy changed its mode (%s) after resourceVersion %s: list again"
                                   % (mode, request.query.get("resourceVersion")), "Expired")
         method = request.method
@@ -348,8 +373,12 @@ class Proxy(object):
                 else:
                     raw = await _read_held(response, _HOLD.get(), refusable=method in _READ_METHODS, on_chunk=on_chunk)
                 waited = time.perf_counter() - started
-                self.metrics.upstream_seconds.observe(waited, metric_labels.verb_label(verb))
-                _UPSTREAM_WAIT.get([0.0])[0] += waited
+                tally = _TALLY.get(None)
+                if tally is None:  # not inside handle: counted now
+                    self.metrics.upstream_seconds.observe(waited, metric_labels.verb_label(verb))
+                else:  # counted once the answer is written (_answered)
+                    tally.upstream += waited
+                    tally.waits += (verb, waited)
                 return response.status, response.headers, raw
         except Exception as exc:  # pylint: disable=broad-except
             raise self._upstream_failure(exc)
@@ -379,7 +408,11 @@ class Proxy(object):
         if body is not raw:
             _HOLD.get().take(len(body), refusable=route.target.verb in ("get", "list"))
         response = web.Response(status=status, body=body, headers=headers)
-        self.metrics.bytes.inc("response", amount=len(body))
+        tally = _TALLY.get(None)
+        if tally is None:  # not inside handle: counted now
+            self.metrics.bytes.inc("response", amount=len(body))
+        else:  # counted once the answer is written (_answered)
+            tally.answer_bytes = len(body) + (tally.answer_bytes or 0)
         self.trimmer.released_body(len(raw))
         return response
 

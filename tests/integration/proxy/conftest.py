@@ -40,7 +40,9 @@ class Stack(object):
             self.shim = support.start_shim(workdir, self.cert, self.key, self.ca_pem, "--kubeconfig", direct,
                                            port=shim_port, wait=False)
             self.proxy = support.start_proxy(workdir, direct, "--use-own-credentials", name="proxy-own", wait=False)
-            self.plain_proxy = support.start_proxy(workdir, direct, name="proxy-plain", wait=False)
+            # at debug: its log also has the lines of the reads that succeeded (info leaves them out)
+            self.plain_proxy = support.start_proxy(workdir, direct, "--log-level", "debug", name="proxy-plain",
+                                                   wait=False)
             for process in (self.shim, self.proxy, self.plain_proxy):
                 support.wait_healthy(process)
             support.wait_served(self.server, crds)

@@ -33,3 +33,34 @@ def test_own_duration_histogram_counts_answered_requests(stack):
     count = re.search(r'hypershift_api_proxy_own_duration_seconds_count\{verb="list"\} ([0-9.]+)', text)
     assert count and float(count.group(1)) >= 1, text[:2000]
     assert 'hypershift_api_proxy_own_duration_seconds_bucket{le="5e-05",verb="list"}' in text
+
+
+def test_at_info_a_read_that_succeeded_has_no_log_line_a_failed_one_and_a_write_have(stack):
+    """The default level (info): the reads that succeed are counted in the metrics, not logged (a debug line); every
+    failed request, write and watch is logged. stack.proxy runs at info, stack.plain_proxy at debug."""
+    name = "log-level-%d" % time.monotonic_ns()
+    status, read, _body = http("GET", stack.proxy.url + MACHINES)
+    assert status == 200
+    status, missing, _body = http("GET", stack.proxy.url + MACHINES + "/" + name)
+    assert status == 404
+    machine = {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "metadata": {"name": name},
+               "spec": {"clusterName": "c", "bootstrap": {"dataSecretName": "d"},
+                        "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AWSMachine",
+                                              "name": name}}}
+    status, written, body = http("POST", stack.proxy.url + MACHINES, body=machine)
+    assert status == 201, body[:300]
+    lines = {}
+    for headers in (missing, written):
+        records = stack.proxy.wait_log_records(
+            lambda record, wanted=headers["X-Request-Id"]: record.get("msg") == "request"
+            and record.get("request_id") == wanted)
+        assert len(records) == 1 and records[0]["level"] == "info", records
+        lines[headers["X-Request-Id"]] = records[0]
+    assert lines[missing["X-Request-Id"]]["code"] == 404 and lines[written["X-Request-Id"]]["method"] == "POST"
+    # the 200's line would have been written before the 404's (one log, in order): there is none
+    assert not [record for record in stack.proxy.log_records() if record.get("request_id") == read["X-Request-Id"]]
+    status, debug_read, _body = http("GET", stack.plain_proxy.url + MACHINES, token=stack.server.admin_token)
+    assert status == 200
+    records = stack.plain_proxy.wait_log_records(
+        lambda record: record.get("msg") == "request" and record.get("request_id") == debug_read["X-Request-Id"])
+    assert len(records) == 1 and records[0]["level"] == "debug" and records[0]["code"] == 200, records
