@@ -5,6 +5,7 @@ client-certificate(-data)/client-key(-data). Refused with a clear error: insecur
 exec and auth-provider plugins, basic auth (the proxy never weakens TLS or guesses credentials).
 """
 import base64
+import contextlib
 import os
 import ssl
 import tempfile
@@ -83,8 +84,10 @@ class Upstream(object):
         self.names_ca = bool(cluster.get("certificate-authority-data") or cluster.get("certificate-authority"))
         self.ssl_plain = self._ssl_context(cluster, None) if self.is_tls else None
         # OpenSSL loads a certificate and key only from files: -data fields are written into a private directory
-        # (0700, files 0600) that is removed as soon as the context holds them - no key is left on disk.
-        with tempfile.TemporaryDirectory(prefix="capi-proxy-") as scratch:
+        # (0700, files 0600) that is removed as soon as the context holds them - no key is left on disk. Without them
+        # no directory is made (a sidecar's root filesystem is read-only, with no /tmp to write).
+        inline = user.get("client-certificate-data") or user.get("client-key-data")
+        with (tempfile.TemporaryDirectory(prefix="capi-proxy-") if inline else contextlib.nullcontext()) as scratch:
             client_cert = self._client_cert(user, scratch)
             self.has_client_cert = client_cert is not None
             self.ssl_own = self._ssl_context(cluster, client_cert) if (self.is_tls and client_cert) else self.ssl_plain

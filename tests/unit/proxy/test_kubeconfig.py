@@ -45,3 +45,13 @@ def test_a_certificate_without_its_key_is_refused_and_leaves_no_file(tmp_path, s
     with pytest.raises(KubeconfigError, match="needs both client-certificate and client-key"):
         Upstream(_kubeconfig(tmp_path / "kubeconfig", material, **{"client-key-data": None}))
     assert os.listdir(str(scratch_root)) == []
+
+
+def test_a_token_kubeconfig_needs_no_temporary_directory(tmp_path, monkeypatch):
+    """A sidecar's root filesystem is read-only, with no /tmp: only inline certificate material needs a file."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "does-not-exist"))
+    material = certs.generate(days=1)
+    upstream = Upstream(_kubeconfig(tmp_path / "kubeconfig", material, token="abc",
+                                    **{"client-certificate-data": None, "client-key-data": None}))
+    assert not upstream.has_client_cert and upstream.ssl_own is upstream.ssl_plain
+    assert upstream.own_headers()["Authorization"] == "Bearer abc"
