@@ -176,6 +176,7 @@ class Proxy(object):
                 response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
         except asyncio.CancelledError:
             hold.release()
+            self._count_tally(tally)  # no answer to wait for: what it waited for upstream is counted now
             self.logger.info("client went away", request_id=request_id, method=request.method, path=raw_path)
             raise
         except Exception as exc:  # pylint: disable=broad-except  # the proxy answers, it never dies on one request
@@ -202,11 +203,7 @@ class Proxy(object):
         in hypershift_api_proxy_requests_total and their time in the duration histograms."""
         hold.release()
         metrics = self.metrics
-        waits = tally.waits
-        for index in range(0, len(waits), 2):
-            metrics.upstream_seconds.observe(waits[index + 1], metric_labels.verb_label(waits[index]))
-        if tally.answer_bytes is not None:
-            metrics.bytes.inc("response", amount=tally.answer_bytes)
+        self._count_tally(tally)
         verb_label = metric_labels.verb_label(info["verb"])
         if own is not None:
             metrics.own_seconds.observe(own, verb_label)
@@ -218,6 +215,14 @@ class Proxy(object):
                 "group": info["group"], "code": code, "adapted": info["adapted"], "streamed": info["streamed"],
                 "duration_ms": round(duration * 1000, 3), "upstream_ms": round(tally.upstream * 1000, 3),
                 "user_agent": request.headers.get("User-Agent", "")[:80]})
+
+    def _count_tally(self, tally):
+        """The request's upstream waits and answer bytes into their metrics."""
+        waits = tally.waits
+        for index in range(0, len(waits), 2):
+            self.metrics.upstream_seconds.observe(waits[index + 1], metric_labels.verb_label(waits[index]))
+        if tally.answer_bytes is not None:
+            self.metrics.bytes.inc("response", amount=tally.answer_bytes)
 
     def _group_label(self, group):
         index = self.index.value

@@ -64,3 +64,21 @@ def test_at_info_a_read_that_succeeded_has_no_log_line_a_failed_one_and_a_write_
     records = stack.plain_proxy.wait_log_records(
         lambda record: record.get("msg") == "request" and record.get("request_id") == debug_read["X-Request-Id"])
     assert len(records) == 1 and records[0]["level"] == "debug" and records[0]["code"] == 200, records
+
+
+def test_the_upstream_wait_and_the_answer_bytes_are_counted_once_the_answer_is_written(stack):
+    """They are counted after the answer (Proxy._answered), no longer on its way: each GET still adds one upstream
+    observation of its verb and its answer's bytes."""
+    def figures():
+        text = http("GET", stack.plain_proxy.metrics_url)[2].decode()
+        waits = re.search(r'hypershift_api_proxy_upstream_duration_seconds_count\{verb="list"\} ([0-9.e+]+)', text)
+        sent = re.search(r'hypershift_api_proxy_bytes_total\{direction="response"\} ([0-9.e+]+)', text)
+        return (float(waits.group(1)) if waits else 0.0), (float(sent.group(1)) if sent else 0.0)
+
+    waits_before, sent_before = figures()
+    status, _headers, body = http("GET", stack.plain_proxy.url + MACHINES, token=stack.server.admin_token)
+    assert status == 200
+    deadline = time.monotonic() + 5
+    while figures() != (waits_before + 1, sent_before + len(body)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert figures() == (waits_before + 1, sent_before + len(body))
