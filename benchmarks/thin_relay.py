@@ -20,14 +20,11 @@ import asyncio
 import sys
 
 from aiohttp import web
-from multidict import CIMultiDict, istr
+from multidict import CIMultiDict
 
 from capi_proxy.kubeconfig import Upstream
+from capi_proxy.proxy import _RESPONSE_DROP_NAMES  # the connection's own headers, as the proxy drops them
 from capi_proxy.upstream import UpstreamClient, limit_tls_read_buffer
-
-# the connection's own headers: aiohttp's server writes Content-Length, Date and Server itself
-CONNECTION_HEADERS = tuple(istr(name) for name in ("Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length",
-                                                   "Content-Encoding", "Date", "Server"))
 
 
 def parser():
@@ -52,7 +49,7 @@ async def serve(kubeconfig, port, body_only=False):
             if body_only:
                 return web.Response(status=upstream.status, body=body, content_type="application/json")
             headers = CIMultiDict(upstream.headers)
-            for name in CONNECTION_HEADERS:
+            for name in _RESPONSE_DROP_NAMES:
                 headers.popall(name, None)
             return web.Response(status=upstream.status, body=body, headers=headers)
 

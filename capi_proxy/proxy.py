@@ -44,6 +44,7 @@ _BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))
 _PATCH_RETRY_PAUSE_SECONDS = 0.002
 _PATCH_RETRY_PAUSE_MAX_SECONDS = 0.05
 # The current request's _Tally (its task's): handle sets it, _send and _respond add to it, _answered counts it.
+# _send and _respond run only inside handle (a request's task), so it is always set there.
 _TALLY = contextvars.ContextVar("capi_proxy_tally")
 # The body bytes the current request holds of the in-flight budget (budget.Hold): handle sets and releases it.
 _HOLD = contextvars.ContextVar("capi_proxy_hold")
@@ -57,12 +58,16 @@ class _Tally(object):
     not on the way of the answer: the seconds it waited for the API server (each wait with its verb), and the body
     bytes of the answer _respond made (None when no answer came from there: health checks, Status errors)."""
 
-    __slots__ = ("upstream", "waits", "answer_bytes")
+    __slots__ = ("waits", "answer_bytes")
 
     def __init__(self):
-        self.upstream = 0.0
         self.waits = []  # verb, seconds, verb, seconds, ... of each upstream request
         self.answer_bytes = None
+
+    @property
+    def upstream(self):
+        """The seconds the request waited for the API server, all its upstream requests together."""
+        return sum(self.waits[1::2])
 
 
 class Options(object):
@@ -186,9 +191,10 @@ class Proxy(object):
         duration = time.perf_counter() - started
         own = None
         if not response.prepared:  # not a watch: the whole answer is ready, so is the time the proxy took
-            own = duration - tally.upstream
+            upstream = tally.upstream
+            own = duration - upstream
             response.headers["X-Request-Id"] = request_id
-            response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, tally.upstream * 1e3)
+            response.headers["Server-Timing"] = "proxy;dur=%.3f, upstream;dur=%.3f" % (own * 1e3, upstream * 1e3)
         # aiohttp writes the answer in this request's own task once the handler returns: when the task is done, the
         # answer is with the socket, its bytes are released, and the request is counted and logged (one callback)
         asyncio.current_task().add_done_callback(functools.partial(
@@ -377,13 +383,7 @@ class Proxy(object):
                     raw = await response.read()
                 else:
                     raw = await _read_held(response, _HOLD.get(), refusable=method in _READ_METHODS, on_chunk=on_chunk)
-                waited = time.perf_counter() - started
-                tally = _TALLY.get(None)
-                if tally is None:  # not inside handle: counted now
-                    self.metrics.upstream_seconds.observe(waited, metric_labels.verb_label(verb))
-                else:  # counted once the answer is written (_answered)
-                    tally.upstream += waited
-                    tally.waits += (verb, waited)
+                _TALLY.get().waits += (verb, time.perf_counter() - started)  # counted once the answer is written
                 return response.status, response.headers, raw
         except Exception as exc:  # pylint: disable=broad-except
             raise self._upstream_failure(exc)
@@ -413,11 +413,8 @@ class Proxy(object):
         if body is not raw:
             _HOLD.get().take(len(body), refusable=route.target.verb in ("get", "list"))
         response = web.Response(status=status, body=body, headers=headers)
-        tally = _TALLY.get(None)
-        if tally is None:  # not inside handle: counted now
-            self.metrics.bytes.inc("response", amount=len(body))
-        else:  # counted once the answer is written (_answered)
-            tally.answer_bytes = len(body) + (tally.answer_bytes or 0)
+        tally = _TALLY.get()  # counted once the answer is written
+        tally.answer_bytes = len(body) + (tally.answer_bytes or 0)
         self.trimmer.released_body(len(raw))
         return response
 

@@ -90,13 +90,9 @@ class Translator(object):
         started = time.perf_counter()
         try:
             if len(raw) < GC_PAUSE_BYTES:  # a small tree: too few objects to set off a collection worth avoiding
-                translated = None
-                if route.mode != "crd" and not route.adapted:  # response_bytes' first step, without its three calls
-                    try:
-                        translated = bodies.translated_response(raw, TO_STANDARD, self.group_map)
-                    except RecursionError:
-                        pass  # nesting.run's case: response_bytes below, on a deep thread if it must
-                if translated is None:
+                try:  # nesting.run's first attempt, without its two calls
+                    translated = self.response_bytes(raw, route)
+                except RecursionError:  # nesting.run's case: on a deep thread if it must
                     translated = self.depth_safe_response(self.response_bytes, raw, route)
             else:
                 with gc_paused():
