@@ -4,12 +4,14 @@ all namespaces) and serves Prometheus /metrics about their private-CAPI migratio
 What a HostedCluster is in, and since when, is judged by the collection's own state machine
 (plugins/module_utils/state/machine.py: state_of_annotations, lease_of, read_history), the same pure functions the
 migration_state module uses, imported by its collection path as the proxy imports the translation core. The cache keeps
-one small Record per HostedCluster (names, state, failure reason, start and end times, lock holder); every series is
-computed from those records when Prometheus scrapes (FleetCollector), so nothing is kept per scrape and nothing ages.
+one small Record per HostedCluster (names, state, failure reason, start and end times, lock holder, leaderless
+seconds); every series is computed from those records when Prometheus scrapes (FleetCollector), so nothing is kept
+per scrape and nothing ages.
 
 A HostedCluster whose migration annotations cannot be read (contradictory markers, a marker or lease time that is not
 one the state machine writes, a history that is not a JSON list) is exported in the state `invalid`, logged once by
-name, and never fails a scrape.
+name, and never fails a scrape. A leaderless-seconds annotation that is not a finite non-negative number is read as
+absent, logged once by name, and leaves the state as the markers say (it is a figure of the migration, not a marker).
 
 The list and the watch go through the official `kubernetes` client (a thread of its own; the HTTP server is aiohttp's,
 as the proxy's and the shim's). The series and their labels: docs/operator-guide.md#monitoring.
@@ -17,6 +19,7 @@ as the proxy's and the shim's). The series and their labels: docs/operator-guide
 import argparse
 import asyncio
 import json
+import math
 import threading
 import time
 from collections import namedtuple
@@ -29,6 +32,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     FAILED_ANNOTATION,
     HISTORY_ANNOTATION,
     IN_PROGRESS_ANNOTATION,
+    LEADERLESS_ANNOTATION,
     LEASE_ACQUIRE_TIME_ANNOTATION,
     LEASE_RENEW_TIME_ANNOTATION,
     PRIVATE_TYPES_ANNOTATION,
@@ -46,6 +50,9 @@ PREFIX = "hypershift_private_capi_"
 NAMESPACE_LABELS = ("namespace", "hostedcluster_namespace")
 # Seconds of one finished migration: the enhancement's 5-15 minutes per HostedCluster in the middle.
 DURATION_BUCKETS = (60.0, 120.0, 180.0, 300.0, 450.0, 600.0, 900.0, 1200.0, 1800.0)
+# Seconds a CAPI manager had no live leader in one migration: a released Lease is taken at the next retry (<= 57 s with
+# HyperShift's flags), one left to expire up to 194 s (plugins/module_utils/hcp/leadership.py).
+LEADERLESS_BUCKETS = (1.0, 5.0, 10.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0, 180.0, 300.0)
 # Label values the exporter takes from annotations are cut to this many characters (a record's size is bounded).
 MAX_LABEL_CHARS = 128
 # A HostedCluster whose migration outcome the histogram observes: how its last migration ended.
@@ -59,11 +66,13 @@ _MARKER_VALUES = {SCOPE_ANNOTATION: (machine.SCOPE_LEGACY,), IN_PROGRESS_ANNOTAT
 
 
 class Record(namedtuple("Record", "namespace name state failure_reason start end outcome holder direction "
-                                  "rollback_failed problem")):
+                                  "rollback_failed problem leaderless ignored")):
     """What the metrics need of one HostedCluster (and nothing else): the state (one of machine.STATES), the failure
     reason (failed only), the start of its last migration and the end when it has ended (epoch seconds or None), how
-    it ended (OUTCOMES or None), the lock's holder and direction (in-progress only), the failed rollback's note, and
-    why the state is invalid when the annotations could not be read ("" otherwise)."""
+    it ended (OUTCOMES or None), the lock's holder and direction (in-progress only), the failed rollback's note, why
+    the state is invalid when the annotations could not be read ("" otherwise), the longest time a CAPI manager had no
+    live leader in its last migration (seconds, or None when the migration wrote none), and why that figure was
+    ignored ("" when it was not: a malformed figure never makes the state invalid)."""
     __slots__ = ()
 
 
@@ -75,6 +84,22 @@ def _cut(value):
 def _epoch(text):
     moment = parse_time(text) if isinstance(text, str) else None
     return moment.timestamp() if moment is not None else None
+
+
+def leaderless_of(annotations):
+    """(seconds, why ignored) of the leaderless-seconds annotation: (None, "") when it is absent, (None, the problem)
+    when it is not a finite non-negative number."""
+    if LEADERLESS_ANNOTATION not in annotations:
+        return None, ""
+    text = annotations[LEADERLESS_ANNOTATION]
+    try:
+        seconds = float(text)
+    except (TypeError, ValueError):
+        seconds = None
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return None, "%s=%r is not a number of seconds (a finite non-negative decimal)" % (LEADERLESS_ANNOTATION,
+                                                                                            _cut(text))
+    return seconds, ""
 
 
 def malformed(annotations):
@@ -125,24 +150,26 @@ def last_migration(history, state, lease):
 
 def record_of(hostedcluster):
     """The Record of one HostedCluster (a dict as the API server returns it); never raises for what a HostedCluster
-    holds: what cannot be read makes the state invalid, with the reason in Record.problem."""
+    holds: what cannot be read makes the state invalid, with the reason in Record.problem, but for the leaderless
+    figure, which is then left out, with the reason in Record.ignored."""
     metadata = hostedcluster.get("metadata") if isinstance(hostedcluster, dict) else None
     metadata = metadata if isinstance(metadata, dict) else {}
     namespace, name = _cut(metadata.get("namespace")), _cut(metadata.get("name"))
     annotations = metadata.get("annotations") or {}
     if not name:
         return Record(namespace, name, machine.INVALID, None, None, None, None, None, None, None,
-                      "metadata.name is missing")
+                      "metadata.name is missing", None, "")
     if not isinstance(annotations, dict) or not all(isinstance(value, str) for value in annotations.values()):
         return Record(namespace, name, machine.INVALID, None, None, None, None, None, None, None,
-                      "metadata.annotations is not a map of strings")
+                      "metadata.annotations is not a map of strings", None, "")
+    leaderless, ignored = leaderless_of(annotations)
     problem = malformed(annotations)
     state = machine.state_of_annotations(annotations)
     if state == machine.INVALID and not problem:
         problem = "contradictory markers %s" % json.dumps(machine.markers(annotations), sort_keys=True)
     if problem:
         return Record(namespace, name, machine.INVALID, None, None, None, None, None, None,
-                      _cut(annotations.get(ROLLBACK_FAILED_ANNOTATION)) or None, problem)
+                      _cut(annotations.get(ROLLBACK_FAILED_ANNOTATION)) or None, problem, leaderless, ignored)
     lease = machine.lease_of(annotations)
     start, end, outcome = last_migration(machine.read_history(annotations), state, lease)
     holder = direction = None
@@ -152,7 +179,7 @@ def record_of(hostedcluster):
     return Record(namespace, name, state,
                   _cut(annotations.get(FAILED_ANNOTATION)) if state == machine.FAILED else None,
                   start, end, outcome, holder, direction,
-                  _cut(annotations.get(ROLLBACK_FAILED_ANNOTATION)) or None, "")
+                  _cut(annotations.get(ROLLBACK_FAILED_ANNOTATION)) or None, "", leaderless, ignored)
 
 
 class FleetCache(object):
@@ -166,9 +193,14 @@ class FleetCache(object):
         self.last_sync = None
 
     def _note(self, record, previous):
-        if self.logger is not None and record.problem and (previous is None or previous.problem != record.problem):
+        if self.logger is None:
+            return
+        if record.problem and (previous is None or previous.problem != record.problem):
             self.logger.warning("HostedCluster has malformed migration annotations: exported as state invalid",
                                 namespace=record.namespace, name=record.name, problem=record.problem)
+        if record.ignored and (previous is None or previous.ignored != record.ignored):
+            self.logger.warning("HostedCluster has a malformed leaderless-seconds annotation: figure not exported, "
+                                "state kept", namespace=record.namespace, name=record.name, problem=record.ignored)
 
     def put(self, hostedcluster):
         record = record_of(hostedcluster)
@@ -210,6 +242,7 @@ def families(records, synced=True, last_sync=None):
     by_state = dict((state, 0) for state in machine.STATES)
     failed_reasons = {}
     durations = dict((outcome, []) for outcome in OUTCOMES)
+    leaderless_figures = []
     state = _gauge("hosted_cluster_state", "One series per HostedCluster and state: 1 for the state its migration "
                    "annotations are in (as the collection's state machine judges them), else 0.",
                    (NAMESPACE_LABELS + ("name", "state")))
@@ -225,6 +258,11 @@ def families(records, synced=True, last_sync=None):
     rollback_failed = _gauge("rollback_failed_info", "1 for each HostedCluster whose last rescue or rollback failed "
                              "(the capi-migration-rollback-failed annotation), with its note.",
                              (NAMESPACE_LABELS + ("name", "reason")))
+    leaderless = _gauge("leaderless_seconds", "The longest time a CAPI manager of the HostedCluster's HCP namespace "
+                        "had no live leader (its leader-election Lease without a live holder) over the pre-install and "
+                        "the window of its last migration, seconds (the capi-migration-leaderless-seconds annotation); "
+                        "none for a HostedCluster whose migration wrote no such figure.",
+                        (NAMESPACE_LABELS + ("name",)))
     for record in sorted(records, key=lambda each: (each.namespace, each.name)):
         by_state[record.state] += 1
         who = [record.namespace] * len(NAMESPACE_LABELS) + [record.name]  # the values of NAMESPACE_LABELS + name
@@ -242,6 +280,9 @@ def families(records, synced=True, last_sync=None):
             failed_reasons[record.failure_reason or ""] = failed_reasons.get(record.failure_reason or "", 0) + 1
         if record.rollback_failed:
             rollback_failed.add_metric(who + [record.rollback_failed], 1.0)
+        if record.leaderless is not None:
+            leaderless.add_metric(who, record.leaderless)
+            leaderless_figures.append(record.leaderless)
     totals = [
         ("migrated_hosted_clusters_total", "HostedClusters migrated to the private CAPI types (a gauge: the name "
          "is HyperShift's design's).", by_state[machine.MIGRATED]),
@@ -270,7 +311,16 @@ def families(records, synced=True, last_sync=None):
         buckets.append(("+Inf", float(len(values))))
         histogram.add_metric([outcome], buckets, sum(values))
     yield histogram
-    yield from (state, start, end, lock, failure, rollback_failed)
+    leaderless_histogram = HistogramMetricFamily(
+        PREFIX + "migration_leaderless_seconds", "The longest time a CAPI manager had no live leader in each "
+        "HostedCluster's last migration (from its capi-migration-leaderless-seconds annotation; computed at scrape "
+        "time), seconds; HostedClusters without the figure are not observed.")
+    leaderless_buckets = [(repr(bound), float(sum(1 for value in leaderless_figures if value <= bound)))
+                          for bound in LEADERLESS_BUCKETS]
+    leaderless_buckets.append(("+Inf", float(len(leaderless_figures))))
+    leaderless_histogram.add_metric([], leaderless_buckets, sum(leaderless_figures))
+    yield leaderless_histogram
+    yield from (state, start, end, lock, failure, rollback_failed, leaderless)
     synced_family = _gauge("exporter_synced", "1 once the exporter has listed every HostedCluster (its series are "
                            "complete), else 0.")
     synced_family.add_metric([], 1.0 if synced else 0.0)

@@ -376,3 +376,50 @@ def hypershift_managers(objects, namespace):
                    "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}
                                 for name in HCP_DEPLOYMENTS]})
     return result
+
+
+# A core manager that elects its leader and reconciles nothing: no object of a fixture carries this value of the label
+# cluster.x-k8s.io/watch-filter, so every controller's predicate drops every event (core/main.go --watch-filter).
+ELECT_ONLY_ARGS = ["--watch-filter=private-capi-elect-only"]
+
+
+def electing_core_manager(deployment, namespace, leader_args=LEADER_ELECTION_ARGS):
+    """The objects that make a fixture's Deployment cluster-api (testenv.hcp.fleet's) run the real core manager
+    v1.14.2 as HyperShift runs it (hypershift_managers: its args, probes, serving certificate and RBAC; manager_images
+    runs it), electing its leader with leader_args (HyperShift's by default) in the Lease LEADER_LEASES["cluster-api"]
+    of namespace, and reconciling nothing of the fixture (ELECT_ONLY_ARGS): what the leader handover needs of a
+    manager - a real client-go leader election that gives no Lease back when it stops - without its controllers
+    touching the fixture's objects (KWOK's Machines, HyperShift's providers that do not run here)."""
+    objects = hypershift_managers([deployment], namespace)
+    for obj in objects:
+        if obj["kind"] == "Deployment":
+            container = obj["spec"]["template"]["spec"]["containers"][0]
+            container["args"] = ([arg for arg in container["args"] if arg not in LEADER_ELECTION_ARGS]
+                                 + list(leader_args) + ELECT_ONLY_ARGS)
+    return objects
+
+
+def run_electing_core_manager(server, namespace, leader_args=LEADER_ELECTION_ARGS):
+    """The live Deployment cluster-api of namespace (server: testenv's RealServer) turned into electing_core_manager's
+    through the API: the Deployment replaced (a rollout), its Secret and RBAC created. Its Pods run the manager where
+    the server was started with images=manager_images()."""
+    path = "/apis/apps/v1/namespaces/%s/deployments/cluster-api" % namespace
+    live = server.request("GET", path).json()
+    for obj in electing_core_manager(live, namespace, leader_args):
+        kind, metadata = obj["kind"], obj["metadata"]
+        if kind == "Deployment":
+            answer = server.request("PUT", path, obj)
+        else:
+            plural = {"Secret": "/api/v1/namespaces/%s/secrets" % namespace,
+                      "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                      "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"}[kind]
+            answer = server.request("POST", plural, obj)
+        if answer.status not in (200, 201, 409):
+            raise RuntimeError("%s %s: %s %s" % (kind, metadata["name"], answer.status, answer.body[:500]))
+
+
+def lease_holder_pod(server, namespace, lease):
+    """The Pod name in the holder identity of a Lease ("" when it has none or does not exist)."""
+    answer = server.request("GET", "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s" % (namespace, lease))
+    holder = ((answer.json().get("spec") or {}).get("holderIdentity") or "") if answer.status == 200 else ""
+    return holder.split("_", 1)[0]

@@ -51,6 +51,9 @@ PHASE_ANNOTATION = "hypershift.openshift.io/capi-migration-phase"
 # the source counts before the deletion of the sources (JSON): written by hcp_migrate_finish, read by capi_verify,
 # removed by hcp_migrate_rollback
 COUNTS_ANNOTATION = "hypershift.openshift.io/capi-migration-counts"
+# the longest time a CAPI manager of the HCP namespace had no live leader, over the pre-install and the window of the
+# last migration (seconds, a decimal string): written by hcp_migrate_finish, read by the fleet exporter
+LEADERLESS_ANNOTATION = "hypershift.openshift.io/capi-migration-leaderless-seconds"
 
 # --- CAPI objects (Cluster, MachineDeployment, MachineSet, Machine, ...) --------------------------------------------
 # CAPI's own pause: written by hcp_quiesce (and the Cluster's spec.paused), read by capi_object_migrate (require_paused)

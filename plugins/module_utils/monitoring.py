@@ -3,9 +3,10 @@
 """The fleet's alerts and scrape, as the Prometheus Operator's PrometheusRule and ServiceMonitor (pure: no API call).
 
 The series are the fleet exporter's (`capi-proxy exporter`, capi_proxy/exporter.py): one per HostedCluster and state,
-the lock holder of each in-progress HostedCluster, the failure reason of each failed one. Two alerts also read
-kube-state-metrics (the conversion shim's Deployment, the proxy sidecar containers). Every expression takes the `max`
-over the exporter's own series, so two scrapes of them (a second exporter, a second Prometheus) never double an alert.
+the lock holder of each in-progress HostedCluster, the failure reason of each failed one, the longest time a CAPI
+manager of each migrated one had no leader. Two alerts also read kube-state-metrics (the conversion shim's Deployment,
+the proxy sidecar containers). Every expression takes the `max` over the exporter's own series, so two scrapes of them
+(a second exporter, a second Prometheus) never double an alert.
 
 files/monitoring/prometheusrule.yml is `prometheus_rule()` with the conversion_shim role's defaults, written by
 hack/render_monitoring.py and held equal by tests/unit/monitoring; tests/integration/monitoring checks it with promtool
@@ -25,11 +26,15 @@ STUCK_SECONDS = 3600
 # The label the alerts name a HostedCluster's namespace by (the exporter's NAMESPACE_LABELS; a unit test keeps them
 # equal): its series also carry `namespace`, which user-workload monitoring overwrites with the exporter's namespace.
 HC_NAMESPACE = "hostedcluster_namespace"
+# leaderless_alert_seconds: a CAPI manager without a live leader for longer than this in a migration is alerted on (a
+# released Lease is taken at the new Pod's next retry, <= 57 s with HyperShift's flags; one left to expire, up to 194 s:
+# plugins/module_utils/hcp/leadership.py).
 DEFAULTS = {"namespace": "hypershift", "shim_name": "capi-conversion-shim", "exporter_name": "capi-conversion-shim-exporter",
-            "rule_name": "hypershift-private-capi", "runbook_base": RUNBOOK_BASE}
+            "rule_name": "hypershift-private-capi", "runbook_base": RUNBOOK_BASE, "leaderless_alert_seconds": 60}
 ALERTS = ("HyperShiftPrivateCAPIMigrationFailed", "HyperShiftPrivateCAPIMigrationStuck",
           "HyperShiftPrivateCAPIRollbackFailed", "HyperShiftPrivateCAPIInvalidState",
-          "HyperShiftPrivateCAPIConversionShimNotReady", "HyperShiftPrivateCAPIProxySidecarNotReady")
+          "HyperShiftPrivateCAPIConversionShimNotReady", "HyperShiftPrivateCAPIProxySidecarNotReady",
+          "HyperShiftPrivateCAPILeaderless")
 
 
 def _anchor(alert):
@@ -49,10 +54,19 @@ def _alert(alert, expr, for_, severity, summary, description, settings):
     return rule
 
 
+def _seconds(settings, key):
+    """settings[key] as a PromQL number (60, 2.5); refused unless a finite non-negative number."""
+    value = settings[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+        raise ValueError("monitoring setting %s=%r: expected a finite non-negative number of seconds" % (key, value))
+    return "%d" % value if float(value).is_integer() else repr(float(value))
+
+
 def alerting_rules(settings=None):
     """The rules of the group hypershift-private-capi.rules (a list of Prometheus alerting rules)."""
     settings = dict(DEFAULTS, **(settings or {}))
     shim = "%s/%s" % (settings["namespace"], settings["shim_name"])
+    leaderless_seconds = _seconds(settings, "leaderless_alert_seconds")
     migrated_hcp_namespaces = (
         'label_join(\n    max by (@ns@, name) (%shosted_cluster_state{state="migrated"}) == 1,\n'
         '    "namespace", "-", "@ns@", "name"\n  )' % PREFIX)
@@ -104,6 +118,17 @@ def alerting_rules(settings=None):
                "Container %s of Pod {{ $labels.namespace }}/{{ $labels.pod }}, in the HCP namespace of a migrated "
                "HostedCluster, has not been Ready for 10 minutes: that CAPI controller cannot reach its objects "
                "(they exist only in the private group, which the sidecar translates)." % SIDECAR_CONTAINER, settings),
+        _alert("HyperShiftPrivateCAPILeaderless",
+               "max by (@ns@, name) (%sleaderless_seconds)\n  > %s" % (PREFIX, leaderless_seconds), "", "warning",
+               "A CAPI manager of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} had no leader for over %s "
+               "seconds during its migration." % leaderless_seconds,
+               "During the last migration of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} (pre-install "
+               "included), a CAPI manager of its HCP namespace (cluster-api, the provider, ...) had no live leader "
+               "for {{ $value | humanizeDuration }}: it reconciled nothing for that long (no Machine replaced, no "
+               "scaling). Read the leaderless figures of the run's fleet report, the leader-election Lease of that "
+               "manager in the HCP namespace (holder, renew time) and its Pods' logs; docs/operator-guide.md. It "
+               "fires as long as the HostedCluster carries the figure (annotation "
+               "hypershift.openshift.io/capi-migration-leaderless-seconds).", settings),
     ]
 
 

@@ -174,6 +174,22 @@ options:
       - Seconds between two reads of the rollout.
     type: float
     default: 0.2
+  leader_handover:
+    description:
+      - While waiting (O(wait_timeout)), also follow the leader election of the Deployments' managers - each
+        C(coordination.k8s.io/v1) Lease in O(hcp_namespace) whose holder identity names a Pod of a named Deployment -
+        and wait, after the rollout, until each has a live holder again (bounded by O(wait_timeout); a Lease still
+        without one is a warning, not a failure). RV(rollout.leaderless_seconds) is the longest time one had none.
+      - A manager that stops without giving its Lease back (CAPI v1.14.2 sets no C(LeaderElectionReleaseOnCancel)) leaves
+        it to expire, and its new Pod waits up to the lease duration plus one retry. So once the old holder's Pod is
+        gone from the API, the run releases its Lease (clears the holder, sent with the C(resourceVersion) read) and
+        the new Pod takes it on its next retry - but never while the holder may still run - its Pod still exists (being
+        deleted included), its node is gone or not Ready, its node is unknown to this run (the Pod was gone before the
+        run saw it), or the Lease was renewed after the Pod went. RV(rollout.leadership) says which Leases were
+        released and why each other one was not.
+      - C(false) - no Lease is read or written.
+    type: bool
+    default: true
 attributes:
   check_mode:
     details: Reads, then sends each write as a server-side dry run (C(dryRun=All)); RV(actions) and the diff say what
@@ -184,7 +200,9 @@ notes:
   - RBAC - C(list) on C(apps/deployments) and C(configmaps) in O(hcp_namespace), C(get), C(create), C(patch) on
     C(configmaps); C(patch) on C(apps/deployments); with O(rbac) C(list) on roles, rolebindings, clusterroles and
     clusterrolebindings, C(get), C(create), C(patch) (O(state=absent) C(delete)) on those this role labels; with
-    O(count_replaced_pods) C(list) on C(pods). The pre-flight C(hypershift.private_capi.capi_access_review) checks them.
+    O(count_replaced_pods) C(list) on C(pods); with O(wait_timeout) and O(leader_handover) C(list) on C(pods) and
+    C(coordination.k8s.io/leases), C(update) on leases and C(get) on C(nodes) (cluster-scoped) to release a Lease whose
+    holder is gone. The pre-flight C(hypershift.private_capi.capi_access_review) checks them.
 seealso:
   - module: hypershift.private_capi.deployment_rollout
   - module: hypershift.private_capi.k8s_lists
@@ -241,12 +259,26 @@ patches:
   elements: dict
 rollout:
   description: What the rollout did, as M(hypershift.private_capi.deployment_rollout) returns it (empty - not
-    waited).
+    waited); with O(leader_handover) also C(leaderless_seconds) (the longest time a manager's Lease had no live holder,
+    from the rollout's start until each has one again) and C(leadership) - C(leases) (per Lease its C(deployment), its
+    C(leaderless_seconds), whether it is C(live) at the end and, if not, C(why)), C(released) (the Leases this run
+    released - C(lease), C(deployment), the gone holder C(pod), C(seconds) into the wait, C(why)) and C(waited) (each
+    Lease this run did not release although its holder was stopping or gone, and C(why) - for instance a Pod still
+    there with a finalizer).
   returned: success
   type: dict
-  sample: {"pods_replaced": 4, "longest_unready_seconds": 0.0, "waited_seconds": 12.3, "polls": 52,
+  sample: {"pods_replaced": 4, "longest_unready_seconds": 0.0, "waited_seconds": 41.3, "polls": 52,
            "deployments": [{"name": "cluster-api", "pods_replaced": ["cluster-api-5d9c-x2"],
-                            "longest_unready_seconds": 0.0}]}
+                            "longest_unready_seconds": 0.0}],
+           "leaderless_seconds": 27.4,
+           "leadership": {"leaderless_seconds": 27.4, "leases": [{"lease": "controller-leader-election-capi",
+                                                                  "deployment": "cluster-api", "live": true, "why": "",
+                                                                  "leaderless_seconds": 27.4}],
+                          "released": [{"lease": "controller-leader-election-capi", "deployment": "cluster-api",
+                                        "pod": "cluster-api-5d9c8b7f4-x2kqz", "seconds": 3.1,
+                                        "why": "its holder's Pod cluster-api-5d9c8b7f4-x2kqz is gone and its node
+                                                worker-1 is Ready"}],
+                          "waited": []}}
 """
 
 import copy
@@ -297,7 +329,7 @@ def argspec():
     spec = auth_argspec()
     spec.update(copy.deepcopy(OPTIONS))
     spec.update(wait_timeout=dict(type="int", default=0), count_replaced_pods=dict(type="bool", default=False),
-                poll_seconds=dict(type="float", default=0.2))
+                poll_seconds=dict(type="float", default=0.2), leader_handover=dict(type="bool", default=True))
     return spec
 
 
@@ -342,6 +374,7 @@ class ProxyApply(object):
         self.actions = []
         self.before = {}
         self.after = {}
+        self.warnings = []
 
     def _read(self, wanted):
         group, version, plural = RESOURCES[wanted["kind"]]
@@ -414,9 +447,11 @@ class ProxyApply(object):
         # awaited whenever patches are sent (a re-run after a kill finds them in place, its rollout maybe not done)
         if plan["patch"] and plan["patches"] and self.params["wait_timeout"] > 0 and not self.check_mode:
             names = [name for name in self.settings["deployments"] if name in deployments]
-            result["rollout"] = RolloutService(self.client, self.settings["namespace"], names,
-                                               self.params["wait_timeout"], self.params["poll_seconds"],
-                                               pods=self.params["count_replaced_pods"]).run()
+            rollout = RolloutService(self.client, self.settings["namespace"], names, self.params["wait_timeout"],
+                                     self.params["poll_seconds"], pods=self.params["count_replaced_pods"],
+                                     leases=self.params["leader_handover"])
+            result["rollout"] = rollout.run()
+            self.warnings += rollout.warnings
         return result
 
 
@@ -426,6 +461,8 @@ def run(module):
     def work(module_run):
         services.append(ProxyApply(module_run.connect(connections=4), module_run.params, module.check_mode))
         result = services[0].run()
+        for warning in services[0].warnings:
+            module.warn(warning)
         if module._diff and result["changed"]:
             result["diff"] = {"before": services[0].before, "after": services[0].after}
         return result

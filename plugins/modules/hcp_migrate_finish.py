@@ -57,6 +57,13 @@ options:
         without the objects on their way out, RV(hypershift.private_capi.capi_object_migrate#module:counts) C(remaining)).
     type: dict
     default: {}
+  leaderless_seconds:
+    description:
+      - The longest time a CAPI manager of O(hcp_namespace) had no live leader in this migration so far (its pre-install
+        and its window; the migrate role passes its record's C(leaderless.seconds)). Recorded on the HostedCluster with
+        the source counts, as the annotation C(hypershift.openshift.io/capi-migration-leaderless-seconds) the fleet
+        exporter serves (C(hypershift_private_capi_leaderless_seconds)); omitted - nothing recorded.
+    type: float
   deployments:
     description:
       - Names of the CAPI-dependent Deployments whose replica records are removed; those absent are ignored.
@@ -216,6 +223,7 @@ def argspec():
     spec.update(
         holder=dict(type="str", required=True),
         source_counts=dict(type="dict", default={}),
+        leaderless_seconds=dict(type="float"),
         deployments=dict(type="list", elements="str", default=[]),
         carry_deletions=dict(type="bool", default=False),
         dependent_resources=dict(type="list", elements="str"),

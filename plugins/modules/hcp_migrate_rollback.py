@@ -126,6 +126,8 @@ notes:
     in the direction to the standard groups; C(get), C(patch) on C(hostedcontrolplanes); C(delete) on the ConfigMap;
     C(list), C(delete) on the RBAC objects the C(api_proxy) role created (by label); C(get), C(patch) on the
     HostedCluster and what M(hypershift.private_capi.migration_state) needs for the final move.
+  - RBAC for the managers' leader Leases - C(list) on C(pods) and C(coordination.k8s.io/leases) in the HCP namespace;
+    where a Lease is handed over C(update) on leases and C(get) on C(nodes).
 seealso:
   - module: hypershift.private_capi.hcp_migrate_window
   - module: hypershift.private_capi.hcp_migrate_finish
@@ -265,6 +267,24 @@ controllers_down_seconds:
   returned: always
   type: float
   sample: 6.2
+leaderless_seconds:
+  description:
+    - The longest time a manager of O(deployments) had no live leader during this run, or null (none elects a leader
+      with a Lease, or check mode) - read when the run begins, where the stopped Deployments' Pods are gone, and when it
+      ends; a Lease that changed hands between two reads counts the whole interval (an upper bound).
+    - A Lease whose holder's Pod is gone (the scale-down) is handed over - its holder cleared, conditional on the
+      C(resourceVersion) read - when the Pod's node is Ready, so that the manager's new Pod takes it at once instead
+      of after the lease expires (see M(hypershift.private_capi.api_proxy_apply), O(hypershift.private_capi.api_proxy_apply#module:leader_handover)).
+  returned: always
+  type: float
+  sample: 0.0
+leadership:
+  description: The Leases followed, or null - C(leases) (per Lease its C(deployment), C(leaderless_seconds), C(live) at the
+    end, C(why) not), C(released) (those this run handed over and why) and C(waited) (those it did not, and why).
+  returned: always
+  type: dict
+  sample: {"leaderless_seconds": 0.0, "leases": [{"lease": "controller-leader-election-capi", "deployment": "cluster-api",
+           "live": true, "why": "", "leaderless_seconds": 0.0}], "released": [], "waited": []}
 waited_seconds:
   description: The seconds spent waiting on Kubernetes (pods to go, Deployments to be available).
   returned: always

@@ -150,6 +150,8 @@ notes:
   - RBAC in the HCP namespace - that of M(hypershift.private_capi.hcp_quiesce) (Deployments, pods, the private
     core group) and of M(hypershift.private_capi.capi_object_migrate) without O(hypershift.private_capi.capi_object_migrate#module:delete_source);
     C(get), C(patch) on C(hostedcontrolplanes) with O(hostedcluster_name).
+  - RBAC for the managers' leader Leases - C(list) on C(pods) and C(coordination.k8s.io/leases) in the HCP namespace;
+    where a Lease is handed over C(update) on leases and C(get) on C(nodes).
 seealso:
   - module: hypershift.private_capi.hcp_quiesce
   - module: hypershift.private_capi.capi_object_migrate
@@ -252,6 +254,24 @@ controllers_down_seconds:
   returned: always
   type: float
   sample: 4.4
+leaderless_seconds:
+  description:
+    - The longest time a manager of O(deployments) had no live leader during this run, or null (none elects a leader
+      with a Lease, or check mode) - read when the run begins, where the stopped Deployments' Pods are gone, and when it
+      ends; a Lease that changed hands between two reads counts the whole interval (an upper bound).
+    - A Lease whose holder's Pod is gone (the scale-down) is handed over - its holder cleared, conditional on the
+      C(resourceVersion) read - when the Pod's node is Ready, so that the manager's new Pod takes it at once instead
+      of after the lease expires (see M(hypershift.private_capi.api_proxy_apply), O(hypershift.private_capi.api_proxy_apply#module:leader_handover)).
+  returned: always
+  type: float
+  sample: 0.0
+leadership:
+  description: The Leases followed, or null - C(leases) (per Lease its C(deployment), C(leaderless_seconds), C(live) at the
+    end, C(why) not), C(released) (those this run handed over and why) and C(waited) (those it did not, and why).
+  returned: always
+  type: dict
+  sample: {"leaderless_seconds": 0.0, "leases": [{"lease": "controller-leader-election-capi", "deployment": "cluster-api",
+           "live": true, "why": "", "leaderless_seconds": 0.0}], "released": [], "waited": []}
 waited_seconds:
   description: Of the window, the seconds spent waiting on Kubernetes (pods to go, Deployments to be available).
   returned: always

@@ -42,7 +42,7 @@ STATES = ("present", "absent")
 SETTINGS = ("state", "namespace", "name", "service_name", "service_port", "path", "image", "image_pull_policy",
             "replicas", "port", "metrics_port", "extra_groups", "log_level", "extra_args", "upstream_server",
             "certificate_secret_name", "resources", "node_selector", "tolerations", "priority_class_name",
-            "wait_timeout", "keep_when_in_use", "check_mode", "monitoring")
+            "wait_timeout", "keep_when_in_use", "check_mode", "monitoring", "leaderless_alert_seconds")
 # exporter: the fleet exporter's Deployment as read (k8s_info); monitoring: its PrometheusRule as read, whose api_found
 # says whether the cluster serves monitoring.coreos.com
 ANSWERS = ("certificate", "service_ca_secret", "rollout", "users", "exporter", "monitoring")
@@ -244,9 +244,21 @@ def deployment(settings, cert_sha256):
 
 
 def monitoring_settings(settings):
-    """What plugins/module_utils/monitoring.py renders the alerts and the scrape with, for this shim."""
-    return {"namespace": settings["namespace"], "shim_name": settings["name"],
-            "exporter_name": names(settings)["exporter"], "rule_name": names(settings)["prometheus_rule"]}
+    """What plugins/module_utils/monitoring.py renders the alerts and the scrape with, for this shim (the optional
+    setting leaderless_alert_seconds: the role's private_capi_monitoring_leaderless_alert_seconds)."""
+    watched = {"namespace": settings["namespace"], "shim_name": settings["name"],
+               "exporter_name": names(settings)["exporter"], "rule_name": names(settings)["prometheus_rule"]}
+    threshold = settings.get("leaderless_alert_seconds")
+    if threshold not in (None, ""):
+        try:
+            seconds = float(threshold)
+        except (TypeError, ValueError):
+            seconds = -1.0
+        if not 0 <= seconds < float("inf"):
+            raise ShimSettingsError("private_capi_monitoring_leaderless_alert_seconds must be a number of seconds, 0 "
+                                    "or more (got %r): fix that variable." % (threshold,))
+        watched["leaderless_alert_seconds"] = seconds
+    return watched
 
 
 def _exporter_metadata(settings, name, namespaced=True):

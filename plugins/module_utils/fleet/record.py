@@ -210,6 +210,22 @@ def _preinstall(results):
             "seconds": rollout["waited_seconds"]}
 
 
+MIGRATION_LEADER_STEPS = (("preinstall", "rollout"), ("window", "window"), ("rescue", "rescue"))
+
+
+def _leaderless(results, steps=MIGRATION_LEADER_STEPS):
+    """The longest time a CAPI manager had no live leader (its Lease without a live holder), as each step measured it:
+    the pre-install's rollout (api_proxy_apply), the window (hcp_migrate_window) and a rolled-back cluster's rescue
+    (hcp_migrate_rollback; steps: (figure, results key) pairs), and the longest of them (seconds); None when no step
+    followed the Leases."""
+    figures = {}
+    for key, step in steps:
+        value = (results.get(step) or {}).get("leaderless_seconds")
+        if value is not None:
+            figures[key] = value
+    return dict(figures, seconds=max(figures.values())) if figures else None
+
+
 def _identity(results):
     identity = results["identity"]
     return {"management_cluster": identity["management_cluster"], "namespace": identity["namespace"],
@@ -236,7 +252,7 @@ def _migration_record(results):
         # what was in flight when the run judged the HostedCluster (capi_steady), empty when it was steady
         steady_reasons=list((results.get("steady") or {}).get("reasons") or []),
         controllers_down=_controllers_down(results), reconcile_paused=_reconcile_paused(results),
-        preinstall=_preinstall(results))
+        preinstall=_preinstall(results), leaderless=_leaderless(results))
     return record
 
 
@@ -312,7 +328,8 @@ def _rollback_record(results):
         status=outcome["status"], reason=str(outcome["reason"]).strip(), state_before=outcome["state_found"],
         state_after=_first_hostedcluster(after).get("state"), resumed=outcome["resumed"],
         phases=[m["name"] for m in marks], seconds=round(_seconds_between(marks[0]["at"], after["read_at"]), 1),
-        objects=dict((kind, count["found"]) for kind, count in counts.items()), api_calls=outcome["api_calls"])
+        objects=dict((kind, count["found"]) for kind, count in counts.items()), api_calls=outcome["api_calls"],
+        leaderless=_leaderless({"run": (failure.get("result") or {}) if failure else run}, (("rollback", "run"),)))
     return record
 
 

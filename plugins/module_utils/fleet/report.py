@@ -110,9 +110,11 @@ def window_summary(clusters):
             "migrated_p50_seconds": migrated_p50, "rolled_back": rolled_back}
 
 
-def paused_summary(clusters):
-    """Fleet-wide figures of zero stop's pauses of CAPI reconciliation: clusters, p50, max; None when none."""
-    seconds = [c["reconcile_paused_seconds"] for c in clusters if c.get("reconcile_paused_seconds") is not None]
+def seconds_summary(clusters, key):
+    """Fleet-wide figures of one per-cluster figure (key: reconcile_paused_seconds, zero stop's pause of CAPI
+    reconciliation; leaderless_seconds, the longest time a CAPI manager had no leader): clusters, p50, max; None when
+    no cluster has it."""
+    seconds = [c[key] for c in clusters if c.get(key) is not None]
     if not seconds:
         return None
     return {"clusters": len(seconds), "p50_seconds": round(statistics.median(seconds), 3),
@@ -137,6 +139,10 @@ def window_headline(report):
         "; CAPI reconciliation paused per cluster (pause to unpause, the controllers running): p50 %.1f s, max %.1f s "
         "over %d cluster%s" % (paused["p50_seconds"], paused["max_seconds"], paused["clusters"],
                                "" if paused["clusters"] == 1 else "s"))
+    leaderless = report.get("leaderless")
+    if leaderless:
+        paused_line += ("; CAPI managers without a leader per cluster (the longest, pre-install and window): p50 %.1f s, "
+                        "max %.1f s" % (leaderless["p50_seconds"], leaderless["max_seconds"]))
     preinstall = report.get("preinstall")
     if preinstall:
         paused_line += ("; pre-install (the sidecars rolled in ahead, %d cluster%s): %d Pods replaced, longest gap "
@@ -245,6 +251,7 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
         entry["controllers_down_seconds"], entry["controllers_waiting_seconds"], entry["controllers_own_seconds"] = (
             window if window else (None, None, None))
         entry["reconcile_paused_seconds"] = (record.get("reconcile_paused") or {}).get("seconds")
+        entry["leaderless_seconds"] = (record.get("leaderless") or {}).get("seconds")
         clusters.append(entry)
     totals = {}
     for entry in clusters:
@@ -265,7 +272,8 @@ def build_report(records, run_id, started=None, finished=None, check_mode=False)
             "objects_moved": sum(c["objects_total"] for c in migrated),
             "api_calls": sum(int(c.get("api_calls") or 0) for c in clusters),
             "controllers_down": window_summary(clusters),
-            "reconcile_paused": paused_summary(clusters),
+            "reconcile_paused": seconds_summary(clusters, "reconcile_paused_seconds"),
+            "leaderless": seconds_summary(clusters, "leaderless_seconds"),
             "preinstall": preinstall_summary(clusters),
             "unfinished": dict((key_of(c.get("management_cluster"), c.get("namespace"), c.get("name")),
                                 "%s: %s" % (c["status"], c.get("reason") or "")) for c in clusters
@@ -323,12 +331,13 @@ def report_markdown(report):
               "- %s" % window_headline(report),
               "- CAPI objects moved: %d; API calls (copy and delete): %d" % (report["objects_moved"], report["api_calls"]), "",
               "| management cluster | HostedCluster | before | after | status | seconds | controllers down s (own) "
-              "| objects | API calls | reason |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| paused s | leaderless s | objects | API calls | reason |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in report["clusters"]:
-        lines.append("| %s | %s/%s | %s | %s | %s | %.1f | %s | %d | %s | %s |" % (
+        lines.append("| %s | %s/%s | %s | %s | %s | %.1f | %s | %s | %s | %d | %s | %s |" % (
             c.get("management_cluster"), c.get("namespace"), c.get("name"), c.get("state_before"), c.get("state_after"),
-            c.get("status"), c["seconds"], _window_cell(c), c["objects_total"], c.get("api_calls", 0),
+            c.get("status"), c["seconds"], _window_cell(c), _seconds_cell(c.get("reconcile_paused_seconds")),
+            _seconds_cell(c.get("leaderless_seconds")), c["objects_total"], c.get("api_calls", 0),
             (c.get("reason") or "").replace("|", "/").replace("\n", " ")))
     ran = set(p["name"] for c in report["clusters"] for p in c["phases"])
     columns = [name for name in PHASE_COLUMNS if name not in ZERO_STOP_PHASES or name in ran]
@@ -344,7 +353,8 @@ def report_markdown(report):
               "    dateFormat YYYY-MM-DDTHH:mm:ss.SSS", "    axisFormat %H:%M:%S"]
     for c in report["clusters"]:
         gantt_name = _gantt_name(c, several)
-        lines.append("    section %s" % gantt_name)
+        lines.append("    section %s%s" % (gantt_name, "" if c.get("leaderless_seconds") is None
+                                           else " - leaderless %.1f s" % c["leaderless_seconds"]))
         for index, phase in enumerate(p for p in c["phases"] if p["name"] != "read"):
             tag = "crit, " if phase["name"] == "rollback" else ("done, " if c["status"] == "migrated" else "")
             task_id = "%s_%d" % (_mermaid_id(gantt_name), index)
@@ -372,6 +382,10 @@ def report_markdown(report):
                                         c.get("reason")) for c in listed]
             lines.append("")
     return "\n".join(lines)
+
+
+def _seconds_cell(seconds):
+    return "-" if seconds is None else "%.1f" % seconds
 
 
 def _window_cell(cluster):

@@ -16,7 +16,11 @@ __metaclass__ = type
 
 import json
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import COUNTS_ANNOTATION, PHASE_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    COUNTS_ANNOTATION,
+    LEADERLESS_ANNOTATION,
+    PHASE_ANNOTATION,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import HealthChecksFailed, HealthService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
     QuiesceService,
@@ -43,11 +47,12 @@ FINISH_PHASE = "finish"
 PHASE_OF_STEP = {HEALTH: "health", RECORD: FINISH_PHASE, DELETE: FINISH_PHASE, RELEASE: FINISH_PHASE, STATE: FINISH_PHASE}
 
 
-def record_patch(hostedcluster, source_counts):
+def record_patch(hostedcluster, source_counts, leaderless_seconds=None):
     """Merge patch of the HostedCluster saying the deletion of the sources has begun (a rollback from here on copies
-    back) and recording the source counts once (a resumed run whose sources are partly gone keeps the first record);
-    None when both are there already, or when the HostedCluster is migrated (the release, the step after, removed the
-    phase record: the run that moved it finished the migration)."""
+    back), recording the source counts once (a resumed run whose sources are partly gone keeps the first record) and
+    the migration's longest time without a leader (LEADERLESS_ANNOTATION, when given: the figure of this run); None
+    when all are there already, or when the HostedCluster is migrated (the release, the step after, removed the phase
+    record: the run that moved it finished the migration)."""
     if states.state_of(hostedcluster) == states.MIGRATED:
         return None
     annotations = (hostedcluster.get("metadata") or {}).get("annotations") or {}
@@ -56,6 +61,8 @@ def record_patch(hostedcluster, source_counts):
         wanted[PHASE_ANNOTATION] = FINISH_PHASE
     if COUNTS_ANNOTATION not in annotations:
         wanted[COUNTS_ANNOTATION] = json.dumps(source_counts, sort_keys=True)
+    if leaderless_seconds is not None and annotations.get(LEADERLESS_ANNOTATION) != "%.1f" % leaderless_seconds:
+        wanted[LEADERLESS_ANNOTATION] = "%.1f" % leaderless_seconds
     return {"metadata": {"annotations": wanted}} if wanted else None
 
 
@@ -75,7 +82,7 @@ class FinishService(PhasedRun):
         self.warnings = []
 
     def _record(self):
-        patch = record_patch(self.read_hostedcluster(), self.params["source_counts"])
+        patch = record_patch(self.read_hostedcluster(), self.params["source_counts"], self.params["leaderless_seconds"])
         if patch is None:
             return
         self.annotate_hostedcluster(patch, "record the deletion of the sources")

@@ -10,6 +10,9 @@ they have in common lives here, once (PhasedRun):
 - the resume: a run killed at any request is re-run to the same end, because what a run did is read back from the
   cluster, never remembered: recorded_phase() is how far earlier runs got (the HostedCluster's PHASE_ANNOTATION), and
   annotate() writes a record only where it is not there yet (annotations_patch), never in check mode;
+- the managers' leader election (watch_leaders, observe_leaders): the window and the way back read the Leases when
+  they begin, where their Deployments' Pods are gone (a Lease whose holder went is handed over: leadership.py), and
+  when they end; RV(leaderless_seconds) is the longest time one had no live leader;
 - the partial result: run_module() exits with the service's result(), and on a user error with result() of what the
   run got done beside the message (NOT_STARTED when it failed before its service existed).
 
@@ -21,6 +24,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PHASE_ANNOTATION, format_mark, utc_now
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leadership import LeadershipWatch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import hostedcluster_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
@@ -74,6 +78,25 @@ class PhasedRun(object):
         self.phase = None
         self.marks = []
         self.hostedcluster = None
+        self.leaders = None  # the LeadershipWatch of watch_leaders()
+
+    def watch_leaders(self):
+        """Follow the leader Leases of O(deployments)' managers from now on (the first sample: the holders' Pods and
+        their nodes, known before anything stops them); not in check mode, which reads nothing it would not need."""
+        if not self.check_mode:
+            self.leaders = LeadershipWatch(self.client, self.params["hcp_namespace"], self.params["deployments"])
+            self.leaders.observe()
+
+    def observe_leaders(self):
+        """One more sample of the Leases (a Lease whose holder's Pod is gone is handed over: leadership.py)."""
+        if self.leaders is not None:
+            self.leaders.observe()
+
+    def leaders_result(self, result):
+        """RV(leadership) and RV(leaderless_seconds) of the samples so far (None: not followed)."""
+        figures = self.leaders.figures() if self.leaders is not None else None
+        result.update(leadership=figures, leaderless_seconds=figures and figures["leaderless_seconds"])
+        return result
 
     def begin(self, phase):
         """The phase begins: it is the run's phase from here on, and marked unless it is the one marked last (the

@@ -251,10 +251,12 @@ class RollbackService(PhasedRun):
                 self.warnings.append("the sidecars of namespace %s do not all follow its mode ConfigMap (an older "
                                      "release put them in, or one is missing): the way back stops the controllers to "
                                      "take them out (strategy scale_down)" % self.hcp_namespace)
+        self.watch_leaders()
         if self.params["path"] == RESCUE:
             self._rescue(hostedcluster)
         else:
             self._rollback(hostedcluster)
+        self.observe_leaders()
         return self.result()
 
     def note_failure(self, error):
@@ -287,6 +289,7 @@ class RollbackService(PhasedRun):
         # running; after a failed window they are gone already and nothing is waited for)
         self.stop = self._quiesce(wait_timeout=self.params["scale_down_timeout"])
         self.stop.quiesce()
+        self.observe_leaders()  # the managers' Pods are gone: their Leases handed over before they start again
         self.begin(PROXY)
         removals = self._proxy_out()
         if COUNTS_ANNOTATION in ((hostedcluster.get("metadata") or {}).get("annotations") or {}):
@@ -335,6 +338,7 @@ class RollbackService(PhasedRun):
                                       settle_seconds=self.params["settle_seconds"],
                                       wait_timeout=self.params["scale_down_timeout"])
             self.stop.quiesce()
+            self.observe_leaders()  # scale_down: the managers' Pods are gone, their Leases handed over
         if self.resumed_from != DELETE_PHASE:
             self.begin(COPY)
             # verified field by field before the standard controllers ever run; resumed after the scale-up, the copy
@@ -416,7 +420,7 @@ class RollbackService(PhasedRun):
         if self.check_mode and self.params["path"] == ROLLBACK:
             result["plan"] = plan_lines(result, "%s/%s" % (self.params["hostedcluster_namespace"],
                                                            self.params["hostedcluster_name"]), self.params["holder"])
-        return result
+        return self.leaders_result(result)
 
 
 def run_module(module):

@@ -19,6 +19,7 @@ __metaclass__ = type
 import time
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leadership import LeadershipWatch, longest_stretch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
@@ -62,43 +63,40 @@ def rollout_figures(samples):
     first one with a Ready replica, or to the last sample); the totals over all of them."""
     figures = []
     for name in sorted(set(name for _at, sample in samples for name in sample)):
-        seen, longest, since, last = set(), 0.0, None, None
-        for at, sample in samples:
-            if name not in sample:
-                continue
-            state, last = sample[name], at
-            seen.update(state["pods"])
-            if state["ready"] < 1 <= state["wanted"]:
-                since = at if since is None else since
-            elif since is not None:
-                longest, since = max(longest, at - since), None
-        if since is not None:
-            longest = max(longest, last - since)
-        final = set(next(sample[name]["pods"] for _at, sample in reversed(samples) if name in sample))
-        figures.append({"name": name, "pods_replaced": sorted(seen - final), "longest_unready_seconds": round(longest, 3)})
+        states = [(at, sample[name]) for at, sample in samples if name in sample]
+        seen = set(pod for _at, state in states for pod in state["pods"])
+        longest = longest_stretch([(at, state["ready"] < 1 <= state["wanted"]) for at, state in states])
+        figures.append({"name": name, "pods_replaced": sorted(seen - set(states[-1][1]["pods"])),
+                        "longest_unready_seconds": longest})
     return {"deployments": figures, "pods_replaced": sum(len(f["pods_replaced"]) for f in figures),
             "longest_unready_seconds": max([f["longest_unready_seconds"] for f in figures] or [0.0])}
 
 
 class RolloutService(object):
-    """Reads the named Deployments of namespace and their Pods every poll_seconds until all have rolled out."""
+    """Reads the named Deployments of namespace and their Pods every poll_seconds until all have rolled out; with
+    leases, also their managers' Leases (leadership.LeadershipWatch: a Lease whose holder is gone is handed over) until
+    each has a live leader again."""
 
     def __init__(self, client, namespace, names, timeout, poll_seconds, clock=time.monotonic, sleep=time.sleep,
-                 pods=True):
+                 pods=True, leases=False):
         self.client = client
-        self.pods = pods  # False: no Pod is read (no pods_replaced; list on pods not needed)
+        self.pods = pods or leases  # False: no Pod is read (no pods_replaced; list on pods not needed)
         self.namespace = namespace
         self.names = list(names)
         self.timeout = timeout
         self.poll_seconds = poll_seconds
         self.clock = clock
         self.sleep = sleep
+        self.leadership = LeadershipWatch(client, namespace, names, clock=clock) if leases else None
+        self.warnings = []
 
     def _read(self):
         deployments = self.client.list(api_path("apps", "v1", "deployments", self.namespace),
                                        "list " + describe("Deployments", namespace=self.namespace))
         pods = self.client.list(api_path("", "v1", "pods", self.namespace),
                                 "list " + describe("Pods", namespace=self.namespace)) if self.pods else []
+        if self.leadership is not None:
+            self.leadership.observe(pods)
         return rollout_sample(deployments, pods, self.names)
 
     def run(self):
@@ -116,4 +114,27 @@ class RolloutService(object):
                     "see `kubectl -n %s rollout status deployment/<name>` and the new Pods' events, then run again"
                     % (", ".join(pending), self.namespace, self.timeout, self.namespace))
             self.sleep(self.poll_seconds)
-        return dict(rollout_figures(samples), waited_seconds=round(samples[-1][0], 3), polls=len(samples))
+        result = dict(rollout_figures(samples), waited_seconds=round(samples[-1][0], 3), polls=len(samples))
+        if self.leadership is not None:
+            result["leadership"] = self._await_leaders(started)
+            result["leaderless_seconds"] = result["leadership"]["leaderless_seconds"]
+            result["waited_seconds"] = round(self.clock() - started, 3)
+        return result
+
+    def _await_leaders(self, started):
+        """Once rolled out: the Leases read (at most once a second) until each has a live holder, or until the timeout
+        - then a warning names those without one and why (the rollout itself is done: the run does not fail)."""
+        while not self.leadership.leaders_live() and self.clock() - started <= self.timeout:
+            self.sleep(max(self.poll_seconds, 1.0))
+            self.leadership.observe()
+        figures = self.leadership.figures()
+        for lease in figures["leases"]:
+            if not lease["live"]:
+                self.warnings.append(
+                    "%s (the leader election of Deployment %s) has no live holder %ss after the rollout began (%s)%s: "
+                    "its manager reconciles nothing until one takes it; see `kubectl -n %s get lease %s -o yaml` and "
+                    "the manager's log" % (describe("Lease", lease["lease"], self.namespace), lease["deployment"],
+                                           self.timeout, lease["why"], "".join(
+                                               "; not released: " + waited["why"] for waited in figures["waited"]
+                                               if waited["lease"] == lease["lease"]), self.namespace, lease["lease"]))
+        return figures

@@ -124,8 +124,12 @@ class WindowService(PhasedRun):
         return None if planned.report.changed else planned
 
     def run(self):
-        if self.params["strategy"] == ZERO_STOP:
-            return self._run_zero_stop()
+        self.watch_leaders()
+        report = self._run_zero_stop() if self.params["strategy"] == ZERO_STOP else self._run_scale_down()
+        self.observe_leaders()
+        return report
+
+    def _run_scale_down(self):
         self.begin(STOP)
         # the copies of a closed window are not verified again: the controllers have run on them since (unpaused, their
         # status moved on); the run that closed the window verified them before it started the controllers
@@ -134,6 +138,7 @@ class WindowService(PhasedRun):
             self.stop = self._quiesce(wait_timeout=self.params["scale_down_timeout"])
             self.stop.quiesce()
             self.stopped = True
+            self.observe_leaders()  # the managers' Pods are gone: their Leases handed over before they start again
         self.begin(COPY)
         if self.stopped:
             self.copy = self._migrate(verify=self.params["verify"])
@@ -257,7 +262,7 @@ class WindowService(PhasedRun):
         result["waited_seconds"] = round(sum((result.get(key) or {}).get("waited_seconds") or 0.0 for key in (STOP, START)), 3)
         if diffs:
             result["diff"] = diffs
-        return result
+        return self.leaders_result(result)
 
 
 def run_module(module):

@@ -50,6 +50,12 @@ PRIVATE_CAPI_GROUPS = tuple([PRIVATE_SUFFIX] + ["%s.%s" % (prefix, PRIVATE_SUFFI
 # in; the zero-stop way back leaves the sidecars, their ConfigMaps and RBAC in and stops no Deployment
 SIDECARS_OUT = "only where the way back takes the sidecars out (strategy scale_down, or an earlier release's sidecars)"
 
+# the leader Leases: read wherever a run waits on the managers (the zero-stop pre-install's rollout, a window, a way back);
+# written only where a manager's Pod went while its Lease still names it
+LEADER_WAITS = "where a run follows the CAPI managers' leader election (the zero-stop pre-install, a window, a way back)"
+HANDOVER = ("only where a manager's Pod is gone while its leader Lease still names it (a rollout or a scale-down of a "
+            "Deployment whose manager elects a leader)")
+
 
 class Rule(namedtuple("Rule", "scope groups resources verbs entry_points why conditional resource_names")):
     """One grant: verbs on resources of groups, in scope, for entry_points, because why.
@@ -133,6 +139,9 @@ RULES = (
     Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["patch"], (MIGRATE,),
          "Roles api_proxy and conversion_shim correct the sidecars' and the shim's ClusterRoles.", conditional=DIFFERS),
     # --- HostedCluster namespaces ---------------------------------------------------------------------------------
+    Rule(CLUSTER, [""], ["nodes"], ["get"], FORWARD,
+         "Before a leader Lease is handed over: the node of its holder's Pod exists and is Ready (a node that is not "
+         "may still run the Pod's containers).", conditional=HANDOVER),
     Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["hostedclusters"], ["get"], READERS,
          "Read the HostedCluster's migration state."),
     Rule(HOSTEDCLUSTER_NAMESPACES, ["hypershift.openshift.io"], ["hostedclusters"], ["update", "patch"], FORWARD,
@@ -155,6 +164,13 @@ RULES = (
     Rule(HCP_NAMESPACES, [""], ["pods"], ["list"], FORWARD,
          "Wait until the scaled-down Pods are gone; zero stop: the sidecars' rollout, measured (api_proxy_apply).",
          conditional=SIDECARS_OUT),
+    Rule(HCP_NAMESPACES, ["coordination.k8s.io"], ["leases"], ["list"], FORWARD,
+         "The CAPI managers' leader Leases: how long each had no live leader (leaderless_seconds) through the "
+         "pre-install's rollout, the window and the way back.", conditional=LEADER_WAITS),
+    Rule(HCP_NAMESPACES, ["coordination.k8s.io"], ["leases"], ["update"], FORWARD,
+         "Hand a manager's leader Lease over: clear its holder once the holder's Pod is gone and its node is Ready, "
+         "conditional on the resourceVersion read (the new Pod takes it on its next retry, not after it expires).",
+         conditional=HANDOVER),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get"], (MIGRATE, VERIFY),
          "The proxy sidecar's kubeconfig ConfigMap (verify checks it is there while the sidecar is)."),
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["get", "patch"], (ROLLBACK,),

@@ -629,11 +629,28 @@ def phase_span(report, name):
     return phases[name]["start"], phases[name]["end"]
 
 
+# The longest a manager may be without a leader in the pre-install once its Lease is handed over: the new Pod's next
+# retry after the release. client-go retries every retry period times 1 to 2.2 (leaderelection.go acquire():
+# wait.JitterUntil(..., RetryPeriod, JitterFactor=1.2, ...)), so with HyperShift's 26 s the retry comes 26-57.2 s after
+# the new Pod's previous attempt; plus the old Pod's termination and the release after it. Without the handover the
+# new Pod waits for the Lease to expire: 137 s after the last renewal, then up to a retry (144.5 s measured).
+HANDOVER_BOUND_SECONDS = 26 * 2.2 + 8
+
+
+def leaderless_spans(sampler, since="", until="~"):
+    """{manager: [(start, end, seconds)]} of the Sampler's stretches without a live leader from since to until."""
+    return {name: [(start, end, seconds_between(start, end) if end != "(still)" else None) for start, end in spans
+                   if since <= start <= until]
+            for name, spans in sampler.intervals("leader", since=since).items()}
+
+
 def migrate_without_a_replacement(world):
     """Part 2: migrate_fleet.yml (zero stop) under the managers, sampled every 0.2 s: every CAPI-dependent Deployment
     keeps a Ready replica throughout; the managers hold their leases except for the handover of the pre-install (the
-    sidecar phase rolls their Pods; v1.14.2 does not release a lease on shutdown, so the new Pod waits for it to
-    expire: up to 137 s + 26 s); no Pod is replaced after that phase; then OBSERVE_SECONDS with nothing replaced."""
+    sidecar phase rolls their Pods; v1.14.2 does not release a lease on shutdown, so api_proxy_apply releases it once
+    the old Pod is gone and the new Pod takes it on its next retry: HANDOVER_BOUND_SECONDS) and the run waits for
+    them; the report's leaderless figures are those sampled from outside; the window has no leaderless stretch; no
+    Pod is replaced after the pre-install; then OBSERVE_SECONDS with nothing replaced."""
     server, sampler = world["server"], world["sampler"]
     pods_before = {name: sampler.pods(name) for name in capi.LEADER_LEASES}
     migrated = run_playbook("migrate_fleet.yml", world["inventory"], world["extra"])
@@ -643,19 +660,25 @@ def migrate_without_a_replacement(world):
     cluster = report["clusters"][0]
     assert cluster["controllers_down_seconds"] == 0, cluster
     sidecar_start, sidecar_end = phase_span(report, "sidecar")
-    # the new Pods' managers take the leases over once the old Pods' have expired (at most 137 s + 26 s)
-    wait_for(sampler.leaders_live, "the managers of the new Pods to hold their leases", timeout=200, interval=1)
+    # the pre-install waited until the new Pods' managers hold their leases
+    wait_for(sampler.leaders_live, "the managers of the new Pods to hold their leases", timeout=5, interval=0.5)
     after = wait_for(lambda: steady(server, PRIVATE_GROUP), "the migrated cluster to be steady", timeout=60, interval=1)
     unready = sampler.intervals("ready")
     assert not unready, "a CAPI-dependent Deployment without a Ready replica: %s" % unready
-    handovers = sampler.intervals("leader")
-    print("pre-install %s to %s; leader handovers: %s" % (sidecar_start, sidecar_end, {
-        name: [(start, end, seconds_between(start, end) if end != "(still)" else None) for start, end in spans]
-        for name, spans in handovers.items()}))
+    handovers = leaderless_spans(sampler)
+    print("pre-install %s to %s; leader handovers: %s; the report's leaderless figures: %s (longest %s s), paused %s s"
+          % (sidecar_start, sidecar_end, handovers, cluster["leaderless"], cluster["leaderless_seconds"],
+             cluster["reconcile_paused_seconds"]))
     for name, spans in handovers.items():
-        assert all(sidecar_start <= start <= sidecar_end and end != "(still)" for start, end in spans), \
+        assert all(sidecar_start <= start <= sidecar_end and end != "(still)" for start, end, _seconds in spans), \
             "%s without a leader outside the pre-install's handover (%s to %s): %s" % (name, sidecar_start,
                                                                                        sidecar_end, spans)
+        assert all(seconds <= HANDOVER_BOUND_SECONDS for _start, _end, seconds in spans), (name, spans)
+    assert set(handovers) == set(capi.LEADER_LEASES), "each manager's Pod was replaced: %s" % handovers
+    longest = max(seconds for spans in handovers.values() for _start, _end, seconds in spans)
+    # the module samples every poll (0.2 s, once a second after the rollout): its figure is the one seen from outside
+    assert abs(cluster["leaderless"]["preinstall"] - longest) <= 2.5, (cluster["leaderless"], handovers)
+    assert cluster["leaderless"]["window"] == 0.0 and cluster["leaderless_seconds"] == cluster["leaderless"]["preinstall"]
     for name in capi.LEADER_LEASES:
         rolled = sampler.pods(name, since=sidecar_start, until=sidecar_end)
         assert len(sampler.pods(name, since=sidecar_end)) == 1, (name, sampler.pods(name, since=sidecar_end))

@@ -1,6 +1,7 @@
 """promtool, built from Prometheus v0.316.0 (3.16.0), on the fleet's alerts and the exporter's output: check rules,
 check metrics of a scrape, and test rules with cases for each alert (MigrationStuck fires for a HostedCluster left in
-progress 61 minutes with its lock, not at 59 minutes, not for one that finished; MigrationFailed for a failed one...).
+progress 61 minutes with its lock, not at 59 minutes, not for one that finished; MigrationFailed for a failed one;
+Leaderless for a migration that left a manager without a leader over the threshold, not at or under it...).
 No control plane."""
 import os
 import re
@@ -72,6 +73,9 @@ DONE = {NS: "clusters", "name": "done-1"}
 BAD = {NS: "clusters", "name": "bad-1", "failure_reason": "copy: the API server refused the Machine"}
 ODD = {NS: "clusters", "name": "odd-1"}
 ROLLBACK = {NS: "clusters", "name": "bad-1", "reason": "scale back: gone"}
+# leaderless figures against the default threshold (DEFAULTS["leaderless_alert_seconds"], 60): over, at (done-1: under)
+LEADERLESS_OVER = {NS: "clusters", "name": "slow-1"}
+LEADERLESS_AT = {NS: "clusters", "name": "edge-1"}
 
 
 def _exported(labels):
@@ -94,6 +98,9 @@ def rule_tests(rule_file):
         _series(P + "rollback_failed_info", _exported(ROLLBACK), "1" + minutes),
         _series(P + "hosted_cluster_state", _exported(dict(ODD, state="invalid")), "1" + minutes),
         _series(P + "migrated_hosted_clusters_total", {}, "1" + minutes),
+        _series(P + "leaderless_seconds", _exported(LEADERLESS_OVER), "75" + minutes),
+        _series(P + "leaderless_seconds", _exported(LEADERLESS_AT), "60" + minutes),
+        _series(P + "leaderless_seconds", _exported(DONE), "41.3" + minutes),
         # the shim: no replica available for its whole life
         _series("kube_deployment_spec_replicas", SHIM, "2" + minutes),
         _series("kube_deployment_status_replicas_available", SHIM, "0" + minutes),
@@ -119,6 +126,8 @@ def rule_tests(rule_file):
             "HyperShiftPrivateCAPIConversionShimNotReady", {})]),
         _case("HyperShiftPrivateCAPIProxySidecarNotReady", "11m", [_expected(
             "HyperShiftPrivateCAPIProxySidecarNotReady", {"namespace": "clusters-done-1", "pod": "cluster-api-1"})]),
+        _case("HyperShiftPrivateCAPILeaderless", "1m", [_expected(
+            "HyperShiftPrivateCAPILeaderless", LEADERLESS_OVER, "1m 15s")]),
     ]
     # nothing migrated: the shim is not needed, nor is any sidecar
     quiet = [dict(each) for each in series if not each["series"].startswith(P + "migrated_hosted_clusters_total")

@@ -41,7 +41,8 @@ def settings(variables=None, **changes):
     for name in ("cluster_domain", "certificate_validity_days", "certificate_ca_validity_days",
                  "certificate_renew_before_days"):
         result.pop(name)
-    result.update(path="/convert", check_mode=False, monitoring=bool(merged.get("private_capi_monitoring", False)))
+    result.update(path="/convert", check_mode=False, monitoring=bool(merged.get("private_capi_monitoring", False)),
+                  leaderless_alert_seconds=merged.get("private_capi_monitoring_leaderless_alert_seconds"))
     result.update(changes)
     return result
 
@@ -331,7 +332,7 @@ def test_the_role_gives_every_setting_and_answer_and_renders_no_template():
     assert tuple(role_vars["conversion_shim_answers"]) == shim_manifests.ANSWERS
     assert role_vars["conversion_shim_path"] == "/convert"
     for name, value in role_vars["conversion_shim_settings"].items():
-        if name not in ("path", "check_mode", "monitoring"):
+        if name not in ("path", "check_mode", "monitoring", "leaderless_alert_seconds"):
             assert PREFIX + name in value, name
     assert "private_capi_monitoring" in role_vars["conversion_shim_settings"]["monitoring"]
     assert not os.path.exists(os.path.join(ROLE, "templates"))
@@ -399,3 +400,12 @@ def test_monitoring_turned_off_removes_the_exporter_it_finds_deployment_first():
 
 def test_monitoring_must_be_a_boolean():
     assert "monitoring" in shim_manifests.settings_problem(settings(monitoring="yes"))
+
+
+def test_the_leaderless_alert_threshold_is_the_roles_variable_and_a_bad_one_is_refused():
+    rule = shim_manifests.monitoring_settings(settings(leaderless_alert_seconds="90"))
+    assert rule["leaderless_alert_seconds"] == 90.0
+    assert "leaderless_alert_seconds" not in shim_manifests.monitoring_settings(settings(leaderless_alert_seconds=None))
+    for bad in ("-1", "soon", float("inf")):
+        with pytest.raises(shim_manifests.ShimSettingsError, match="private_capi_monitoring_leaderless_alert_seconds"):
+            shim_manifests.monitoring_settings(settings(leaderless_alert_seconds=bad))

@@ -154,3 +154,15 @@ def test_a_zero_stop_record_holds_the_pause_and_the_preinstall():
     # the scale-down strategy runs no pre-install; a wait that failed gives no figure
     assert record.record(_migration())["preinstall"] is None
     assert record.record(_migration(window=ZERO_STOP_WINDOW, rollout=dict(ROLLOUT, failed=True)))["preinstall"] is None
+
+
+def test_the_record_holds_the_longest_leaderless_stretch_of_each_step_and_of_all():
+    rollout = dict(ROLLOUT, leaderless_seconds=27.4)
+    migrated = record.record(_migration(window=dict(ZERO_STOP_WINDOW, leaderless_seconds=0.0), rollout=rollout))
+    assert migrated["leaderless"] == {"preinstall": 27.4, "window": 0.0, "seconds": 27.4}
+    # a rolled-back cluster: its rescue's figure counts too
+    rescued = record.record(_migration(window=dict(ZERO_STOP_WINDOW, leaderless_seconds=1.0), rollout=rollout,
+                                       rescue={"leaderless_seconds": 31.0, "marks": []}))
+    assert rescued["leaderless"] == {"preinstall": 27.4, "window": 1.0, "rescue": 31.0, "seconds": 31.0}
+    # no step followed the Leases (an older run's results, or a failure before the pre-install)
+    assert record.record(_migration())["leaderless"] is None

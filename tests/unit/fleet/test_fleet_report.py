@@ -268,3 +268,18 @@ def test_the_zero_stop_figures_are_summed_fleet_wide_and_headlined():
     assert "CAPI reconciliation paused per cluster" in line and "p50 1.6 s, max 2.9 s over 3 clusters" in line
     assert "12 Pods replaced, longest gap without a Ready replica 1.5 s, rollout p50 21.0 s" in line
     assert build_report([MIGRATED], "run-2")["preinstall"] is None
+
+
+def test_the_leaderless_figures_are_per_cluster_and_fleet_wide_in_the_report_and_its_chart():
+    clusters = [dict(record("hc-%02d" % index, "migrated", [("read", 0), ("sidecar", 1), ("end", 6)]),
+                     leaderless=None if seconds is None else {"preinstall": seconds, "window": 0.0, "seconds": seconds})
+                for index, seconds in enumerate((27.4, 31.0, 52.5, None))]
+    report = build_report(clusters, "run-1")
+    assert [c["leaderless_seconds"] for c in report["clusters"]] == [27.4, 31.0, 52.5, None]
+    assert report["leaderless"] == {"clusters": 3, "p50_seconds": 31.0, "max_seconds": 52.5}
+    assert "CAPI managers without a leader per cluster (the longest, pre-install and window): p50 31.0 s, max 52.5 s" \
+        in window_headline(report)
+    markdown = report_markdown(report)
+    assert "| paused s | leaderless s |" in markdown and "section hc-02 - leaderless 52.5 s" in markdown
+    assert "section hc-03\n" in markdown  # no figure: no claim
+    assert build_report([MIGRATED], "run-2")["leaderless"] is None

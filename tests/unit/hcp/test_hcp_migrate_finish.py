@@ -2,7 +2,8 @@
 (record, delete, release, state on a real control plane, and its second run): tests/integration/fleet/
 test_hcp_migrate_window.py; a failure in it and the rollback: tests/integration/fleet/test_step_failures.py."""
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.finish import record_patch
-from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import COUNTS_ANNOTATION, PHASE_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    COUNTS_ANNOTATION, LEADERLESS_ANNOTATION, PHASE_ANNOTATION)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.modules import hcp_migrate_finish as finish_module
 from tests.unit.module_docs import assert_argspec_matches_documentation
@@ -33,3 +34,11 @@ def test_record_patch_of_a_migrated_hostedcluster_is_none():
     """The release removed the phase record after the record step: a second run must not write it back."""
     migrated = hostedcluster(**{COUNTS_ANNOTATION: '{"Machine": 3}', states.PRIVATE_TYPES_ANNOTATION: "true"})
     assert record_patch(migrated, {"Machine": 3}) is None
+
+
+def test_record_patch_records_the_longest_leaderless_stretch_given_and_only_once():
+    recorded = {COUNTS_ANNOTATION: '{"Machine": 3}', PHASE_ANNOTATION: "finish"}
+    assert record_patch(hostedcluster(**recorded), {"Machine": 3}, 27.44) == {
+        "metadata": {"annotations": {LEADERLESS_ANNOTATION: "27.4"}}}
+    assert record_patch(hostedcluster(**dict(recorded, **{LEADERLESS_ANNOTATION: "27.4"})), {"Machine": 3}, 27.4) is None
+    assert record_patch(hostedcluster(**recorded), {"Machine": 3}, None) is None

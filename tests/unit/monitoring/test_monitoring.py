@@ -7,6 +7,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from capi_proxy import exporter
 from ansible_collections.hypershift.private_capi.plugins.module_utils import monitoring
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
@@ -89,3 +91,35 @@ def test_the_settings_name_the_shim_and_the_exporter():
                   if each["alert"] == "HyperShiftPrivateCAPIConversionShimNotReady"][0]
     assert 'namespace="ops", deployment="shim-x"' in shim_alert["expr"]
     assert monitoring.rule_file()["groups"][0]["name"] == "hypershift-private-capi.rules"
+
+
+def _leaderless(settings=None):
+    rules = monitoring.alerting_rules(settings)
+    return [rule for rule in rules if rule["alert"] == "HyperShiftPrivateCAPILeaderless"][0]
+
+
+def test_the_leaderless_alert_reads_each_hostedclusters_figure_against_the_default_threshold():
+    rule = _leaderless()
+    assert monitoring.DEFAULTS["leaderless_alert_seconds"] == 60
+    assert rule["expr"] == ("max by (hostedcluster_namespace, name) (hypershift_private_capi_leaderless_seconds)\n"
+                            "  > 60")
+    assert "for" not in rule and rule["labels"] == {"severity": "warning"}
+    assert "over 60 seconds" in rule["annotations"]["summary"]
+    assert "{{ $value | humanizeDuration }}" in rule["annotations"]["description"]
+    assert "docs/operator-guide.md" in rule["annotations"]["description"]
+    assert "Lease" in rule["annotations"]["description"]
+
+
+@pytest.mark.parametrize("threshold, literal", [(90, "90"), (2.5, "2.5"), (120.0, "120"), (0, "0")])
+def test_the_leaderless_threshold_comes_from_the_settings(threshold, literal):
+    rule = _leaderless({"leaderless_alert_seconds": threshold})
+    assert rule["expr"].endswith("\n  > %s" % literal)
+    assert "over %s seconds" % literal in rule["annotations"]["summary"]
+    shipped = monitoring.prometheus_rule({"leaderless_alert_seconds": threshold})["spec"]["groups"][0]["rules"]
+    assert [each for each in shipped if each["alert"] == "HyperShiftPrivateCAPILeaderless"] == [rule]
+
+
+@pytest.mark.parametrize("threshold", [-1, float("nan"), float("inf"), "60", None, True])
+def test_a_leaderless_threshold_that_is_no_number_of_seconds_is_refused(threshold):
+    with pytest.raises(ValueError, match="leaderless_alert_seconds"):
+        monitoring.alerting_rules({"leaderless_alert_seconds": threshold})
