@@ -399,10 +399,16 @@ def electing_core_manager(deployment, namespace, leader_args=LEADER_ELECTION_ARG
     return objects
 
 
+def core_manager_image(release="v1beta2"):
+    """manager_images() of the core manager alone (the Deployment cluster-api): a fixture's capi-provider stays KWOK's."""
+    return {"cluster-api": manager_images(release)["cluster-api"]}
+
+
 def run_electing_core_manager(server, namespace, leader_args=LEADER_ELECTION_ARGS):
     """The live Deployment cluster-api of namespace (server: testenv's RealServer) turned into electing_core_manager's
     through the API: the Deployment replaced (a rollout), its Secret and RBAC created. Its Pods run the manager where
-    the server was started with images=manager_images()."""
+    the server was started with images=core_manager_image() and every core CAPI CRD HyperShift installs
+    (testenv.hcp.build.all_core_crds: the manager does not start without them)."""
     path = "/apis/apps/v1/namespaces/%s/deployments/cluster-api" % namespace
     live = server.request("GET", path).json()
     for obj in electing_core_manager(live, namespace, leader_args):

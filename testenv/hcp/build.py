@@ -428,6 +428,15 @@ def standard_crds(platforms=PLATFORMS):
     return hypershift_crds() + [as_the_operator_installs(_load(path)) for path in paths]
 
 
+def all_core_crds():
+    """Every core CAPI CRD `hypershift install` installs (testenv/upstream/hypershift/crds/cluster-api: MachinePool,
+    ClusterClass, MachineDrainRule, ClusterResourceSet, IPAM ... beside CORE_PLURALS' five), as it installs them: what a
+    real core manager needs to start (testenv.capi.electing_core_manager)."""
+    directory = os.path.join(HYPERSHIFT_CRDS, "cluster-api")
+    return [as_the_operator_installs(_load(os.path.join(directory, name))) for name in sorted(os.listdir(directory))
+            if name.endswith(".yaml")]
+
+
 def as_the_operator_installs(crd):
     """A CRD as `hypershift install` leaves it (openshift/hypershift cmd/install/assets/crds): the core CAPI CRDs with more than one version convert
     through the operator's /convert webhook (testenv.cluster.convert serves it), storage v1beta2; provider CRDs and the

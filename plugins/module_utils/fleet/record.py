@@ -358,6 +358,8 @@ def _rollback_line(host, rollback):
     if rollback.get("objects"):
         line += ", %d objects %s" % (sum(rollback["objects"].values()),
                                      "to copy back" if rollback["status"] == "planned" else "copied back")
+    if (rollback.get("leaderless") or {}).get("seconds") is not None:
+        line += ", CAPI managers without a leader at most %.1f s" % rollback["leaderless"]["seconds"]
     if rollback.get("reason"):
         line += " - %s" % rollback["reason"]
     if rollback["status"] == "not run":

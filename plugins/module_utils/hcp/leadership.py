@@ -208,7 +208,7 @@ class LeadershipWatch(object):
         self.memory = {"nodes": {}, "gone": {}}
         self.samples = []
         self.released = []  # [{lease, deployment, pod, seconds}]
-        self.waiting = {}  # Lease -> why it was not released (the last reason seen), kept once it has a leader again
+        self.waiting = {}  # Lease -> why it was not released (the last reason seen), until this run releases it
 
     def _pods(self):
         return self.client.list(api_path("", "v1", "pods", self.namespace),
@@ -232,6 +232,7 @@ class LeadershipWatch(object):
             raise
         self.released.append({"lease": name, "deployment": deployment, "pod": holder_pod(lease),
                               "seconds": at, "why": why})
+        self.waiting.pop(name, None)  # it waited for the Pod to go, then was released: not a Lease left to expire
         return True
 
     def observe(self, pods=None):

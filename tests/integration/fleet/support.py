@@ -20,18 +20,21 @@ ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbo
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 
 
-def start_fleet(tmp_path, spec, faults=False, pods="kwok", private_crds=True, images=None):
+def start_fleet(tmp_path, spec, faults=False, pods="kwok", private_crds=True, images=None, extra_crds=()):
     """A real control plane with the fleet of spec loaded; returns (server, crds). With faults, the server's
     kubeconfig goes through the fault-injecting proxy (server.add_fault). pods: testenv.cluster.testing.start_cluster's
     (the default runs the sidecars and the conversion shim for real; "kwok-only" fakes them all: such a fleet's runs
     need bed_webhook_vars). private_crds=False starts as a real management cluster does, without the private CRDs: the
     collection's first migration creates them (role private_crds); the modules' own tests need them there. images:
-    start_cluster's (testenv.capi.manager_images() runs the real CAPI managers where a Deployment asks for them).
+    start_cluster's (testenv.capi.manager_images() runs the real CAPI managers where a Deployment asks for them);
+    extra_crds: more standard CRDs to install beside the seed's (those it has already are left as they are).
     crds: every CRD of the fleet, the private ones included (snapshots read both groups)."""
     seed = os.path.join(str(tmp_path), "seed")
     fleet.seed_fleet_dir(seed, spec)
     with open(os.path.join(seed, "crds.yaml")) as handle:
         crds = yamlio.load_all(handle)
+    names = set(crd["metadata"]["name"] for crd in crds)
+    crds = crds + [crd for crd in extra_crds if crd["metadata"]["name"] not in names]
     installed = crds if private_crds else [crd for crd in crds if not crd["spec"]["group"].endswith(PRIVATE_SUFFIX)]
     server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=installed, pods=pods, images=images)
     try:

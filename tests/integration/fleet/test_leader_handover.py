@@ -19,11 +19,11 @@ import pytest
 
 from testenv import capi
 from testenv.client import wait_for
-from testenv.hcp import fleet
+from testenv.hcp import build, fleet
 from testenv.module_runner import run_module
 from tests.integration.fleet.support import (
-    hcp_ns, hostedcluster_states, kill_playbook, migrated_content_problems, run_playbook, snapshot, start_fleet,
-    start_playbook, write_inventory)
+    hcp_ns, hostedcluster_states, kill_playbook, migrated_content_problems, read_report, run_playbook, snapshot,
+    start_fleet, start_playbook, write_inventory)
 
 pytestmark = pytest.mark.slow
 
@@ -75,7 +75,8 @@ def leads(server):
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("leader-handover")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(1, machines=1), images=capi.manager_images())
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(1, machines=1), images=capi.core_manager_image(),
+                               extra_crds=build.all_core_crds())
     try:
         capi.run_electing_core_manager(server, NAMESPACE, LEADER_ARGS)
         wait_for(lambda: leads(server), "the core manager of cluster-api to hold its Lease", timeout=180, interval=1)
@@ -86,13 +87,16 @@ def world(tmp_path_factory):
 
 
 def proxy(world, state, wait_timeout=150):
-    """api_proxy_apply on cluster-api alone, as the migrate role's pre-install runs it (pass-through, the rollout and
-    the leaders awaited)."""
+    """api_proxy_apply on cluster-api alone, as the migrate role's pre-install runs it (pass-through, the role's probes,
+    the rollout and the leaders awaited)."""
     result = run_module("api_proxy_apply", {
         "kubeconfig": world["server"].kubeconfig, "state": state, "hcp_namespace": NAMESPACE,
         "deployments": ["cluster-api"], "mode": "passthrough", "wait_timeout": wait_timeout,
-        "count_replaced_pods": True}, timeout=wait_timeout + 60)
-    assert not result.failed, result
+        "count_replaced_pods": True, "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
+        "liveness_probe": {"httpGet": {"path": "/healthz", "port": 9090}, "periodSeconds": 10},
+        "readiness_probe": {"httpGet": {"path": "/readyz", "port": 9090}, "periodSeconds": 5}},
+        timeout=wait_timeout + 60)
+    assert not result.failed, (result.get("msg"), result.get("exception"), result.stderr[-2000:] if hasattr(result, "stderr") else "")
     return result
 
 
@@ -157,6 +161,25 @@ def test_a_run_killed_during_the_handover_converges_when_run_again(world):
     again = run_playbook("migrate_fleet.yml", world["inventory"], extra)
     assert again.returncode == 0, (again.stdout + again.stderr)[-5000:]
     assert hostedcluster_states(server) == {NAME: "migrated"}
+    print("the re-run's leaderless figures: %s" % read_report(extra["private_capi_fleet_report_root"])["clusters"][0]["leaderless"])
     new = wait_for(lambda: leads(server), "the new Pod's manager to hold the Lease", timeout=10, interval=0.5)
     assert new not in before, (new, before)
     assert not migrated_content_problems(world["before"], snapshot(server, world["crds"], NAMESPACE))
+
+
+def test_the_way_back_keeps_the_leader_and_says_so(world):
+    """rollback.yml (zero stop: the sidecars flip back, no Pod restarts): the manager keeps its Lease throughout, and
+    the run's summary gives its leaderless figure, 0.0 s (the Lease read when the way back begins and ends, same holder
+    and term)."""
+    server = world["server"]
+    leader = leads(server)
+    assert leader
+    sampler = LeaseSampler(server)
+    try:
+        rolled_back = run_playbook("rollback.yml", world["inventory"], {"private_capi_rollback_names": [NAME]})
+    finally:
+        samples = sampler.stop()
+    assert rolled_back.returncode == 0, (rolled_back.stdout + rolled_back.stderr)[-5000:]
+    assert hostedcluster_states(server) == {NAME: "legacy"}
+    assert "CAPI managers without a leader at most 0.0 s" in rolled_back.stdout, rolled_back.stdout[-3000:]
+    assert {sample["holder"].split("_", 1)[0] for sample in samples} == {leader} and leads(server) == leader

@@ -166,3 +166,13 @@ def test_the_record_holds_the_longest_leaderless_stretch_of_each_step_and_of_all
     assert rescued["leaderless"] == {"preinstall": 27.4, "window": 1.0, "rescue": 31.0, "seconds": 31.0}
     # no step followed the Leases (an older run's results, or a failure before the pre-install)
     assert record.record(_migration())["leaderless"] is None
+
+
+def test_a_rollback_record_and_its_summary_line_hold_the_leaderless_figure():
+    run = dict(_rollback()["run"], leaderless_seconds=0.0)
+    rolled_back = record.record(_rollback(run=run), "rollback")
+    assert rolled_back["leaderless"] == {"rollback": 0.0, "seconds": 0.0}
+    line = record.rollback_summary([rolled_back], ["mc-1/clusters/hc-1"], "rollback-1")["lines"][1]
+    assert line.endswith("1 objects copied back, CAPI managers without a leader at most 0.0 s"), line
+    assert record.record(_rollback(), "rollback")["leaderless"] is None  # nothing followed: no claim
+    assert "leader" not in record.rollback_summary([record.record(_rollback(), "rollback")], ["h"], "r")["lines"][1]

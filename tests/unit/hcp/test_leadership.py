@@ -167,7 +167,8 @@ def clock(values):
 
 def test_the_watch_releases_once_and_measures_until_the_new_pod_leads():
     client = Recorded(leases=[[lease()], [lease()], [lease(holder=None, rv="101")], [lease(holder=NEW, rv="102")]],
-                      pods=[[pod(OLD), pod(NEW)], [pod(NEW)], [pod(NEW)], [pod(NEW)]], nodes={"worker-1": node()})
+                      pods=[[pod(OLD, deleting=True), pod(NEW)], [pod(NEW)], [pod(NEW)], [pod(NEW)]],
+                      nodes={"worker-1": node()})
     watch = leadership.LeadershipWatch(client, NS, NAMES, clock=clock([0.0, 0.0, 1.0, 2.0, 27.0]), now=lambda: NOW)
     for _ in range(4):
         watch.observe()
@@ -175,11 +176,11 @@ def test_the_watch_releases_once_and_measures_until_the_new_pod_leads():
         "/apis/coordination.k8s.io/v1/namespaces/%s/leases/controller-leader-election-capi" % NS]
     assert "Lease %s/controller-leader-election-capi" % NS in client.writes[0][2]
     figures = watch.figures()
-    assert figures["leaderless_seconds"] == 26.0 and watch.leaders_live()
+    assert figures["leaderless_seconds"] == 27.0 and watch.leaders_live()  # from the deletion on
     assert figures["released"] == [{"lease": "controller-leader-election-capi", "deployment": "cluster-api", "pod": OLD,
                                     "seconds": 1.0, "why": "its holder's Pod %s is gone and its node worker-1 is Ready"
                                     % OLD}]
-    assert figures["waited"] == []
+    assert figures["waited"] == []  # it waited while the old Pod terminated, then was released: not left to expire
 
 
 def test_the_watch_writes_nothing_on_a_conflict_nor_in_check_mode_and_says_why_it_waits():

@@ -104,3 +104,52 @@ def test_the_service_fails_naming_what_did_not_roll_out():
     assert "Deployments a in namespace %s did not roll out within 2s" % NS in message
     assert "kubectl -n %s rollout status" % NS in message
 
+
+
+class WithLeases(Answers):
+    """Answers, and the Leases of the namespace: one list per Lease read (the last answers every read after it)."""
+
+    def __init__(self, reads, leases):
+        super(WithLeases, self).__init__(reads)
+        self.leases = list(leases)
+        self.dry_run = False
+
+    def list(self, path, what):
+        if "/leases" not in path:
+            return super(WithLeases, self).list(path, what)
+        self.calls.append(what)
+        return self.leases.pop(0) if len(self.leases) > 1 else self.leases[0]
+
+
+def lease(holder, renewed="2999-01-01T00:00:00.000000Z"):
+    spec = {"leaseDurationSeconds": 137, "renewTime": renewed, "leaseTransitions": 3}
+    if holder:
+        spec["holderIdentity"] = holder + "_6f1c"
+    return {"metadata": {"name": "controller-leader-election-capi", "resourceVersion": "7"}, "spec": spec}
+
+
+def test_with_leases_the_wait_lasts_until_each_manager_leads_and_says_how_long_none_did():
+    old, new = "a-7c9d8f6b5-abcde", "a-5f6d7c8b9-fghij"
+    reads = [([deployment("a", rolled=False)], [pod(old, "a"), pod(new, "a", "5f6d7c8b9")]),
+             ([deployment("a")], [pod(new, "a", "5f6d7c8b9")])]
+    leases = [[lease(old)], [lease(old)], [lease(None)], [lease(None)], [lease(new)]]
+    clock = Clock()
+    client = WithLeases(reads, leases)
+    client.get_or_none = lambda path, what: None  # the node read: gone - nothing released
+    service = rollout.RolloutService(client, NS, ["a"], 60, 0.5, clock=clock, sleep=clock.sleep, pods=False, leases=True)
+    result = service.run()
+    assert result["leaderless_seconds"] == 3.0 and result["leadership"]["leases"][0]["live"]
+    assert result["waited_seconds"] == 3.5 and service.warnings == [] and result["leadership"]["released"] == []
+    assert any("Pods" in call for call in client.calls)  # the Pods are read for the Leases even without pods=True
+
+
+def test_a_manager_still_without_a_leader_at_the_timeout_is_a_warning_naming_its_lease_and_why():
+    reads = [([deployment("a")], [])]
+    clock = Clock()
+    client = WithLeases(reads, [[lease("a-7c9d8f6b5-abcde")]])
+    service = rollout.RolloutService(client, NS, ["a"], 5, 0.5, clock=clock, sleep=clock.sleep, leases=True)
+    result = service.run()
+    assert result["leaderless_seconds"] == 6.0 and not result["leadership"]["leases"][0]["live"]
+    assert len(service.warnings) == 1 and "Lease %s/controller-leader-election-capi" % NS in service.warnings[0]
+    assert "its holder's Pod a-7c9d8f6b5-abcde is gone" in service.warnings[0]
+    assert "gone before this run saw it" in service.warnings[0]
