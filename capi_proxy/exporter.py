@@ -97,8 +97,8 @@ def leaderless_of(annotations):
     except (TypeError, ValueError):
         seconds = None
     if seconds is None or not math.isfinite(seconds) or seconds < 0:
-        return None, "%s=%r is not a number of seconds (a finite non-negative decimal)" % (LEADERLESS_ANNOTATION,
-                                                                                            _cut(text))
+        why = "is not a number of seconds (a finite non-negative decimal)"
+        return None, "%s=%r %s" % (LEADERLESS_ANNOTATION, _cut(text), why)
     return seconds, ""
 
 
@@ -237,6 +237,12 @@ def _gauge(name, help_text, labels=()):
     return GaugeMetricFamily(PREFIX + name, help_text, labels=list(labels))
 
 
+def _buckets(values, bounds):
+    """A histogram's cumulative buckets of values: (upper bound, count at or under it) per bound, then +Inf."""
+    return [(repr(bound), float(sum(1 for value in values if value <= bound))) for bound in bounds] + [
+        ("+Inf", float(len(values)))]
+
+
 def families(records, synced=True, last_sync=None):
     """Every metric family of the fleet, from records (computed now: called on each scrape)."""
     by_state = dict((state, 0) for state in machine.STATES)
@@ -306,19 +312,13 @@ def families(records, synced=True, last_sync=None):
         PREFIX + "migration_duration_seconds", "Seconds from lock to end of each HostedCluster's last finished "
         "migration (from its history annotation; computed at scrape time), by how it ended.", labels=["outcome"])
     for outcome in OUTCOMES:
-        values = durations[outcome]
-        buckets = [(repr(bound), float(sum(1 for value in values if value <= bound))) for bound in DURATION_BUCKETS]
-        buckets.append(("+Inf", float(len(values))))
-        histogram.add_metric([outcome], buckets, sum(values))
+        histogram.add_metric([outcome], _buckets(durations[outcome], DURATION_BUCKETS), sum(durations[outcome]))
     yield histogram
     leaderless_histogram = HistogramMetricFamily(
         PREFIX + "migration_leaderless_seconds", "The longest time a CAPI manager had no live leader in each "
         "HostedCluster's last migration (from its capi-migration-leaderless-seconds annotation; computed at scrape "
         "time), seconds; HostedClusters without the figure are not observed.")
-    leaderless_buckets = [(repr(bound), float(sum(1 for value in leaderless_figures if value <= bound)))
-                          for bound in LEADERLESS_BUCKETS]
-    leaderless_buckets.append(("+Inf", float(len(leaderless_figures))))
-    leaderless_histogram.add_metric([], leaderless_buckets, sum(leaderless_figures))
+    leaderless_histogram.add_metric([], _buckets(leaderless_figures, LEADERLESS_BUCKETS), sum(leaderless_figures))
     yield leaderless_histogram
     yield from (state, start, end, lock, failure, rollback_failed, leaderless)
     synced_family = _gauge("exporter_synced", "1 once the exporter has listed every HostedCluster (its series are "

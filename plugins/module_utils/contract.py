@@ -52,7 +52,8 @@ PHASE_ANNOTATION = "hypershift.openshift.io/capi-migration-phase"
 # removed by hcp_migrate_rollback
 COUNTS_ANNOTATION = "hypershift.openshift.io/capi-migration-counts"
 # the longest time a CAPI manager of the HCP namespace had no live leader, over the pre-install and the window of the
-# last migration (seconds, a decimal string): written by hcp_migrate_finish, read by the fleet exporter
+# last migration (seconds, a decimal string): written by hcp_migrate_finish, read by the fleet exporter, removed by the
+# rollback of the migration (hcp_migrate_rollback)
 LEADERLESS_ANNOTATION = "hypershift.openshift.io/capi-migration-leaderless-seconds"
 
 # --- CAPI objects (Cluster, MachineDeployment, MachineSet, Machine, ...) --------------------------------------------

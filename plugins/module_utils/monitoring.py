@@ -27,10 +27,12 @@ STUCK_SECONDS = 3600
 # equal): its series also carry `namespace`, which user-workload monitoring overwrites with the exporter's namespace.
 HC_NAMESPACE = "hostedcluster_namespace"
 # leaderless_alert_seconds: a CAPI manager without a live leader for longer than this in a migration is alerted on (a
-# released Lease is taken at the new Pod's next retry, <= 57 s with HyperShift's flags; one left to expire, up to 194 s:
-# plugins/module_utils/hcp/leadership.py).
+# released Lease is taken at the new Pod's next retry, at most 57.2 s after the release with HyperShift's flags, plus the
+# old Pod's termination; one left to expire takes 137 s and more: plugins/module_utils/hcp/leadership.py).
 DEFAULTS = {"namespace": "hypershift", "shim_name": "capi-conversion-shim", "exporter_name": "capi-conversion-shim-exporter",
-            "rule_name": "hypershift-private-capi", "runbook_base": RUNBOOK_BASE, "leaderless_alert_seconds": 60}
+            "rule_name": "hypershift-private-capi", "runbook_base": RUNBOOK_BASE, "leaderless_alert_seconds": 90}
+# HyperShiftPrivateCAPILeaderless is about a migration that ended: it fires for this long after the end, then clears
+LEADERLESS_ALERT_WINDOW_SECONDS = 86400
 ALERTS = ("HyperShiftPrivateCAPIMigrationFailed", "HyperShiftPrivateCAPIMigrationStuck",
           "HyperShiftPrivateCAPIRollbackFailed", "HyperShiftPrivateCAPIInvalidState",
           "HyperShiftPrivateCAPIConversionShimNotReady", "HyperShiftPrivateCAPIProxySidecarNotReady",
@@ -119,7 +121,9 @@ def alerting_rules(settings=None):
                "HostedCluster, has not been Ready for 10 minutes: that CAPI controller cannot reach its objects "
                "(they exist only in the private group, which the sidecar translates)." % SIDECAR_CONTAINER, settings),
         _alert("HyperShiftPrivateCAPILeaderless",
-               "max by (@ns@, name) (%sleaderless_seconds)\n  > %s" % (PREFIX, leaderless_seconds), "", "warning",
+               "max by (@ns@, name) (%sleaderless_seconds) > %s\n  and on (@ns@, name)\n    (time() - max by (@ns@, "
+               "name) (%smigration_end_timestamp_seconds)) < %d" % (PREFIX, leaderless_seconds, PREFIX,
+                                                                      LEADERLESS_ALERT_WINDOW_SECONDS), "", "warning",
                "A CAPI manager of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} had no leader for over %s "
                "seconds during its migration." % leaderless_seconds,
                "During the last migration of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} (pre-install "
@@ -127,8 +131,7 @@ def alerting_rules(settings=None):
                "for {{ $value | humanizeDuration }}: it reconciled nothing for that long (no Machine replaced, no "
                "scaling). Read the leaderless figures of the run's fleet report, the leader-election Lease of that "
                "manager in the HCP namespace (holder, renew time) and its Pods' logs; docs/operator-guide.md. It "
-               "fires as long as the HostedCluster carries the figure (annotation "
-               "hypershift.openshift.io/capi-migration-leaderless-seconds).", settings),
+               "fires for a day after that migration ended.", settings),
     ]
 
 

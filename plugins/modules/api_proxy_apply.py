@@ -166,7 +166,8 @@ options:
   count_replaced_pods:
     description:
       - While waiting, also read the namespace's Pods to count those the rollout replaced (C(pods_replaced) in RV(rollout);
-        needs C(list) on C(pods)). Without it the rollout is judged from the Deployments alone.
+        needs C(list) on C(pods)). Without it (and without O(leader_handover), which reads them for the Leases) the
+        rollout is judged from the Deployments alone.
     type: bool
     default: false
   poll_seconds:
@@ -179,13 +180,13 @@ options:
       - While waiting (O(wait_timeout)), also follow the leader election of the Deployments' managers - each
         C(coordination.k8s.io/v1) Lease in O(hcp_namespace) whose holder identity names a Pod of a named Deployment -
         and wait, after the rollout, until each has a live holder again (bounded by O(wait_timeout); a Lease still
-        without one is a warning, not a failure). RV(rollout.leaderless_seconds) is the longest time one had none.
+        without one is a warning, not a failure). C(leaderless_seconds) in RV(rollout) is the longest time one had none.
       - A manager that stops without giving its Lease back (CAPI v1.14.2 sets no C(LeaderElectionReleaseOnCancel)) leaves
         it to expire, and its new Pod waits up to the lease duration plus one retry. So once the old holder's Pod is
         gone from the API, the run releases its Lease (clears the holder, sent with the C(resourceVersion) read) and
         the new Pod takes it on its next retry - but never while the holder may still run - its Pod still exists (being
         deleted included), its node is gone or not Ready, its node is unknown to this run (the Pod was gone before the
-        run saw it), or the Lease was renewed after the Pod went. RV(rollout.leadership) says which Leases were
+        run saw it), or the Lease was renewed after the Pod went. C(leadership) in RV(rollout) says which Leases were
         released and why each other one was not.
       - C(false) - no Lease is read or written.
     type: bool
@@ -260,17 +261,19 @@ patches:
 rollout:
   description: What the rollout did, as M(hypershift.private_capi.deployment_rollout) returns it (empty - not
     waited); with O(leader_handover) also C(leaderless_seconds) (the longest time a manager's Lease had no live holder,
-    from the rollout's start until each has one again) and C(leadership) - C(leases) (per Lease its C(deployment), its
+    from the rollout's start until each has one again), C(leaders_waited_seconds) (the wait after the rollout until
+    then; C(waited_seconds) stays the rollout's) and C(leadership) - C(leases) (per Lease its C(deployment), its
     C(leaderless_seconds), whether it is C(live) at the end and, if not, C(why)), C(released) (the Leases this run
     released - C(lease), C(deployment), the gone holder C(pod), C(seconds) into the wait, C(why)) and C(waited) (each
     Lease this run did not release although its holder was stopping or gone, and C(why) - for instance a Pod still
-    there with a finalizer).
+    there with a finalizer), C(errors) (what could not be read or written - a sample missed, a release not made; the
+    run does not fail for it, and warns).
   returned: success
   type: dict
-  sample: {"pods_replaced": 4, "longest_unready_seconds": 0.0, "waited_seconds": 41.3, "polls": 52,
+  sample: {"pods_replaced": 4, "longest_unready_seconds": 0.0, "waited_seconds": 12.3, "polls": 52,
            "deployments": [{"name": "cluster-api", "pods_replaced": ["cluster-api-5d9c-x2"],
                             "longest_unready_seconds": 0.0}],
-           "leaderless_seconds": 27.4,
+           "leaderless_seconds": 27.4, "leaders_waited_seconds": 29.0,
            "leadership": {"leaderless_seconds": 27.4, "leases": [{"lease": "controller-leader-election-capi",
                                                                   "deployment": "cluster-api", "live": true, "why": "",
                                                                   "leaderless_seconds": 27.4}],
@@ -278,7 +281,7 @@ rollout:
                                         "pod": "cluster-api-5d9c8b7f4-x2kqz", "seconds": 3.1,
                                         "why": "its holder's Pod cluster-api-5d9c8b7f4-x2kqz is gone and its node
                                                 worker-1 is Ready"}],
-                          "waited": []}}
+                          "waited": [], "errors": []}}
 """
 
 import copy

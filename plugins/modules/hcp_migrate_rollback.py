@@ -280,11 +280,12 @@ leaderless_seconds:
   sample: 0.0
 leadership:
   description: The Leases followed, or null - C(leases) (per Lease its C(deployment), C(leaderless_seconds), C(live) at the
-    end, C(why) not), C(released) (those this run handed over and why) and C(waited) (those it did not, and why).
+    end, C(why) not), C(released) (those this run handed over and why), C(waited) (those it did not, and why) and
+    C(errors) (what could not be read or written - the run does not fail for it).
   returned: always
   type: dict
   sample: {"leaderless_seconds": 0.0, "leases": [{"lease": "controller-leader-election-capi", "deployment": "cluster-api",
-           "live": true, "why": "", "leaderless_seconds": 0.0}], "released": [], "waited": []}
+           "live": true, "why": "", "leaderless_seconds": 0.0}], "released": [], "waited": [], "errors": []}
 waited_seconds:
   description: The seconds spent waiting on Kubernetes (pods to go, Deployments to be available).
   returned: always

@@ -141,8 +141,8 @@ def window_headline(report):
                                "" if paused["clusters"] == 1 else "s"))
     leaderless = report.get("leaderless")
     if leaderless:
-        paused_line += ("; CAPI managers without a leader per cluster (the longest, pre-install and window): p50 %.1f s, "
-                        "max %.1f s" % (leaderless["p50_seconds"], leaderless["max_seconds"]))
+        paused_line += ("; CAPI managers without a leader per cluster (the longest of the pre-install, the window and a "
+                        "rescue): p50 %.1f s, max %.1f s" % (leaderless["p50_seconds"], leaderless["max_seconds"]))
     preinstall = report.get("preinstall")
     if preinstall:
         paused_line += ("; pre-install (the sidecars rolled in ahead, %d cluster%s): %d Pods replaced, longest gap "

@@ -47,10 +47,19 @@ FINISH_PHASE = "finish"
 PHASE_OF_STEP = {HEALTH: "health", RECORD: FINISH_PHASE, DELETE: FINISH_PHASE, RELEASE: FINISH_PHASE, STATE: FINISH_PHASE}
 
 
+def _recorded_seconds(text):
+    """A recorded leaderless figure (-1.0 when there is none, or none that can be read)."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return -1.0
+
+
 def record_patch(hostedcluster, source_counts, leaderless_seconds=None):
     """Merge patch of the HostedCluster saying the deletion of the sources has begun (a rollback from here on copies
     back), recording the source counts once (a resumed run whose sources are partly gone keeps the first record) and
-    the migration's longest time without a leader (LEADERLESS_ANNOTATION, when given: the figure of this run); None
+    the migration's longest time without a leader (LEADERLESS_ANNOTATION, when given and longer than the one recorded:
+    a resumed run that skipped the pre-install does not replace its figure with the window's); None
     when all are there already, or when the HostedCluster is migrated (the release, the step after, removed the phase
     record: the run that moved it finished the migration)."""
     if states.state_of(hostedcluster) == states.MIGRATED:
@@ -61,7 +70,7 @@ def record_patch(hostedcluster, source_counts, leaderless_seconds=None):
         wanted[PHASE_ANNOTATION] = FINISH_PHASE
     if COUNTS_ANNOTATION not in annotations:
         wanted[COUNTS_ANNOTATION] = json.dumps(source_counts, sort_keys=True)
-    if leaderless_seconds is not None and annotations.get(LEADERLESS_ANNOTATION) != "%.1f" % leaderless_seconds:
+    if leaderless_seconds is not None and leaderless_seconds > _recorded_seconds(annotations.get(LEADERLESS_ANNOTATION)):
         wanted[LEADERLESS_ANNOTATION] = "%.1f" % leaderless_seconds
     return {"metadata": {"annotations": wanted}} if wanted else None
 

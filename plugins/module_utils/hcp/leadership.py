@@ -83,49 +83,59 @@ def lease_state(lease, deployment, pods_by_name, now):
              "live": False, "why": "", "resource_version": _metadata(lease).get("resourceVersion"),
              "transitions": spec.get("leaseTransitions") or 0}
     pod = pods_by_name.get(pod_name) if pod_name else None
-    renewed, duration = parse_time(spec.get("renewTime")), spec.get("leaseDurationSeconds")
     if not pod_name:
         state["why"] = "no holder"
     elif pod is None:
         state["why"] = "its holder's Pod %s is gone" % pod_name
     elif _metadata(pod).get("deletionTimestamp"):
         state["why"] = "its holder's Pod %s is being deleted" % pod_name
-    elif renewed is None or not duration or (now - renewed).total_seconds() > duration:
-        state["why"] = "expired (renewed %s, lease %s s)" % (spec.get("renewTime") or "never", duration)
+    elif expired(lease, now):
+        state["why"] = "expired (renewed %s, lease %s s)" % (spec.get("renewTime") or "never",
+                                                              spec.get("leaseDurationSeconds"))
     else:
         state["live"] = True
     return state
 
 
 def expired(lease, now):
+    """Whether the Lease's last renewal is older than its duration at now (this host's clock against the holder's: the
+    two are taken to be in sync within seconds, as NTP keeps them)."""
     spec = _spec(lease)
     renewed, duration = parse_time(spec.get("renewTime")), spec.get("leaseDurationSeconds")
     return renewed is None or not duration or (now - renewed).total_seconds() > duration
 
 
+def new_memory():
+    """What a run remembers between samples for handover_step: node_of_pod {Pod: its node, as seen while it existed},
+    version_stopping {(Lease, Pod): the Lease's resourceVersion in the last sample that saw the Pod being deleted},
+    version_gone {(Lease, Pod): the Lease's resourceVersion in the first sample without the Pod}."""
+    return {"node_of_pod": {}, "version_stopping": {}, "version_gone": {}}
+
+
 def handover_step(lease, pods_by_name, node, memory, now):
-    """(RELEASE or WAIT or None, why) for a Lease whose holder's Pod may be gone. memory (the run's, updated here):
-    "nodes" {Pod: node} as seen while the Pod existed, "gone" {(Lease, Pod): the Lease's resourceVersion in the
-    first sample without the Pod}. node: the holder Pod's Node as read now (None when gone or not read)."""
+    """(RELEASE or WAIT or None, why) for a Lease whose holder's Pod may be gone; memory: new_memory()'s, updated here.
+    node: the holder Pod's Node as read now (None when gone or not read)."""
     pod_name = holder_pod(lease)
-    name = _metadata(lease).get("name")
+    key = (_metadata(lease).get("name"), pod_name)
+    resource_version = _metadata(lease).get("resourceVersion")
     if not pod_name or expired(lease, now):
         return None, ""  # free, or free for whoever tries next: nothing to hand over
     pod = pods_by_name.get(pod_name)
     if pod is not None:
-        node_name = _spec(pod).get("nodeName")
-        if node_name:
-            memory["nodes"][pod_name] = node_name
+        if _spec(pod).get("nodeName"):
+            memory["node_of_pod"][pod_name] = _spec(pod)["nodeName"]
         if not _metadata(pod).get("deletionTimestamp"):
             return None, ""
+        memory["version_stopping"][key] = resource_version
         finalizers = _metadata(pod).get("finalizers") or []
         return WAIT, ("its holder's Pod %s is being deleted but still exists%s: its manager may still run"
                       % (pod_name, " (finalizers %s)" % ", ".join(finalizers) if finalizers else ""))
-    resource_version = _metadata(lease).get("resourceVersion")
-    if memory["gone"].setdefault((name, pod_name), resource_version) != resource_version:
-        return WAIT, ("it was renewed after its holder's Pod %s went: whoever renews it still runs; it is left to "
-                      "expire" % pod_name)
-    node_name = memory["nodes"].get(pod_name)
+    first_gone = memory["version_gone"].setdefault(key, resource_version)
+    # one resourceVersion since the Pod was seen being deleted (or, unseen so, since it was seen gone): no renewal
+    if len({resource_version, first_gone, memory["version_stopping"].get(key, first_gone)}) > 1:
+        return WAIT, ("it was renewed after its holder's Pod %s was told to stop: whoever renews it still runs; it is "
+                      "left to expire" % pod_name)
+    node_name = memory["node_of_pod"].get(pod_name)
     if not node_name:
         return WAIT, ("its holder's Pod %s was gone before this run saw it, so its node is unknown: the Lease is left "
                       "to expire" % pod_name)
@@ -205,9 +215,10 @@ class LeadershipWatch(object):
         self.now = now
         self.started = clock()
         self.owners = {}
-        self.memory = {"nodes": {}, "gone": {}}
+        self.memory = new_memory()
+        self.errors = []  # what could not be read or written (a sample missed, a release not made), said in figures()
         self.samples = []
-        self.released = []  # [{lease, deployment, pod, seconds}]
+        self.released = []  # [{lease, deployment, pod, seconds, why}]
         self.waiting = {}  # Lease -> why it was not released (the last reason seen), until this run releases it
 
     def _pods(self):
@@ -215,10 +226,16 @@ class LeadershipWatch(object):
                                 "list " + describe("Pods", namespace=self.namespace))
 
     def _node(self, pod_name):
-        node_name = self.memory["nodes"].get(pod_name)
+        """The Node the holder's Pod ran on, as read now (None: unknown, gone or unreadable - no release then)."""
+        node_name = self.memory["node_of_pod"].get(pod_name)
         if not node_name:
             return None
-        return self.client.get_or_none(api_path("", "v1", "nodes", name=node_name), "get " + describe("Node", node_name))
+        try:
+            return self.client.get_or_none(api_path("", "v1", "nodes", name=node_name),
+                                           "get " + describe("Node", node_name))
+        except ApiError as error:
+            self.errors.append(str(error))
+            return None
 
     def _release(self, lease, deployment, why, at):
         name = _metadata(lease)["name"]
@@ -227,9 +244,10 @@ class LeadershipWatch(object):
             self.client.replace(api_path(*LEASES, namespace=self.namespace, name=name), released_lease(lease),
                                 "release " + what + " (" + why + ")")
         except ApiError as error:
-            if error.is_conflict or error.is_not_found:  # renewed, taken or gone since the read: judged again next
-                return False
-            raise
+            if not (error.is_conflict or error.is_not_found):  # 409, 404: renewed, taken or gone since the read
+                self.errors.append(str(error))  # refused (a right missing): the Lease is left to expire
+                self.waiting[name] = "its release was refused (%s): the Lease is left to expire" % error
+            return False
         self.released.append({"lease": name, "deployment": deployment, "pod": holder_pod(lease),
                               "seconds": at, "why": why})
         self.waiting.pop(name, None)  # it waited for the Pod to go, then was released: not a Lease left to expire
@@ -238,9 +256,13 @@ class LeadershipWatch(object):
     def observe(self, pods=None):
         """One sample: the Leases (and, unless given, the Pods) read, judged, and those that may be released released
         (then read again on the next sample)."""
-        leases = self.client.list(api_path(*LEASES, namespace=self.namespace),
-                                  "list " + describe("Leases", namespace=self.namespace))
-        pods = self._pods() if pods is None else pods
+        try:
+            pods = self._pods() if pods is None else pods  # before the Leases: a Pod gone after its Lease was read
+            leases = self.client.list(api_path(*LEASES, namespace=self.namespace),  # is judged on the next sample
+                                      "list " + describe("Leases", namespace=self.namespace))
+        except ApiError as error:  # following the managers is a measure, not a step: a sample missed, said
+            self.errors.append(str(error))
+            return {}
         at, now = round(self.clock() - self.started, 3), self.now()
         self.owners = lease_owners(leases, self.names, self.owners)
         pods_by_name = dict((_metadata(pod).get("name"), pod) for pod in pods)
@@ -257,8 +279,8 @@ class LeadershipWatch(object):
 
     def _hand_over(self, lease, deployment, pods_by_name, now, at):
         pod_name = holder_pod(lease)
-        node = self._node(pod_name) if pod_name and pod_name not in pods_by_name and not expired(lease, now) else None
-        step, why = handover_step(lease, pods_by_name, node, self.memory, now)
+        known = self.memory["node_of_pod"].get(pod_name) and pod_name not in pods_by_name and not expired(lease, now)
+        step, why = handover_step(lease, pods_by_name, self._node(pod_name) if known else None, self.memory, now)
         if step == RELEASE and not self.client.dry_run:
             self._release(lease, deployment, why, at)
         elif step == WAIT:
@@ -272,5 +294,6 @@ class LeadershipWatch(object):
         """leaderless_figures of the samples, with the Leases released and those this run did not release (and why)."""
         figures = leaderless_figures(self.samples)
         figures.update(released=list(self.released),
-                       waited=[{"lease": name, "why": why} for name, why in sorted(self.waiting.items())])
+                       waited=[{"lease": name, "why": why} for name, why in sorted(self.waiting.items())],
+                       errors=self.errors[:5])
         return figures

@@ -34,6 +34,7 @@ __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
     COUNTS_ANNOTATION,
+    LEADERLESS_ANNOTATION,
     PHASE_ANNOTATION,
     PRIVATE_TYPES_ANNOTATION,
     PROXY_MODE_CONFIG_MAP,
@@ -338,7 +339,8 @@ class RollbackService(PhasedRun):
                                       settle_seconds=self.params["settle_seconds"],
                                       wait_timeout=self.params["scale_down_timeout"])
             self.stop.quiesce()
-            self.observe_leaders()  # scale_down: the managers' Pods are gone, their Leases handed over
+            if not self.zero_stop:  # the managers' Pods are gone, their Leases handed over (zero stop stops none)
+                self.observe_leaders()
         if self.resumed_from != DELETE_PHASE:
             self.begin(COPY)
             # verified field by field before the standard controllers ever run; resumed after the scale-up, the copy
@@ -355,7 +357,8 @@ class RollbackService(PhasedRun):
         self.begin(FINISH)
         self._annotate_hostedcluster({PHASE_ANNOTATION: DELETE_PHASE}, "the deletion of the private objects begins")
         self.delete = self._migrate(delete_source=True, require_paused=False, carry_deletions=True)
-        self._annotate_hostedcluster({COUNTS_ANNOTATION: None}, "remove the count record")
+        # the migration rolled back is no longer the HostedCluster's: its record and its leaderless figure go
+        self._annotate_hostedcluster({COUNTS_ANNOTATION: None, LEADERLESS_ANNOTATION: None}, "remove the count record")
         self.release = self._quiesce(state="resumed", wait_timeout=self.params["available_timeout"], remove_records=True,
                                      hostedcluster_name=self.params["hostedcluster_name"],
                                      hostedcluster_namespace=self.params["hostedcluster_namespace"], fence=True)

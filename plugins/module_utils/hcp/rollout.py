@@ -116,9 +116,14 @@ class RolloutService(object):
             self.sleep(self.poll_seconds)
         result = dict(rollout_figures(samples), waited_seconds=round(samples[-1][0], 3), polls=len(samples))
         if self.leadership is not None:
+            rolled_out = self.clock()
             result["leadership"] = self._await_leaders(started)
             result["leaderless_seconds"] = result["leadership"]["leaderless_seconds"]
-            result["waited_seconds"] = round(self.clock() - started, 3)
+            result["leaders_waited_seconds"] = round(self.clock() - rolled_out, 3)  # after the rollout, for the Leases
+            if result["leadership"]["errors"]:
+                self.warnings.append("the managers' leader Leases in namespace %s could not all be read or written "
+                                     "(no Lease was handed over that could not be): %s"
+                                     % (self.namespace, "; ".join(result["leadership"]["errors"])))
         return result
 
     def _await_leaders(self, started):

@@ -162,8 +162,8 @@ RULES = (
          "Scale the CAPI-dependent Deployments to 0 and back; put the proxy sidecar in and take it out.",
          conditional=SIDECARS_OUT),
     Rule(HCP_NAMESPACES, [""], ["pods"], ["list"], FORWARD,
-         "Wait until the scaled-down Pods are gone; zero stop: the sidecars' rollout, measured (api_proxy_apply).",
-         conditional=SIDECARS_OUT),
+         "Wait until the scaled-down Pods are gone; zero stop: the sidecars' rollout, measured (api_proxy_apply); the "
+         "holders of the managers' leader Leases (leaderless_seconds, the handover).", conditional=LEADER_WAITS),
     Rule(HCP_NAMESPACES, ["coordination.k8s.io"], ["leases"], ["list"], FORWARD,
          "The CAPI managers' leader Leases: how long each had no live leader (leaderless_seconds) through the "
          "pre-install's rollout, the window and the way back.", conditional=LEADER_WAITS),

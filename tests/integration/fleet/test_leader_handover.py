@@ -161,7 +161,9 @@ def test_a_run_killed_during_the_handover_converges_when_run_again(world):
     again = run_playbook("migrate_fleet.yml", world["inventory"], extra)
     assert again.returncode == 0, (again.stdout + again.stderr)[-5000:]
     assert hostedcluster_states(server) == {NAME: "migrated"}
-    print("the re-run's leaderless figures: %s" % read_report(extra["private_capi_fleet_report_root"])["clusters"][0]["leaderless"])
+    leaderless = read_report(extra["private_capi_fleet_report_root"])["clusters"][0]["leaderless"]
+    print("the re-run's leaderless figures: %s" % leaderless)
+    assert leaderless and leaderless["preinstall"] is not None, leaderless  # the re-run followed the handover through
     new = wait_for(lambda: leads(server), "the new Pod's manager to hold the Lease", timeout=10, interval=0.5)
     assert new not in before, (new, before)
     assert not migrated_content_problems(world["before"], snapshot(server, world["crds"], NAMESPACE))

@@ -73,7 +73,8 @@ DONE = {NS: "clusters", "name": "done-1"}
 BAD = {NS: "clusters", "name": "bad-1", "failure_reason": "copy: the API server refused the Machine"}
 ODD = {NS: "clusters", "name": "odd-1"}
 ROLLBACK = {NS: "clusters", "name": "bad-1", "reason": "scale back: gone"}
-# leaderless figures against the default threshold (DEFAULTS["leaderless_alert_seconds"], 60): over, at (done-1: under)
+# leaderless figures against the default threshold (DEFAULTS["leaderless_alert_seconds"], 90): over, at (done-1: under);
+# each of a migration that ended at 10 min (the alert holds for a day after the end)
 LEADERLESS_OVER = {NS: "clusters", "name": "slow-1"}
 LEADERLESS_AT = {NS: "clusters", "name": "edge-1"}
 
@@ -98,8 +99,10 @@ def rule_tests(rule_file):
         _series(P + "rollback_failed_info", _exported(ROLLBACK), "1" + minutes),
         _series(P + "hosted_cluster_state", _exported(dict(ODD, state="invalid")), "1" + minutes),
         _series(P + "migrated_hosted_clusters_total", {}, "1" + minutes),
-        _series(P + "leaderless_seconds", _exported(LEADERLESS_OVER), "75" + minutes),
-        _series(P + "leaderless_seconds", _exported(LEADERLESS_AT), "60" + minutes),
+        _series(P + "leaderless_seconds", _exported(LEADERLESS_OVER), "95" + minutes),
+        _series(P + "migration_end_timestamp_seconds", _exported(LEADERLESS_OVER), "600" + minutes),
+        _series(P + "leaderless_seconds", _exported(LEADERLESS_AT), "90" + minutes),
+        _series(P + "migration_end_timestamp_seconds", _exported(LEADERLESS_AT), "600" + minutes),
         _series(P + "leaderless_seconds", _exported(DONE), "41.3" + minutes),
         # the shim: no replica available for its whole life
         _series("kube_deployment_spec_replicas", SHIM, "2" + minutes),
@@ -127,7 +130,7 @@ def rule_tests(rule_file):
         _case("HyperShiftPrivateCAPIProxySidecarNotReady", "11m", [_expected(
             "HyperShiftPrivateCAPIProxySidecarNotReady", {"namespace": "clusters-done-1", "pod": "cluster-api-1"})]),
         _case("HyperShiftPrivateCAPILeaderless", "1m", [_expected(
-            "HyperShiftPrivateCAPILeaderless", LEADERLESS_OVER, "1m 15s")]),
+            "HyperShiftPrivateCAPILeaderless", LEADERLESS_OVER, "1m 35s")]),
     ]
     # nothing migrated: the shim is not needed, nor is any sidecar
     quiet = [dict(each) for each in series if not each["series"].startswith(P + "migrated_hosted_clusters_total")

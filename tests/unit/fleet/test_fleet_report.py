@@ -277,7 +277,8 @@ def test_the_leaderless_figures_are_per_cluster_and_fleet_wide_in_the_report_and
     report = build_report(clusters, "run-1")
     assert [c["leaderless_seconds"] for c in report["clusters"]] == [27.4, 31.0, 52.5, None]
     assert report["leaderless"] == {"clusters": 3, "p50_seconds": 31.0, "max_seconds": 52.5}
-    assert "CAPI managers without a leader per cluster (the longest, pre-install and window): p50 31.0 s, max 52.5 s" \
+    assert ("CAPI managers without a leader per cluster (the longest of the pre-install, the window and a rescue): "
+            "p50 31.0 s, max 52.5 s") \
         in window_headline(report)
     markdown = report_markdown(report)
     assert "| paused s | leaderless s |" in markdown and "section hc-02 - leaderless 52.5 s" in markdown

@@ -36,9 +36,13 @@ def test_record_patch_of_a_migrated_hostedcluster_is_none():
     assert record_patch(migrated, {"Machine": 3}) is None
 
 
-def test_record_patch_records_the_longest_leaderless_stretch_given_and_only_once():
+def test_record_patch_records_the_longest_leaderless_stretch_a_run_measured():
     recorded = {COUNTS_ANNOTATION: '{"Machine": 3}', PHASE_ANNOTATION: "finish"}
     assert record_patch(hostedcluster(**recorded), {"Machine": 3}, 27.44) == {
         "metadata": {"annotations": {LEADERLESS_ANNOTATION: "27.4"}}}
-    assert record_patch(hostedcluster(**dict(recorded, **{LEADERLESS_ANNOTATION: "27.4"})), {"Machine": 3}, 27.4) is None
+    with_figure = hostedcluster(**dict(recorded, **{LEADERLESS_ANNOTATION: "27.4"}))
+    assert record_patch(with_figure, {"Machine": 3}, 27.4) is None
+    # a resumed run that skipped the pre-install (its window's 0.0) keeps the first run's figure
+    assert record_patch(with_figure, {"Machine": 3}, 0.0) is None
+    assert record_patch(with_figure, {"Machine": 3}, 31.0) == {"metadata": {"annotations": {LEADERLESS_ANNOTATION: "31.0"}}}
     assert record_patch(hostedcluster(**recorded), {"Machine": 3}, None) is None

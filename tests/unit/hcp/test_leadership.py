@@ -38,7 +38,7 @@ def node(ready=True):
 
 
 def memory():
-    return {"nodes": {}, "gone": {}}
+    return leadership.new_memory()
 
 
 def test_a_lease_belongs_to_the_deployment_whose_pod_holds_it_and_stays_so():
@@ -67,7 +67,7 @@ def test_a_holder_is_live_while_its_pod_runs_and_it_renews(pods, the_lease, live
 def test_the_lease_of_a_gone_pod_on_a_ready_node_is_released_with_its_resource_version():
     remembered = memory()
     assert leadership.handover_step(lease(), {OLD: pod(OLD)}, None, remembered, NOW) == (None, "")
-    assert remembered["nodes"] == {OLD: "worker-1"}
+    assert remembered["node_of_pod"] == {OLD: "worker-1"}
     step, why = leadership.handover_step(lease(), {NEW: pod(NEW)}, node(), remembered, NOW)
     assert step == leadership.RELEASE and OLD in why and "worker-1 is Ready" in why
     released = leadership.released_lease(lease())
@@ -85,20 +85,20 @@ def test_the_lease_of_a_gone_pod_on_a_ready_node_is_released_with_its_resource_v
 def test_a_lease_whose_holder_may_still_run_is_never_released(pods, seen, the_node, why):
     remembered = memory()
     if seen:
-        remembered["nodes"][OLD] = "worker-1"
+        remembered["node_of_pod"][OLD] = "worker-1"
     step, said = leadership.handover_step(lease(), pods, the_node, remembered, NOW)
     assert step == leadership.WAIT and why in said, said
 
 
 def test_a_lease_renewed_after_its_pod_went_is_left_to_expire():
     remembered = memory()
-    remembered["nodes"][OLD] = "worker-1"
+    remembered["node_of_pod"][OLD] = "worker-1"
     assert leadership.handover_step(lease(), {}, node(ready=False), remembered, NOW)[0] == leadership.WAIT
     step, why = leadership.handover_step(lease(rv="101"), {}, node(), remembered, NOW)
     assert step == leadership.WAIT and "renewed after" in why
     # a later holder of the same Lease is judged on its own
     other = "cluster-api-1a2b3c4d5-kkkkk"
-    remembered["nodes"][other] = "worker-1"
+    remembered["node_of_pod"][other] = "worker-1"
     assert leadership.handover_step(lease(holder=other, rv="150"), {}, node(), remembered, NOW)[0] == leadership.RELEASE
 
 
@@ -140,22 +140,27 @@ def test_a_lease_that_changed_hands_between_two_live_reads_counts_the_interval()
 class Recorded(object):
     """Answers in order per (verb, path); writes recorded."""
 
-    def __init__(self, leases, pods, nodes=None, conflict=False):
+    def __init__(self, leases, pods, nodes=None, refuse=None):
         self.leases, self.pods, self.nodes = list(leases), list(pods), nodes or {}
         self.dry_run = False
-        self.conflict = conflict
+        self.refuse = refuse  # (status, reason) every write gets, or None
+        self.attempts = []
         self.writes = []
 
     def list(self, path, what):
         answers = self.leases if "/leases" in path else self.pods
-        return answers.pop(0) if len(answers) > 1 else answers[0]
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
+        if isinstance(answer, ApiError):
+            raise answer
+        return answer
 
     def get_or_none(self, path, what):
         return self.nodes.get(path.rsplit("/", 1)[1])
 
     def replace(self, path, body, what):
-        if self.conflict:
-            raise ApiError(409, "Conflict", "the object has been modified", what)
+        self.attempts.append(path)
+        if self.refuse:
+            raise ApiError(self.refuse[0], self.refuse[1], "refused", what)
         self.writes.append((path, body, what))
         return body
 
@@ -185,19 +190,45 @@ def test_the_watch_releases_once_and_measures_until_the_new_pod_leads():
 
 def test_the_watch_writes_nothing_on_a_conflict_nor_in_check_mode_and_says_why_it_waits():
     held = pod(OLD, deleting=True, finalizers=["example.com/hold"])
-    client = Recorded(leases=[[lease()]], pods=[[held, pod(NEW)]], conflict=True)
+    client = Recorded(leases=[[lease()]], pods=[[held, pod(NEW)]])
     watch = leadership.LeadershipWatch(client, NS, NAMES, now=lambda: NOW)
     watch.observe()
-    assert client.writes == [] and not watch.leaders_live()
+    assert client.attempts == [] and not watch.leaders_live()
     assert "finalizers example.com/hold" in watch.figures()["waited"][0]["why"]
-    gone = Recorded(leases=[[lease()]], pods=[[pod(OLD)], [pod(NEW)]], nodes={"worker-1": node()}, conflict=True)
+    gone = Recorded(leases=[[lease()]], pods=[[pod(OLD)], [pod(NEW)]], nodes={"worker-1": node()},
+                    refuse=(409, "Conflict"))
     watch = leadership.LeadershipWatch(gone, NS, NAMES, now=lambda: NOW)
     watch.observe()
     watch.observe()  # the release meets a 409: judged again on the next sample, nothing recorded as released
-    assert watch.figures()["released"] == []
+    assert len(gone.attempts) == 1 and watch.figures()["released"] == [] and watch.figures()["errors"] == []
     checked = Recorded(leases=[[lease()]], pods=[[pod(OLD)], [pod(NEW)]], nodes={"worker-1": node()})
     checked.dry_run = True
     watch = leadership.LeadershipWatch(checked, NS, NAMES, now=lambda: NOW)
     watch.observe()
     watch.observe()
-    assert checked.writes == [] and watch.figures()["released"] == []
+    assert checked.attempts == [] and watch.figures()["released"] == []
+
+
+def test_a_lease_renewed_after_its_holder_was_told_to_stop_is_left_to_expire():
+    client = Recorded(leases=[[lease(rv="100")], [lease(rv="101")]], pods=[[pod(OLD, deleting=True)], [pod(NEW)]],
+                      nodes={"worker-1": node()})
+    watch = leadership.LeadershipWatch(client, NS, NAMES, now=lambda: NOW)
+    watch.observe()
+    watch.observe()
+    assert client.attempts == [] and "renewed after its holder's Pod" in watch.figures()["waited"][0]["why"]
+
+
+def test_what_cannot_be_read_or_written_is_a_sample_missed_or_a_lease_left_to_expire_never_a_failure():
+    refused = Recorded(leases=[[lease()]], pods=[[pod(OLD)], [pod(NEW)]], nodes={"worker-1": node()},
+                       refuse=(403, "Forbidden"))
+    watch = leadership.LeadershipWatch(refused, NS, NAMES, now=lambda: NOW)
+    watch.observe()
+    watch.observe()
+    figures = watch.figures()
+    assert figures["released"] == [] and "its release was refused" in figures["waited"][0]["why"]
+    assert len(figures["errors"]) == 1
+    unreadable = Recorded(leases=[ApiError(403, "Forbidden", "leases is forbidden", "list Leases"), [lease()]],
+                          pods=[[pod(OLD)]])
+    watch = leadership.LeadershipWatch(unreadable, NS, NAMES, now=lambda: NOW)
+    assert watch.observe() == {} and watch.samples == [] and "forbidden" in watch.figures()["errors"][0]
+    assert watch.observe() and watch.leaders_live()

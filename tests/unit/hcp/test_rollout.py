@@ -128,18 +128,28 @@ def lease(holder, renewed="2999-01-01T00:00:00.000000Z"):
     return {"metadata": {"name": "controller-leader-election-capi", "resourceVersion": "7"}, "spec": spec}
 
 
-def test_with_leases_the_wait_lasts_until_each_manager_leads_and_says_how_long_none_did():
+def on_node(pod_object, node="worker-1"):
+    return dict(pod_object, spec={"nodeName": node})
+
+
+def test_with_leases_the_wait_hands_over_and_lasts_until_each_manager_leads():
     old, new = "a-7c9d8f6b5-abcde", "a-5f6d7c8b9-fghij"
-    reads = [([deployment("a", rolled=False)], [pod(old, "a"), pod(new, "a", "5f6d7c8b9")]),
-             ([deployment("a")], [pod(new, "a", "5f6d7c8b9")])]
+    reads = [([deployment("a", rolled=False)], [on_node(pod(old, "a")), on_node(pod(new, "a", "5f6d7c8b9"))]),
+             ([deployment("a")], [on_node(pod(new, "a", "5f6d7c8b9"))])]
     leases = [[lease(old)], [lease(old)], [lease(None)], [lease(None)], [lease(new)]]
     clock = Clock()
     client = WithLeases(reads, leases)
-    client.get_or_none = lambda path, what: None  # the node read: gone - nothing released
+    client.get_or_none = lambda path, what: {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    written = []
+    client.replace = lambda path, body, what: written.append((path, body)) or body
     service = rollout.RolloutService(client, NS, ["a"], 60, 0.5, clock=clock, sleep=clock.sleep, pods=False, leases=True)
     result = service.run()
+    assert [path.rsplit("/", 1)[1] for path, _body in written] == ["controller-leader-election-capi"]
+    assert "holderIdentity" not in written[0][1]["spec"]
     assert result["leaderless_seconds"] == 3.0 and result["leadership"]["leases"][0]["live"]
-    assert result["waited_seconds"] == 3.5 and service.warnings == [] and result["leadership"]["released"] == []
+    assert [released["pod"] for released in result["leadership"]["released"]] == [old]
+    # the rollout's own wait, and the wait for the leaders after it, each its own figure
+    assert (result["waited_seconds"], result["leaders_waited_seconds"]) == (0.5, 3.0) and service.warnings == []
     assert any("Pods" in call for call in client.calls)  # the Pods are read for the Leases even without pods=True
 
 

@@ -100,11 +100,13 @@ def _leaderless(settings=None):
 
 def test_the_leaderless_alert_reads_each_hostedclusters_figure_against_the_default_threshold():
     rule = _leaderless()
-    assert monitoring.DEFAULTS["leaderless_alert_seconds"] == 60
-    assert rule["expr"] == ("max by (hostedcluster_namespace, name) (hypershift_private_capi_leaderless_seconds)\n"
-                            "  > 60")
+    assert monitoring.DEFAULTS["leaderless_alert_seconds"] == 90
+    assert rule["expr"] == ("max by (hostedcluster_namespace, name) (hypershift_private_capi_leaderless_seconds) > 90\n"
+                            "  and on (hostedcluster_namespace, name)\n"
+                            "    (time() - max by (hostedcluster_namespace, name) "
+                            "(hypershift_private_capi_migration_end_timestamp_seconds)) < 86400")
     assert "for" not in rule and rule["labels"] == {"severity": "warning"}
-    assert "over 60 seconds" in rule["annotations"]["summary"]
+    assert "over 90 seconds" in rule["annotations"]["summary"] and "for a day" in rule["annotations"]["description"]
     assert "{{ $value | humanizeDuration }}" in rule["annotations"]["description"]
     assert "docs/operator-guide.md" in rule["annotations"]["description"]
     assert "Lease" in rule["annotations"]["description"]
@@ -113,7 +115,7 @@ def test_the_leaderless_alert_reads_each_hostedclusters_figure_against_the_defau
 @pytest.mark.parametrize("threshold, literal", [(90, "90"), (2.5, "2.5"), (120.0, "120"), (0, "0")])
 def test_the_leaderless_threshold_comes_from_the_settings(threshold, literal):
     rule = _leaderless({"leaderless_alert_seconds": threshold})
-    assert rule["expr"].endswith("\n  > %s" % literal)
+    assert rule["expr"].split("\n")[0].endswith(") > %s" % literal)
     assert "over %s seconds" % literal in rule["annotations"]["summary"]
     shipped = monitoring.prometheus_rule({"leaderless_alert_seconds": threshold})["spec"]["groups"][0]["rules"]
     assert [each for each in shipped if each["alert"] == "HyperShiftPrivateCAPILeaderless"] == [rule]
