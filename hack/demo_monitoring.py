@@ -36,7 +36,8 @@ def _value(prometheus_url, promql):
 
 
 def scraped(prometheus_url):
-    """{totals: {name: int}, clusters: [{namespace, name, state, holder, failure_reason, seconds}], alerts: [...]}."""
+    """{totals: {name: int}, clusters: [{namespace, name, state, holder, failure_reason, seconds, leaderless_seconds}],
+    alerts: [...]}."""
     totals = dict((label, _value(prometheus_url, promql)) for label, promql in TOTALS)
     holders = dict(((m.get(NS), m.get("name")), m.get("holder")) for m, _v in
                    query(prometheus_url, PREFIX + "migration_lock_info"))
@@ -44,13 +45,15 @@ def scraped(prometheus_url):
                    query(prometheus_url, PREFIX + "migration_failure_info"))
     durations = dict(((m.get(NS), m.get("name")), value) for m, value in query(
         prometheus_url, "%smigration_end_timestamp_seconds - %smigration_start_timestamp_seconds" % (PREFIX, PREFIX)))
+    leaderless = dict(((m.get(NS), m.get("name")), value) for m, value in query(
+        prometheus_url, PREFIX + "leaderless_seconds"))
     clusters = []
     for metric, _value_ in sorted(query(prometheus_url, "%shosted_cluster_state == 1" % PREFIX),
                                   key=lambda sample: (sample[0].get(NS, ""), sample[0].get("name", ""))):
         key = (metric.get(NS), metric.get("name"))
         clusters.append({"namespace": key[0], "name": key[1], "state": metric.get("state"),
                          "holder": holders.get(key), "failure_reason": reasons.get(key),
-                         "seconds": durations.get(key)})
+                         "seconds": durations.get(key), "leaderless_seconds": leaderless.get(key)})
     alerts = [dict(metric) for metric, _v in query(prometheus_url, 'ALERTS{alertstate="firing"}')]
     return {"totals": totals, "clusters": clusters, "alerts": alerts}
 
@@ -69,6 +72,8 @@ def print_scraped(prometheus_url, out=None):
             detail = " (%s)" % cluster["failure_reason"]
         if cluster["seconds"] is not None:
             detail += " migration %.0f s" % cluster["seconds"]
+        if cluster.get("leaderless_seconds") is not None:
+            detail += ", CAPI managers without a leader %.1f s" % cluster["leaderless_seconds"]
         out.write("  %s/%s: %s%s\n" % (cluster["namespace"], cluster["name"], cluster["state"], detail))
     for alert in found["alerts"]:
         out.write("  ALERT %s %s\n" % (alert.get("alertname"), " ".join(
