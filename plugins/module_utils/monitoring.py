@@ -69,6 +69,9 @@ def alerting_rules(settings=None):
     settings = dict(DEFAULTS, **(settings or {}))
     shim = "%s/%s" % (settings["namespace"], settings["shim_name"])
     leaderless_seconds = _seconds(settings, "leaderless_alert_seconds")
+    leaderless_expr = ("max by (@ns@, name) (%sleaderless_seconds) > %s\n  and on (@ns@, name)\n"
+                       "    (time() - max by (@ns@, name) (%smigration_end_timestamp_seconds)) < %d"
+                       % (PREFIX, leaderless_seconds, PREFIX, LEADERLESS_ALERT_WINDOW_SECONDS))
     migrated_hcp_namespaces = (
         'label_join(\n    max by (@ns@, name) (%shosted_cluster_state{state="migrated"}) == 1,\n'
         '    "namespace", "-", "@ns@", "name"\n  )' % PREFIX)
@@ -120,10 +123,7 @@ def alerting_rules(settings=None):
                "Container %s of Pod {{ $labels.namespace }}/{{ $labels.pod }}, in the HCP namespace of a migrated "
                "HostedCluster, has not been Ready for 10 minutes: that CAPI controller cannot reach its objects "
                "(they exist only in the private group, which the sidecar translates)." % SIDECAR_CONTAINER, settings),
-        _alert("HyperShiftPrivateCAPILeaderless",
-               "max by (@ns@, name) (%sleaderless_seconds) > %s\n  and on (@ns@, name)\n    (time() - max by (@ns@, "
-               "name) (%smigration_end_timestamp_seconds)) < %d" % (PREFIX, leaderless_seconds, PREFIX,
-                                                                      LEADERLESS_ALERT_WINDOW_SECONDS), "", "warning",
+        _alert("HyperShiftPrivateCAPILeaderless", leaderless_expr, "", "warning",
                "A CAPI manager of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} had no leader for over %s "
                "seconds during its migration." % leaderless_seconds,
                "During the last migration of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} (pre-install "

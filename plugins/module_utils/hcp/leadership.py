@@ -90,8 +90,8 @@ def lease_state(lease, deployment, pods_by_name, now):
     elif _metadata(pod).get("deletionTimestamp"):
         state["why"] = "its holder's Pod %s is being deleted" % pod_name
     elif expired(lease, now):
-        state["why"] = "expired (renewed %s, lease %s s)" % (spec.get("renewTime") or "never",
-                                                              spec.get("leaseDurationSeconds"))
+        renewed, duration = spec.get("renewTime") or "never", spec.get("leaseDurationSeconds")
+        state["why"] = "expired (renewed %s, lease %s s)" % (renewed, duration)
     else:
         state["live"] = True
     return state
