@@ -160,16 +160,19 @@ def released_lease(lease):
     return body
 
 
-def longest_stretch(points):
-    """The longest run of consecutive points [(seconds, bad)] that are bad: from the first bad point to the first good
-    one after it, or to the last point."""
-    longest, since, last = 0.0, None, None
+def longest_stretch(points, from_last_good=False):
+    """The longest run of consecutive points [(seconds, bad)] that are bad: from the first bad point (from_last_good:
+    from the good point before it, an upper bound for sparse points) to the first good one after it, or to the last
+    point."""
+    longest, since, last, good = 0.0, None, None, None
     for at, bad in points:
         last = at
         if bad:
-            since = at if since is None else since
-        elif since is not None:
-            longest, since = max(longest, at - since), None
+            since = (good if from_last_good and good is not None else at) if since is None else since
+        else:
+            good = at
+            if since is not None:
+                longest, since = max(longest, at - since), None
     if since is not None:
         longest = max(longest, last - since)
     return round(longest, 3)
@@ -182,7 +185,8 @@ def _changed_hands(before, after):
 
 def leaderless_figures(samples):
     """The figures of [(seconds, {Lease: lease_state})] in order: per Lease its Deployment, the longest stretch
-    without a live holder (from the first sample without one to the first with one; between two samples with live
+    without a live holder (from the last sample with one - it was lost after it - to the first with one again, or to
+    the last sample; an upper bound by at most one interval between samples; between two samples with live
     holders, the whole interval when the Lease changed hands or began a new term in it - an upper bound), and whether
     it is live in the last sample; the longest of all (leaderless_seconds; None when no Lease was found: no manager
     elects a leader, nothing to claim)."""
@@ -198,7 +202,7 @@ def leaderless_figures(samples):
             points.append((at, not state["live"]))
             previous = (at, state)
         figures.append({"lease": lease, "deployment": previous[1]["deployment"], "live": previous[1]["live"],
-                        "why": previous[1]["why"], "leaderless_seconds": longest_stretch(points)})
+                        "why": previous[1]["why"], "leaderless_seconds": longest_stretch(points, from_last_good=True)})
     return {"leases": figures, "leaderless_seconds": max(f["leaderless_seconds"] for f in figures) if figures else None}
 
 

@@ -122,12 +122,15 @@ def test_the_figures_are_the_longest_stretch_without_a_live_holder_per_lease():
                (29.5, {"l": live("b", 2), "p": live(deployment="capi-provider")}),
                (30.0, {"l": dead(), "p": dead(deployment="capi-provider")})]
     figures = leadership.leaderless_figures(samples)
-    assert figures["leaderless_seconds"] == 28.5
+    # from the last sample with a live holder (the leader was lost after it): an upper bound by one interval
+    assert figures["leaderless_seconds"] == 29.5
     assert figures["leases"] == [
         {"lease": "l", "deployment": "cluster-api", "live": False, "why": "its holder's Pod a is gone",
-         "leaderless_seconds": 28.5},
+         "leaderless_seconds": 29.5},
         {"lease": "p", "deployment": "capi-provider", "live": False, "why": "its holder's Pod a is gone",
-         "leaderless_seconds": 0.0}]
+         "leaderless_seconds": 0.5}]
+    # still without a leader when the run ends (a window that failed): counted to the end, not dropped
+    assert leadership.leaderless_figures([(0.0, {"l": live()}), (5.0, {"l": dead()})])["leaderless_seconds"] == 5.0
 
 
 def test_a_lease_that_changed_hands_between_two_live_reads_counts_the_interval():

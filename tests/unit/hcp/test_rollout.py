@@ -146,7 +146,7 @@ def test_with_leases_the_wait_hands_over_and_lasts_until_each_manager_leads():
     result = service.run()
     assert [path.rsplit("/", 1)[1] for path, _body in written] == ["controller-leader-election-capi"]
     assert "holderIdentity" not in written[0][1]["spec"]
-    assert result["leaderless_seconds"] == 3.0 and result["leadership"]["leases"][0]["live"]
+    assert result["leaderless_seconds"] == 3.5 and result["leadership"]["leases"][0]["live"]
     assert [released["pod"] for released in result["leadership"]["released"]] == [old]
     # the rollout's own wait, and the wait for the leaders after it, each its own figure
     assert (result["waited_seconds"], result["leaders_waited_seconds"]) == (0.5, 3.0) and service.warnings == []
