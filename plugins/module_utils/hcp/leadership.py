@@ -272,14 +272,22 @@ class LeadershipWatch(object):
         pods_by_name = dict((_metadata(pod).get("name"), pod) for pod in pods)
         sample = {}
         for lease in leases:
-            deployment = self.owners.get(_metadata(lease).get("name"))
-            if deployment is None:
-                continue
-            sample[_metadata(lease)["name"]] = lease_state(lease, deployment, pods_by_name, now)
-            if self.release:
-                self._hand_over(lease, deployment, pods_by_name, now, at)
+            name = _metadata(lease).get("name")
+            deployment = self.owners.get(name)
+            if deployment is None and not holder_pod(lease):
+                # whose it is shows once one of the named Deployments' Pods takes it (an earlier run released it)
+                sample[name] = lease_state(lease, None, pods_by_name, now)
+            elif deployment is not None:
+                sample[name] = lease_state(lease, deployment, pods_by_name, now)
+                if self.release:
+                    self._hand_over(lease, deployment, pods_by_name, now, at)
         self.samples.append((at, sample))
-        return sample
+        return self._owned(sample)
+
+    def _owned(self, sample):
+        """The Leases of a sample known to be the named Deployments' (as known now), with their Deployment."""
+        return dict((name, dict(state, deployment=self.owners[name])) for name, state in sample.items()
+                    if name in self.owners)
 
     def _hand_over(self, lease, deployment, pods_by_name, now, at):
         pod_name = holder_pod(lease)
@@ -292,11 +300,11 @@ class LeadershipWatch(object):
 
     def leaders_live(self):
         """Whether every Lease found has a live holder in the last sample (True when none was found)."""
-        return not self.samples or all(state["live"] for state in self.samples[-1][1].values())
+        return not self.samples or all(state["live"] for state in self._owned(self.samples[-1][1]).values())
 
     def figures(self):
         """leaderless_figures of the samples, with the Leases released and those this run did not release (and why)."""
-        figures = leaderless_figures(self.samples)
+        figures = leaderless_figures([(at, self._owned(sample)) for at, sample in self.samples])
         figures.update(released=list(self.released),
                        waited=[{"lease": name, "why": why} for name, why in sorted(self.waiting.items())],
                        errors=self.errors[:5])

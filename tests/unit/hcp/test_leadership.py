@@ -235,3 +235,20 @@ def test_what_cannot_be_read_or_written_is_a_sample_missed_or_a_lease_left_to_ex
     watch = leadership.LeadershipWatch(unreadable, NS, NAMES, now=lambda: NOW)
     assert watch.observe() == {} and watch.samples == [] and "forbidden" in watch.figures()["errors"][0]
     assert watch.observe() and watch.leaders_live()
+
+
+def test_a_lease_an_earlier_run_released_is_followed_once_a_named_pod_takes_it():
+    """A re-run (or the rescue after a window) finds the Lease without a holder: its samples count for the Deployment
+    whose Pod takes it, from the first one."""
+    client = Recorded(leases=[[lease(holder=None, rv="200")], [lease(holder=None, rv="200")], [lease(holder=NEW, rv="201")]],
+                      pods=[[pod(NEW)]])
+    watch = leadership.LeadershipWatch(client, NS, NAMES, clock=clock([0.0, 0.0, 2.0, 6.0]), now=lambda: NOW)
+    assert watch.observe() == {} and watch.leaders_live()  # nobody's yet: nothing to wait for
+    watch.observe()
+    assert watch.observe()["controller-leader-election-capi"]["deployment"] == "cluster-api"
+    figures = watch.figures()
+    assert figures["leaderless_seconds"] == 6.0 and figures["leases"][0]["deployment"] == "cluster-api"
+    # a Lease held by another Deployment's Pod is never followed
+    other = Recorded(leases=[[lease(holder="kube-scheduler-x_1", name="kube-scheduler")]], pods=[[]])
+    watch = leadership.LeadershipWatch(other, NS, NAMES, now=lambda: NOW)
+    assert watch.observe() == {} and watch.figures()["leases"] == []
