@@ -410,17 +410,20 @@ def run_electing_core_manager(server, namespace, leader_args=LEADER_ELECTION_ARG
     the server was started with images=core_manager_image() and every core CAPI CRD HyperShift installs
     (testenv.hcp.build.all_core_crds: the manager does not start without them)."""
     path = "/apis/apps/v1/namespaces/%s/deployments/cluster-api" % namespace
-    live = server.request("GET", path).json()
-    for obj in electing_core_manager(live, namespace, leader_args):
+    for obj in electing_core_manager(server.request("GET", path).json(), namespace, leader_args):
         kind, metadata = obj["kind"], obj["metadata"]
         if kind == "Deployment":
             answer = server.request("PUT", path, obj)
+            while answer.status == 409:  # its status moved on since the read: read it again
+                obj = [each for each in electing_core_manager(server.request("GET", path).json(), namespace,
+                                                              leader_args) if each["kind"] == "Deployment"][0]
+                answer = server.request("PUT", path, obj)
         else:
             plural = {"Secret": "/api/v1/namespaces/%s/secrets" % namespace,
                       "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
                       "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"}[kind]
             answer = server.request("POST", plural, obj)
-        if answer.status not in (200, 201, 409):
+        if answer.status not in (200, 201, 409):  # 409 of a POST: there already (another namespace's run made it)
             raise RuntimeError("%s %s: %s %s" % (kind, metadata["name"], answer.status, answer.body[:500]))
 
 
