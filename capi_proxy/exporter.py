@@ -19,7 +19,6 @@ as the proxy's and the shim's). The series and their labels: docs/operator-guide
 import argparse
 import asyncio
 import json
-import math
 import threading
 import time
 from collections import namedtuple
@@ -38,6 +37,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     PRIVATE_TYPES_ANNOTATION,
     ROLLBACK_FAILED_ANNOTATION,
     SCOPE_ANNOTATION,
+    parse_seconds,
     parse_time,
 )
 import ansible_collections.hypershift.private_capi.plugins.module_utils.state.machine as machine  # pylint: disable=consider-using-from-import
@@ -92,11 +92,8 @@ def leaderless_of(annotations):
     if LEADERLESS_ANNOTATION not in annotations:
         return None, ""
     text = annotations[LEADERLESS_ANNOTATION]
-    try:
-        seconds = float(text)
-    except (TypeError, ValueError):
-        seconds = None
-    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+    seconds = parse_seconds(text)
+    if seconds is None:
         why = "is not a number of seconds (a finite non-negative decimal)"
         return None, "%s=%r %s" % (LEADERLESS_ANNOTATION, _cut(text), why)
     return seconds, ""

@@ -153,6 +153,16 @@ def parse_time(text):
     return None
 
 
+def parse_seconds(text):
+    """A figure in seconds recorded in an annotation (LEADERLESS_ANNOTATION): the float, or None when it is not a
+    finite non-negative number."""
+    try:
+        seconds = float(text)
+    except (TypeError, ValueError):
+        return None
+    return seconds if 0 <= seconds < float("inf") else None
+
+
 def format_mark(moment):
     """A phase mark's time (MARK_TIME_FORMAT) of an aware datetime."""
     return moment.astimezone(datetime.timezone.utc).strftime(MARK_TIME_FORMAT)

@@ -64,14 +64,28 @@ def _seconds(settings, key):
     return "%d" % value if float(value).is_integer() else repr(float(value))
 
 
-def alerting_rules(settings=None):
-    """The rules of the group hypershift-private-capi.rules (a list of Prometheus alerting rules)."""
-    settings = dict(DEFAULTS, **(settings or {}))
-    shim = "%s/%s" % (settings["namespace"], settings["shim_name"])
+def _leaderless_alert(settings):
+    """HyperShiftPrivateCAPILeaderless: a migration that left a CAPI manager without a leader for longer than the
+    threshold, for LEADERLESS_ALERT_WINDOW_SECONDS after it ended."""
     leaderless_seconds = _seconds(settings, "leaderless_alert_seconds")
     leaderless_expr = ("max by (@ns@, name) (%sleaderless_seconds) > %s\n  and on (@ns@, name)\n"
                        "    (time() - max by (@ns@, name) (%smigration_end_timestamp_seconds)) < %d"
                        % (PREFIX, leaderless_seconds, PREFIX, LEADERLESS_ALERT_WINDOW_SECONDS))
+    return _alert("HyperShiftPrivateCAPILeaderless", leaderless_expr, "", "warning",
+                  "A CAPI manager of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} had no leader for over %s "
+                  "seconds during its migration." % leaderless_seconds,
+                  "During the last migration of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} (pre-install "
+                  "included), a CAPI manager of its HCP namespace (cluster-api, the provider, ...) had no live leader "
+                  "for {{ $value | humanizeDuration }}: it reconciled nothing for that long (no Machine replaced, no "
+                  "scaling). Read the leaderless figures of the run's fleet report, the leader-election Lease of that "
+                  "manager in the HCP namespace (holder, renew time) and its Pods' logs; docs/operator-guide.md. It "
+                  "fires for a day after that migration ended.", settings)
+
+
+def alerting_rules(settings=None):
+    """The rules of the group hypershift-private-capi.rules (a list of Prometheus alerting rules)."""
+    settings = dict(DEFAULTS, **(settings or {}))
+    shim = "%s/%s" % (settings["namespace"], settings["shim_name"])
     migrated_hcp_namespaces = (
         'label_join(\n    max by (@ns@, name) (%shosted_cluster_state{state="migrated"}) == 1,\n'
         '    "namespace", "-", "@ns@", "name"\n  )' % PREFIX)
@@ -123,15 +137,7 @@ def alerting_rules(settings=None):
                "Container %s of Pod {{ $labels.namespace }}/{{ $labels.pod }}, in the HCP namespace of a migrated "
                "HostedCluster, has not been Ready for 10 minutes: that CAPI controller cannot reach its objects "
                "(they exist only in the private group, which the sidecar translates)." % SIDECAR_CONTAINER, settings),
-        _alert("HyperShiftPrivateCAPILeaderless", leaderless_expr, "", "warning",
-               "A CAPI manager of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} had no leader for over %s "
-               "seconds during its migration." % leaderless_seconds,
-               "During the last migration of HostedCluster {{ $labels.@ns@ }}/{{ $labels.name }} (pre-install "
-               "included), a CAPI manager of its HCP namespace (cluster-api, the provider, ...) had no live leader "
-               "for {{ $value | humanizeDuration }}: it reconciled nothing for that long (no Machine replaced, no "
-               "scaling). Read the leaderless figures of the run's fleet report, the leader-election Lease of that "
-               "manager in the HCP namespace (holder, renew time) and its Pods' logs; docs/operator-guide.md. It "
-               "fires for a day after that migration ended.", settings),
+        _leaderless_alert(settings),
     ]
 
 

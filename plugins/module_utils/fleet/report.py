@@ -318,6 +318,27 @@ def _gantt_name(cluster, several):
     return "%s/%s" % (cluster.get("management_cluster"), name) if several else name
 
 
+def _gantt_lines(report, several):
+    """report.md's Mermaid gantt chart: a section per cluster (its leaderless figure in the name), its phases, and the
+    window its controllers were down."""
+    lines = ["", "## Rollout", "", "```mermaid", "gantt",
+             "    title Fleet migration %s" % report["run_id"],
+             "    dateFormat YYYY-MM-DDTHH:mm:ss.SSS", "    axisFormat %H:%M:%S"]
+    for c in report["clusters"]:
+        gantt_name = _gantt_name(c, several)
+        lines.append("    section %s%s" % (gantt_name, "" if c.get("leaderless_seconds") is None
+                                           else " - leaderless %.1f s" % c["leaderless_seconds"]))
+        for index, phase in enumerate(p for p in c["phases"] if p["name"] != "read"):
+            tag = "crit, " if phase["name"] == "rollback" else ("done, " if c["status"] == "migrated" else "")
+            task_id = "%s_%d" % (_mermaid_id(gantt_name), index)
+            lines.append("    %s :%s%s, %s, %s" % (phase["name"], tag, task_id, phase["start"][:23], phase["end"][:23]))
+        window = c.get("controllers_down") or {}
+        if c.get("controllers_down_seconds") is not None and window.get("stopped_at") and window.get("available_at"):
+            lines.append("    controllers down :active, %s_down, %s, %s" % (
+                _mermaid_id(gantt_name), window["stopped_at"][:23], window["available_at"][:23]))
+    return lines
+
+
 def report_markdown(report):
     """Markdown: summary, per-cluster table, failures, and a Mermaid gantt of every cluster's phases. With several
     management clusters, each cluster outside the main table is named with its management cluster."""
@@ -348,21 +369,7 @@ def report_markdown(report):
         lines.append("| %s | %s |" % (_md_name(c, several), " | ".join(
             "%.2f" % by_name[name] if name in by_name else "-"
             for name in columns)))
-    lines += ["", "## Rollout", "", "```mermaid", "gantt",
-              "    title Fleet migration %s" % report["run_id"],
-              "    dateFormat YYYY-MM-DDTHH:mm:ss.SSS", "    axisFormat %H:%M:%S"]
-    for c in report["clusters"]:
-        gantt_name = _gantt_name(c, several)
-        lines.append("    section %s%s" % (gantt_name, "" if c.get("leaderless_seconds") is None
-                                           else " - leaderless %.1f s" % c["leaderless_seconds"]))
-        for index, phase in enumerate(p for p in c["phases"] if p["name"] != "read"):
-            tag = "crit, " if phase["name"] == "rollback" else ("done, " if c["status"] == "migrated" else "")
-            task_id = "%s_%d" % (_mermaid_id(gantt_name), index)
-            lines.append("    %s :%s%s, %s, %s" % (phase["name"], tag, task_id, phase["start"][:23], phase["end"][:23]))
-        window = c.get("controllers_down") or {}
-        if c.get("controllers_down_seconds") is not None and window.get("stopped_at") and window.get("available_at"):
-            lines.append("    controllers down :active, %s_down, %s, %s" % (
-                _mermaid_id(gantt_name), window["stopped_at"][:23], window["available_at"][:23]))
+    lines += _gantt_lines(report, several)
     lines += ["```", ""]
     sections = (
         (("deferred",), "Deferred HostedClusters (not steady: nothing was changed; run again once they are, or see the "

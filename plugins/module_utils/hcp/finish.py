@@ -20,6 +20,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     COUNTS_ANNOTATION,
     LEADERLESS_ANNOTATION,
     PHASE_ANNOTATION,
+    parse_seconds,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import HealthChecksFailed, HealthService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
@@ -47,14 +48,6 @@ FINISH_PHASE = "finish"
 PHASE_OF_STEP = {HEALTH: "health", RECORD: FINISH_PHASE, DELETE: FINISH_PHASE, RELEASE: FINISH_PHASE, STATE: FINISH_PHASE}
 
 
-def _recorded_seconds(text):
-    """A recorded leaderless figure (-1.0 when there is none, or none that can be read)."""
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return -1.0
-
-
 def record_patch(hostedcluster, source_counts, leaderless_seconds=None):
     """Merge patch of the HostedCluster saying the deletion of the sources has begun (a rollback from here on copies
     back), recording the source counts once (a resumed run whose sources are partly gone keeps the first record) and
@@ -70,7 +63,8 @@ def record_patch(hostedcluster, source_counts, leaderless_seconds=None):
         wanted[PHASE_ANNOTATION] = FINISH_PHASE
     if COUNTS_ANNOTATION not in annotations:
         wanted[COUNTS_ANNOTATION] = json.dumps(source_counts, sort_keys=True)
-    if leaderless_seconds is not None and leaderless_seconds > _recorded_seconds(annotations.get(LEADERLESS_ANNOTATION)):
+    recorded = parse_seconds(annotations.get(LEADERLESS_ANNOTATION))
+    if leaderless_seconds is not None and (recorded is None or leaderless_seconds > recorded):
         wanted[LEADERLESS_ANNOTATION] = "%.1f" % leaderless_seconds
     return {"metadata": {"annotations": wanted}} if wanted else None
 

@@ -13,8 +13,8 @@ gone cuts that to the new Pod's next retry.
 
 When a Lease may be released (handover_step): its holder's Pod is gone from the API (graceful deletion ends only once
 the kubelet saw its containers end), this run saw that Pod and its node, the node exists and is Ready (a node that is
-not Ready may still run containers whose Pod was removed from the API), and the Lease was not renewed after this run
-first saw the Pod gone. The write is the Lease with its holder cleared, sent with the resourceVersion read (a renewal or
+not Ready may still run containers whose Pod was removed from the API), and the Lease was not renewed since this run
+saw the Pod being deleted (or, not seen so, first saw it gone). The write is the Lease with its holder cleared, sent with the resourceVersion read (a renewal or
 a takeover in between makes it a 409 and nothing is written). docs/architecture.md ("Leader handover") says why this is
 safe and what it does under a network partition.
 
