@@ -40,7 +40,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.sideca
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
 
-POLL_SECONDS = 0.1
+POLL_SECONDS = 0.05  # the acknowledgements read this often (one GET of the ConfigMap)
+RUNNING_SECONDS = 1.0  # the running sidecars' Pods listed again this often while waiting (one went away: not waited for)
 # what puts the sidecar in ahead of the migration, named in the refusals
 PREINSTALL = ("migrate_fleet.yml with private_capi_migrate_strategy=zero_stop (its phase sidecar puts them in ahead), or "
               "the api_proxy role with private_capi_proxy_mode: passthrough")
@@ -177,7 +178,7 @@ class FlipService(object):
         if patch is not None:
             what = "flip " + describe("ConfigMap", PROXY_MODE_CONFIG_MAP, self.namespace)
             config_map = self.client.patch(self._config_map_path(), patch, "%s to %s" % (what, mode))
-        started = self.clock()
+        started = listed = self.clock()
         while True:
             missing = unacknowledged(config_map, running, mode)
             if not missing:
@@ -189,6 +190,7 @@ class FlipService(object):
                                                              PROXY_APPLIED_PREFIX, PROXY_MODE_CONFIG_MAP, CONTAINER_NAME))
             self.sleep(POLL_SECONDS)
             config_map = self.read_config_map()
-            running = self._running()
+            if self.clock() - listed >= RUNNING_SECONDS:
+                running, listed = self._running(), self.clock()
         self.result.update(pods=running, waited_seconds=round(self.clock() - started, 3))
         return self.result

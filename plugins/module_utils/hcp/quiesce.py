@@ -37,6 +37,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (  # noqa: F401 pylint: disable=unused-import
     ApiError,
     api_path,
+    parallel_map,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
@@ -290,6 +291,26 @@ def pause_unobserved(objects):
     return sorted(waiting)
 
 
+def storage_version(client, group):
+    """The storage version of CRD clusters.<group> (the version a pause reads and patches), or None without the CRD."""
+    crd_name = "clusters." + group
+    crd = client.get_or_none(api_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", name=crd_name),
+                             "get " + describe("CustomResourceDefinition", crd_name))
+    if crd is None:
+        return None
+    versions = [v.get("name") for v in (crd.get("spec") or {}).get("versions") or () if v.get("storage")]
+    if not versions:
+        raise QuiesceError("CustomResourceDefinition %s has no storage version; expected one version with "
+                           "storage: true; repair the CRD" % crd_name)
+    return versions[0]
+
+
+def read_storage_versions(client, groups):
+    """{group: storage_version} of each non-empty group, read at once: for QuiesceService(versions=)."""
+    groups = sorted(set(group for group in groups if group))
+    return dict(zip(groups, parallel_map(lambda group: storage_version(client, group), groups, len(groups))))
+
+
 def quiesce_params(hcp_namespace, **overrides):
     """hcp_quiesce's parameters (its argument spec's defaults, no wait) with overrides: how the modules that run the
     service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
@@ -303,8 +324,11 @@ def quiesce_params(hcp_namespace, **overrides):
 class QuiesceService(object):
     """One run of hcp_quiesce: the requests, in order, for the module's parameters."""
 
-    def __init__(self, client, params, check_mode=False, sleep=time.sleep, clock=time.monotonic):
+    def __init__(self, client, params, check_mode=False, sleep=time.sleep, clock=time.monotonic, versions=None):
         self.client = client
+        # {group: storage version (None: no CRD)} read ahead by the caller (read_storage_versions), so that a pause
+        # or an unpause costs no CRD read; a group not in it is read when needed
+        self.versions = dict(versions or {})
         self.params = params
         self.hcp_namespace = params["hcp_namespace"]
         self.check_mode = check_mode
@@ -339,24 +363,23 @@ class QuiesceService(object):
             "HostedCluster", name, self.params["hostedcluster_namespace"]))
 
     def _storage_version(self, group):
-        crd_name = "clusters." + group
-        crd = self.client.get_or_none(api_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", name=crd_name),
-                                      "get " + describe("CustomResourceDefinition", crd_name))
-        if crd is None:
-            return None
-        versions = [v.get("name") for v in (crd.get("spec") or {}).get("versions") or () if v.get("storage")]
-        if not versions:
-            raise QuiesceError("CustomResourceDefinition %s has no storage version; expected one version with "
-                               "storage: true; repair the CRD" % crd_name)
-        return versions[0]
+        if group not in self.versions:
+            self.versions[group] = storage_version(self.client, group)
+        return self.versions[group]
+
+    def _list_kinds(self, group, version, kinds):
+        """[(kind, plural, object)] of kinds [(kind, plural)] in the namespace, the lists sent at once."""
+        def read(pair):
+            kind, plural = pair
+            path = api_path(group, version, plural, self.hcp_namespace)
+            objects = self.client.list(path, "list %s" % describe("%s.%s" % (plural, group), namespace=self.hcp_namespace))
+            return [(kind, plural, obj) for obj in objects]
+        return [item for items in parallel_map(read, kinds, len(kinds)) for item in items]
 
     def _pause_targets(self, group, version):
-        targets = []
-        for kind, plural in PAUSE_KINDS:
-            path = api_path(group, version, plural, self.hcp_namespace)
-            for obj in self.client.list(path, "list %s" % describe("%s.%s" % (plural, group), namespace=self.hcp_namespace)):
-                obj.setdefault("kind", kind)
-                targets.append((kind, plural, obj))
+        targets = self._list_kinds(group, version, PAUSE_KINDS)
+        for kind, _plural, obj in targets:
+            obj.setdefault("kind", kind)
         return targets
 
     def _set_paused(self, group, paused):
@@ -367,6 +390,7 @@ class QuiesceService(object):
                 raise QuiesceError("CustomResourceDefinition clusters.%s is not installed, expected the CAPI CRDs of "
                                    "group %s; install them (or fix pause_group)" % (group, group))
             return
+        changes = []
         for kind, plural, obj in self._pause_targets(group, version):
             patch = pause_patch(obj, paused)
             if patch is None:
@@ -375,8 +399,10 @@ class QuiesceService(object):
             key = "%s/%s" % (kind, name)
             self.before.setdefault(key, {"spec": {"paused": (obj.get("spec") or {}).get("paused")}} if kind == "Cluster" else {
                 "metadata": {"annotations": {PAUSED_ANNOTATION: _annotations(obj).get(PAUSED_ANNOTATION)}}})
-            self._patch(api_path(group, version, plural, self.hcp_namespace, name), patch, kind, name, self.hcp_namespace,
-                        "pause" if paused else "unpause")
+            changes.append((api_path(group, version, plural, self.hcp_namespace, name), patch, kind, name))
+        # sent at once: the pause (or unpause) holds once all of them are in, whatever their order
+        parallel_map(lambda change: self._patch(change[0], change[1], change[2], change[3], self.hcp_namespace,
+                                                "pause" if paused else "unpause"), changes, len(changes))
 
     def _await_pause_observed(self, group):
         """With the controllers running (zero stop; observe_pause_seconds > 0): wait until every paused object and
@@ -392,9 +418,8 @@ class QuiesceService(object):
         started = self.clock()
         versions, still_since = None, None
         while True:
-            objects = [(kind, obj) for kind, plural in PAUSE_KINDS + (("Machine", "machines"),)
-                       for obj in self.client.list(api_path(group, version, plural, self.hcp_namespace), "list %s" % describe(
-                           "%s.%s" % (plural, group), namespace=self.hcp_namespace))]
+            objects = [(kind, obj) for kind, _plural, obj in self._list_kinds(
+                group, version, PAUSE_KINDS + (("Machine", "machines"),))]
             waiting = pause_unobserved(objects)
             now = self.clock()
             seen = sorted(((obj.get("metadata") or {}).get("uid"), (obj.get("metadata") or {}).get("resourceVersion"))

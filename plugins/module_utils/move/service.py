@@ -69,8 +69,9 @@ def is_paused(cluster):
 
 
 class MigrateService(object):
-    def __init__(self, client, params, group_map, diff=False):
+    def __init__(self, client, params, group_map, diff=False, served=None):
         self.client = client
+        self.served = served  # read_served_resources' answer when the caller read it ahead (before a pause), else None
         self.params = params
         self.hcp_namespace = params["hcp_namespace"]
         self.direction = params["direction"]
@@ -157,7 +158,7 @@ class MigrateService(object):
 
     # --- run -------------------------------------------------------------------------------------
     def run(self):
-        served = read_served_resources(self.client, self.parallelism)
+        served = self.served if self.served is not None else read_served_resources(self.client, self.parallelism)
         moved, unserved = moved_kinds(served, self.group_map, self.direction, self.params.get("kinds"))
         self.kinds = moved
         discard = bool(self.params.get("discard"))

@@ -117,3 +117,55 @@ def test_each_strategy_is_one_procedure_the_role_follows():
     with pytest.raises(Exception, match="migrate_strategy: the strategy must be one of zero_stop, scale_down, got "
                                         "'fast' \\(private_capi_migrate_strategy\\)"):
         FilterModule().filters()["migrate_strategy"]("fast")
+
+
+class AckingClient(object):
+    """The mode ConfigMap and the Pods of a namespace; each sidecar acknowledges on the n-th read after the flip, and
+    one Pod goes away (deleted) before it ever does."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.requests = []
+        self.config_map = {"data": {"mode": "passthrough"}}
+        self.pods = [pod("cluster-api-7c9d8f6b5-aaaaa", "cluster-api"), pod("capi-provider-7c9d8f6b5-bbbbb", "capi-provider")]
+        self.reads_after_flip = 0
+
+    def get_or_none(self, path, what):
+        self.requests.append(("GET", path, self.clock.now))
+        if self.config_map["data"]["mode"] == "translate":
+            self.reads_after_flip += 1
+            if self.reads_after_flip == 3:
+                self.config_map["data"]["applied.cluster-api-7c9d8f6b5-aaaaa"] = "translate"
+                self.pods = self.pods[:1]  # capi-provider's Pod is deleted: it never acknowledges
+        return {"data": dict(self.config_map["data"])}
+
+    def list(self, path, what):
+        self.requests.append(("LIST", path, self.clock.now))
+        return list(self.pods)
+
+    def patch(self, path, body, what):
+        self.requests.append(("PATCH", path, self.clock.now))
+        self.config_map["data"].update(body["data"])
+        return {"data": dict(self.config_map["data"])}
+
+
+class Clock(object):
+    now = 0.0
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_the_flip_reads_the_acknowledgements_often_and_lists_the_pods_once_a_second():
+    clock = Clock()
+    client = AckingClient(clock)
+    service = flip.FlipService(client, NS, ["cluster-api", "capi-provider"], clock=lambda: clock.now, sleep=clock.sleep)
+    result = service.flip("translate", timeout=30)
+    lists = [at for verb, _path, at in client.requests if verb == "LIST"]
+    gets = [at for verb, _path, at in client.requests if verb == "GET"]
+    # one write; acknowledgements polled every POLL_SECONDS; the Pods listed before the write and then once a
+    # second, which lets the wait end when the unacknowledged Pod went away
+    assert [verb for verb, _path, _at in client.requests].count("PATCH") == 1
+    assert len(lists) == 2 and lists[1] - lists[0] >= flip.RUNNING_SECONDS
+    assert len(gets) > 10 and gets[2] - gets[1] == pytest.approx(flip.POLL_SECONDS)
+    assert result["pods"] == ["cluster-api-7c9d8f6b5-aaaaa"] and result["waited_seconds"] >= flip.RUNNING_SECONDS
