@@ -78,6 +78,10 @@ BINARIES: dict[str, Binary] = {
         Binary("kwok", "kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok"),
         # Not built unless asked for: a kubectl matching the server.
         Binary("kubectl", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kubectl"),
+        # The real node (testenv/cluster/node.py): a kubelet of the same release, with containerd and runc from Debian.
+        Binary("kubelet", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kubelet", envtest=False),
+        # ... and kube-proxy, which routes the kubernetes Service's ClusterIP from the Pods (in-cluster clients)
+        Binary("kube-proxy", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kube-proxy", envtest=False),
         # The real Cluster API controllers (testenv/capi.py): the core manager and the Docker provider, whose
         # in-memory backend (DevCluster/DevMachine) fakes machines and workload API servers without docker.
         Binary("capi-manager", "cluster-api", "capi", "sigs.k8s.io/cluster-api/core", envtest=False),

@@ -292,20 +292,21 @@ class PodNetwork:
     OWNERS = Path("/run/testenv-pods")
     SLOTS = 50
 
-    def __init__(self, index: int):
+    def __init__(self, index: int, prefix: int = 16):
         self.index = index
         self.bridge = f"tpc{index}"
         self.gateway = f"10.{200 + index}.0.1"
-        self.prefix = 16
+        # 16: the stand-in's Pods on the bridge; 24: the real nodes' links (their Pods are routed /24s, node.py)
+        self.prefix = prefix
 
     @classmethod
-    def allocate(cls) -> "PodNetwork":
+    def allocate(cls, prefix: int = 16) -> "PodNetwork":
         if os.geteuid() != 0 or shutil.which("ip") is None:
             raise ClusterError("Pods that run for real need root and the ip command (iproute2): one network "
                                "namespace per Pod")
         cls.OWNERS.mkdir(parents=True, exist_ok=True)
         with cls._locked():  # two processes taking back the same stale slot must not undo each other's bridge
-            return cls._allocate()
+            return cls._allocate(prefix)
 
     @classmethod
     @contextlib.contextmanager
@@ -318,9 +319,9 @@ class PodNetwork:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     @classmethod
-    def _allocate(cls) -> "PodNetwork":
+    def _allocate(cls, prefix: int = 16) -> "PodNetwork":
         for index in range(cls.SLOTS):
-            network = cls(index)
+            network = cls(index, prefix)
             owner = cls.OWNERS / network.bridge
             if owner.exists():
                 try:
@@ -348,7 +349,10 @@ class PodNetwork:
         listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
         for line in listed.splitlines():
             name = line.split()[0] if line.split() else ""
-            if name.startswith(self.bridge + "-"):
+            if name.startswith(self.bridge + "-node"):  # a real node a killed run left: its processes, cgroups
+                from .node import stale_node  # pylint: disable=import-outside-toplevel
+                stale_node(name)
+            elif name.startswith(self.bridge + "-"):
                 subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)
         (self.OWNERS / self.bridge).unlink(missing_ok=True)
@@ -372,6 +376,9 @@ class Cluster:
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # user -> static bearer token
     pod_network: PodNetwork | None = None  # with the "netns-pods" component (testenv.cluster.pods)
     images: dict | None = None  # netns-pods: image repository -> {entrypoint, env}, beside pods.IMAGES
+    nodes: int = 0  # real nodes (testenv.cluster.node: kubelet, containerd, kube-proxy), kube-apiserver on their bridge
+    node_images: list[Path] = field(default_factory=list)  # image archives side-loaded into every real node
+    real_nodes: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.state_dir = Path(self.state_dir).resolve()
@@ -393,8 +400,13 @@ class Cluster:
         self.stop()
 
     @property
+    def host(self) -> str:
+        """Where kube-apiserver listens: loopback, or with real nodes the bridge of their links (they reach it there)."""
+        return self.pod_network.gateway if self.nodes else "127.0.0.1"
+
+    @property
     def server(self) -> str:
-        return f"https://127.0.0.1:{self.ports['apiserver']}"
+        return f"https://{self.host}:{self.ports['apiserver']}"
 
     @property
     def admin_token(self) -> str:
@@ -404,7 +416,8 @@ class Cluster:
     # ---- start
     def start(self) -> "Cluster":
         t0 = time.monotonic()
-        want = ["kube-apiserver", "etcd", *(c for c in self.components if c != "netns-pods")]
+        want = ["kube-apiserver", "etcd", *(c for c in self.components if c != "netns-pods"),
+                *(("kubelet", "kube-proxy") if self.nodes else ())]
         if self.binaries is None:
             self.binaries = ensure_binaries(want)
         missing = [n for n in want if n not in self.binaries]
@@ -416,6 +429,8 @@ class Cluster:
             self.ports[name] = free_port()
         if "netns-pods" in self.components:
             self.pod_network = PodNetwork.allocate()
+        elif self.nodes:
+            self.pod_network = PodNetwork.allocate(prefix=24)
 
         self._make_pki()
         self._make_tokens()
@@ -436,6 +451,8 @@ class Cluster:
             self._start_netns_pods()
         for proc in self.processes[2:]:
             self._wait_healthy(proc)
+        if self.nodes:
+            self._start_nodes()
         self.timings["total"] = time.monotonic() - t0
         (self.state_dir / "cluster.json").write_text(json.dumps(self.describe(), indent=2) + "\n")
         return self
@@ -463,9 +480,13 @@ class Cluster:
             "kwok": "/O=system:masters/CN=kwok-controller",
             "netns-pods": "/O=system:masters/CN=testenv-pods",
         }
+        for index in range(self.nodes):  # the Node authorizer's identity of each kubelet, and kube-proxy's
+            users[f"node-{index}"] = f"/O=system:nodes/CN=system:node:node-{index}"
+        if self.nodes:
+            users["kube-proxy"] = "/CN=system:kube-proxy"
         for name, subject in users.items():
             pki.make_cert(name, subject)
-        server = f"https://127.0.0.1:{self.ports['apiserver']}"
+        server = self.server
         for name in users:
             path = self.kubeconfig if name == "admin" else self.state_dir / f"{name}.kubeconfig"
             write_kubeconfig(
@@ -531,8 +552,8 @@ class Cluster:
             "kube-apiserver",
             [
                 f"--etcd-servers=http://127.0.0.1:{self.ports['etcd']}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
+                f"--bind-address={self.host}",
+                f"--advertise-address={self.host}",
                 f"--secure-port={self.ports['apiserver']}",
                 f"--tls-cert-file={pki.path('apiserver.crt')}",
                 f"--tls-private-key-file={pki.path('apiserver.key')}",
@@ -642,6 +663,34 @@ class Cluster:
         proc = self._spawn("netns-pods", args, command=[sys.executable, "-m", "testenv.cluster.pods"],
                            env=dict(os.environ, PYTHONPATH=repo))
         proc.health_url = f"http://127.0.0.1:{self.ports['netns-pods']}/healthz"
+
+    def _start_nodes(self) -> None:
+        """The real nodes (testenv.cluster.node), each Ready before this returns."""
+        from .images import pause_archive  # pylint: disable=import-outside-toplevel
+        from .node import Node  # pylint: disable=import-outside-toplevel
+        t0 = time.monotonic()
+        archives = [pause_archive(), *self.node_images]
+        for index in range(self.nodes):
+            node = Node(f"node-{index}", self.pod_network.bridge, self.pod_network.index, index,
+                        self.state_dir / f"node-{index}", self.pki.path("ca.crt"), self.binaries)
+            self.real_nodes.append(node)
+            node.start(self.state_dir / f"node-{index}.kubeconfig", self.state_dir / "kube-proxy.kubeconfig",
+                       f"10.{200 + self.pod_network.index}.0.0/16", archives)
+        deadline = time.monotonic() + self.start_timeout
+        names = {node.name for node in self.real_nodes}
+        while True:
+            items = self.api("GET", "/api/v1/nodes").get("items") or []
+            ready = {n["metadata"]["name"] for n in items if any(
+                c.get("type") == "Ready" and c.get("status") == "True" for c in (n.get("status") or {}).get("conditions") or ())}
+            if names <= ready:
+                break
+            for node in self.real_nodes:
+                node.check_running()
+            if time.monotonic() > deadline:
+                raise ClusterError(f"real nodes {sorted(names - ready)} not Ready after {self.start_timeout:.0f}s; "
+                                   f"logs in {self.state_dir}/node-*/logs")
+            time.sleep(0.2)
+        self.timings["nodes"] = time.monotonic() - t0
 
     # ---- health
     def _ssl_context(self, verify: bool) -> ssl.SSLContext:
@@ -773,6 +822,9 @@ class Cluster:
         Each tier gets SIGTERM and ``timeout`` seconds, then SIGKILL: the
         apiserver shuts down cleanly only while etcd is still there.
         """
+        for node in self.real_nodes:  # they need no API server to stop: their containers go with them
+            node.stop()
+        self.real_nodes.clear()
         tiers = [
             [p for p in self.processes if p.name not in ("kube-apiserver", "etcd")],
             [p for p in self.processes if p.name == "kube-apiserver"],

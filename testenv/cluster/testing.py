@@ -243,15 +243,20 @@ class RealServer(ServerClient):
 
 
 def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-manager", "kube-scheduler", "kwok"),
-                  pods="kwok", images=None):
+                  pods="kwok", images=None, nodes=1, node_images=()):
     """Start a control plane in workdir with `crds` installed before the controllers; a RealServer.
 
     pods="kwok": the Pods go to KWOK's fake Nodes, and those with a container of an image the test bed runs (what the
     collection deploys: the proxy sidecar, the conversion shim) run for real there (testenv.cluster.pods, hybrid);
     the others are Ready without running. pods="netns": no fake Node; every Pod runs on the node of
     testenv.cluster.pods, its containers as processes in a network namespace of its own, probed at the pod IP
-    (`images` adds image -> command entries to pods.IMAGES). pods="kwok-only": KWOK alone, nothing runs."""
-    if pods == "netns":
+    (`images` adds image -> command entries to pods.IMAGES). pods="kwok-only": KWOK alone, nothing runs.
+    pods="node": `nodes` real nodes (testenv.cluster.node: kubelet, containerd, kube-proxy) and no KWOK; the image
+    archives of node_images are side-loaded into each."""
+    real_nodes = 0
+    if pods == "node":
+        components, real_nodes = tuple(c for c in components if c != "kwok"), nodes
+    elif pods == "netns":
         components = tuple(c for c in components if c != "kwok") + ("netns-pods",)
     elif pods == "kwok" and "kwok" in components:
         if os.geteuid() == 0:
@@ -274,7 +279,7 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
                 install_crds(api, wired)
 
     cluster = Cluster(workdir / "cluster", kubeconfig=workdir / "kubeconfig", components=tuple(components),
-                      prepare=prepare, images=images)
+                      prepare=prepare, images=images, nodes=real_nodes, node_images=[Path(a) for a in node_images])
     try:
         cluster.start()
         for index in range(fake_nodes if "kwok" in components else 0):

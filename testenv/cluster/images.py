@@ -1,0 +1,117 @@
+"""Container images without a registry, for the real node (testenv/cluster/node.py).
+
+An image of static binaries needs no base and no build engine: `oci_archive` writes the OCI image layout (one
+uncompressed layer, its config, the manifest and index.json naming the image) as a tar that `ctr images import`
+side-loads into containerd's `k8s.io` namespace, where the kubelet finds it (imagePullPolicy IfNotPresent; nothing is
+ever pulled). Archives are cached beside the binaries they hold (the binary cache of testenv/cluster/build.py), keyed by
+the content, so a second node imports without building.
+
+- the pause image (`PAUSE_IMAGE`): Kubernetes' own build/pause/linux/pause.c of the same module (v1.34.4), compiled
+  static with the host's gcc, as build/pause/Makefile does (`-Os -Wall -Werror -static`), run as 65535 like upstream;
+- `binary_image`: any static Go binary of the cache (the CAPI managers) as `/<name>`, run as 65532 (distroless'
+  nonroot, as upstream CAPI images run).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from testenv.cluster.build import BuildError, cached_path, module_dir
+
+PAUSE_VERSION = "3.10.1"  # build/pause/Makefile TAG of k8s.io/kubernetes v1.34.4
+PAUSE_IMAGE = f"registry.k8s.io/pause:{PAUSE_VERSION}"  # containerd's sandbox_image (node.py) names the same
+NONROOT = "65532:65532"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+
+
+def _blob(payload: bytes) -> tuple[str, int]:
+    return "sha256:" + hashlib.sha256(payload).hexdigest(), len(payload)
+
+
+def _layer(files: list[tuple[str, Path, int]]) -> bytes:
+    """An uncompressed tar of files [(path in the image, source file, mode)], owned by root, mtime 0 (reproducible)."""
+    stream = io.BytesIO()
+    with tarfile.open(fileobj=stream, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        dirs = sorted({str(Path(name).parent) for name, _source, _mode in files} - {"/", "."})
+        for directory in dirs:
+            info = tarfile.TarInfo(directory.lstrip("/"))
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        for name, source, mode in files:
+            info = tarfile.TarInfo(name.lstrip("/"))
+            info.size, info.mode = source.stat().st_size, mode
+            with open(source, "rb") as handle:
+                tar.addfile(info, handle)
+    return stream.getvalue()
+
+
+def oci_archive(dest: Path, image: str, files: list[tuple[str, Path, int]], entrypoint: list[str], user: str) -> Path:
+    """Write the OCI image `image` (one layer of files, its entrypoint and user) as the tar archive dest."""
+    layer = _layer(files)
+    layer_digest, layer_size = _blob(layer)
+    config = json.dumps({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Entrypoint": entrypoint, "User": user, "Env": ["PATH=/usr/local/bin:/usr/bin:/bin"]},
+        "rootfs": {"type": "layers", "diff_ids": [layer_digest]},
+    }, sort_keys=True).encode()
+    config_digest, config_size = _blob(config)
+    manifest = json.dumps({
+        "schemaVersion": 2, "mediaType": OCI_MANIFEST,
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest, "size": config_size},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": layer_digest, "size": layer_size}],
+    }, sort_keys=True).encode()
+    manifest_digest, manifest_size = _blob(manifest)
+    index = json.dumps({"schemaVersion": 2, "manifests": [{
+        "mediaType": OCI_MANIFEST, "digest": manifest_digest, "size": manifest_size,
+        "platform": {"architecture": "amd64", "os": "linux"},
+        "annotations": {"io.containerd.image.name": image,
+                        "org.opencontainers.image.ref.name": image.rsplit(":", 1)[-1]}}]}, sort_keys=True).encode()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    with tarfile.open(tmp, "w") as tar:
+        for name, payload in [("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'), ("index.json", index)] + [
+                ("blobs/sha256/" + digest.split(":", 1)[1], payload)
+                for digest, payload in ((layer_digest, layer), (config_digest, config), (manifest_digest, manifest))]:
+            info = tarfile.TarInfo(name)
+            info.size = len(payload)
+            tar.addfile(info, io.BytesIO(payload))
+    os.replace(tmp, dest)
+    return dest
+
+
+def pause_archive() -> Path:
+    """The pause image's archive, built once into the binary cache from the Kubernetes module's pause.c."""
+    dest = cached_path("kubelet").parent / f"pause-{PAUSE_VERSION}.oci.tar"
+    if dest.exists():
+        return dest
+    source = module_dir("k8s.io/kubernetes", "kube") / "build" / "pause" / "linux" / "pause.c"
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise BuildError("the pause image is compiled from Kubernetes' build/pause/linux/pause.c: install gcc and the "
+                         "static C library (Debian: apt-get install gcc libc6-dev)")
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = Path(tmp) / "pause"
+        done = subprocess.run([gcc, "-Os", "-Wall", "-Werror", "-static", f"-DVERSION=v{PAUSE_VERSION}", "-o",
+                               str(binary), str(source)], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise BuildError(f"gcc could not build {source} (static; Debian: apt-get install libc6-dev):\n{done.stderr}")
+        return oci_archive(dest, PAUSE_IMAGE, [("/pause", binary, 0o755)], ["/pause"], "65535:65535")
+
+
+def binary_image(name: str, image: str) -> Path:
+    """The archive of image `image` holding the cached static binary `name` as /<name> (its entrypoint)."""
+    binary = cached_path(name)
+    if not binary.exists():
+        raise BuildError(f"{binary} is not built: python -m testenv.cluster build {name}")
+    stamp = hashlib.sha256(f"{image}\0{binary.stat().st_size}\0{binary.stat().st_mtime_ns}".encode()).hexdigest()[:12]
+    dest = binary.parent / f"{name}-{stamp}.oci.tar"
+    if not dest.exists():
+        oci_archive(dest, image, [(f"/{name}", binary, 0o755)], [f"/{name}"], NONROOT)
+    return dest

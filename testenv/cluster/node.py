@@ -1,0 +1,417 @@
+"""A real node for the test bed: kubelet v1.34.4 (built from the same k8s.io/kubernetes module as kube-apiserver),
+containerd and runc (Debian packages, hack/node-prereqs.sh), the CNI bridge, and kube-proxy, registered with the test
+bed's kube-apiserver. Pods on it are real containers: the image's USER, runAsNonRoot, memory limits (the kernel's OOM
+killer), init containers, probes sent by the kubelet, restarts.
+
+Everything of one node lives in two namespaces of its own, so that nodes of several test clusters (pytest's workers,
+the e2e process, a demo) run side by side without touching each other or the host:
+- a network namespace `tpcN-nodeI`: its veth `eth0` (10.(200+N).0.(2+I)/24) joins the cluster's bridge `tpcN` on the
+  host (10.(200+N).0.1, where kube-apiserver listens), its Pods get 10.(200+N).(1+I).0/24 on the CNI bridge `cni0`,
+  and the host routes that /24 to the node. kube-proxy's iptables rules, the kubelet's ports and the CNI bridge are
+  the node's own;
+- a private mount namespace held by one `sleep` process: containerd's and the kubelet's mounts (overlay rootfs,
+  secret tmpfs, the Pods' network namespace files) never reach the host's table, and all of them go when the node
+  stops.
+
+Settings the VM needs, each with its reason (the VMs are cgroup v1 hybrid without CAP_SYS_RESOURCE):
+- containerd CRI `restrict_oom_score_adj = true`: runc otherwise fails writing a Pod's oom_score_adj below the
+  caller's (`nsexec: failed to update /proc/self/oom_score_adj: Permission denied`); the kubelet's own `oomScoreAdj`
+  is 0 for the same reason;
+- `cgroupDriver: cgroupfs` and runc's `SystemdCgroup = false`: no systemd runs here; `cgroupRoot: /tpcN-nodeI` puts
+  every Pod under one subtree per node, removed when the node stops;
+- `failCgroupV1: false`: the host has cgroup v1 (hybrid layout); kubelet v1.34 only warns then, a later release
+  refuses by default;
+- `failSwapOn: false`: harmless here (swap is off), so that a machine with swap still runs the node;
+- eviction and image garbage collection off (thresholds at the floor): the side-loaded images cannot be pulled again,
+  and a test machine's disk must not evict the fixtures' Pods;
+- the kubelet sets kernel tunables on the host at start (protectKernelDefaults false; true would refuse to start
+  with the VM's values): vm.overcommit_memory=1, vm.panic_on_oom=0, kernel.panic=10, kernel.panic_on_oops=1,
+  kernel.keys.root_maxkeys=1000000, kernel.keys.root_maxbytes=25000000. The node records the values it found
+  (KERNEL_TUNABLES) and puts them back when the last node of the machine stops.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testenv.cluster.cluster import die_with_parent
+
+LOG = logging.getLogger("testenv.cluster.node")
+
+CNI_BIN = "/usr/lib/cni"
+KERNEL_TUNABLES = ("vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
+                   "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes")
+TUNABLES_RECORD = Path("/run/testenv-pods/kernel-tunables.json")
+
+
+class NodeError(RuntimeError):
+    """The node could not start; the message says what is missing and how to get it."""
+
+
+def _ip(*args: str, netns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    cmd = ["ip", *(["-n", netns] if netns else []), *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if check and done.returncode != 0:
+        raise NodeError(f"{' '.join(cmd)}: {done.stderr.strip()}")
+    return done
+
+
+def containerd_config(state: Path, cni_conf: Path) -> str:
+    """containerd 1.6's config (version 2) for one node: its own root, state, sockets and runc root; the CRI with the
+    side-loaded pause image, cgroupfs, restrict_oom_score_adj (module docstring) and the node's CNI config."""
+    from testenv.cluster.images import PAUSE_IMAGE  # pylint: disable=import-outside-toplevel
+    return f"""version = 2
+root = "{state / 'root'}"
+state = "{state / 'run'}"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+                    "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
+[grpc]
+  address = "{state / 'containerd.sock'}"
+[ttrpc]
+  address = "{state / 'containerd.sock.ttrpc'}"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "{state / 'opt'}"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "{PAUSE_IMAGE}"
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "{state / 'runc'}"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "{CNI_BIN}"
+    conf_dir = "{cni_conf}"
+"""
+
+
+def cni_config(subnet: str, gateway: str, data_dir: Path) -> dict:
+    """The node's CNI: a bridge `cni0` whose address is the Pods' gateway, host-local addresses of subnet (its
+    reservations in the node's own data_dir, not the host's /var/lib/cni), no NAT (the host routes the subnet to the
+    node), and portmap for hostPort."""
+    return {"cniVersion": "0.4.0", "name": "testenv", "plugins": [
+        {"type": "bridge", "bridge": "cni0", "isGateway": True, "ipMasq": False, "hairpinMode": True,
+         "ipam": {"type": "host-local", "ranges": [[{"subnet": subnet, "gateway": gateway}]],
+                  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": str(data_dir)}},
+        {"type": "portmap", "capabilities": {"portMappings": True}}]}
+
+
+def kubelet_config(node: "Node") -> dict:
+    """KubeletConfiguration (module docstring for each setting's reason)."""
+    floor = {"memory.available": "1Mi", "nodefs.available": "0%", "nodefs.inodesFree": "0%", "imagefs.available": "0%"}
+    return {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+        "cgroupDriver": "cgroupfs", "cgroupRoot": f"/{node.netns}", "cgroupsPerQOS": True, "failCgroupV1": False,
+        "failSwapOn": False, "oomScoreAdj": 0, "protectKernelDefaults": False,
+        "containerRuntimeEndpoint": f"unix://{node.state / 'containerd.sock'}",
+        "address": node.ip, "port": 10250, "readOnlyPort": 0, "healthzBindAddress": "127.0.0.1", "healthzPort": 10248,
+        "authentication": {"anonymous": {"enabled": False}, "webhook": {"enabled": False},
+                           "x509": {"clientCAFile": str(node.ca)}},
+        "authorization": {"mode": "AlwaysAllow"},  # the kubelet's API is reachable from this node's network alone
+        "podLogsDir": str(node.state / "pod-logs"), "maxPods": node.max_pods, "podCIDR": node.pod_subnet,
+        "evictionHard": floor, "evictionPressureTransitionPeriod": "0s",
+        "imageGCHighThresholdPercent": 100, "imageGCLowThresholdPercent": 99, "imageMinimumGCAge": "87600h",
+        "serializeImagePulls": False, "registerNode": True, "nodeStatusUpdateFrequency": "10s",
+        "syncFrequency": "10s", "fileCheckFrequency": "0s", "httpCheckFrequency": "0s",
+        "shutdownGracePeriod": "0s", "localStorageCapacityIsolation": True,
+        "clusterDomain": "cluster.local", "clusterDNS": [],
+        "resolvConf": str(node.state / "resolv.conf"),
+    }
+
+
+def kube_proxy_config(node: "Node", kubeconfig: Path, cluster_cidr: str) -> dict:
+    """KubeProxyConfiguration: iptables in the node's network namespace; no conntrack sysctl (the table size is the
+    host's, not this node's) and no localhost NodePorts (they would set route_localnet)."""
+    return {
+        "apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
+        "mode": "iptables", "clusterCIDR": cluster_cidr, "hostnameOverride": node.name,
+        "clientConnection": {"kubeconfig": str(kubeconfig)},
+        "bindAddress": node.ip, "healthzBindAddress": "127.0.0.1:10256", "metricsBindAddress": "127.0.0.1:10249",
+        "conntrack": {"maxPerCore": 0, "min": 0},
+        "iptables": {"localhostNodePorts": False, "syncPeriod": "30s", "minSyncPeriod": "0s"},
+    }
+
+
+def _record_tunables() -> None:
+    """The host's kernel tunables before the first node's kubelet changes them (module docstring)."""
+    TUNABLES_RECORD.parent.mkdir(parents=True, exist_ok=True)
+    if not TUNABLES_RECORD.exists():
+        values = {name: Path("/proc/sys", name).read_text().strip() for name in KERNEL_TUNABLES}
+        TUNABLES_RECORD.write_text(json.dumps(values))
+
+
+def _restore_tunables() -> None:
+    try:
+        values = json.loads(TUNABLES_RECORD.read_text())
+    except (OSError, ValueError):
+        return
+    for name, value in values.items():
+        try:
+            Path("/proc/sys", name).write_text(value)
+        except OSError as exc:
+            LOG.warning("could not put back %s=%s: %s", name, value, exc)
+    TUNABLES_RECORD.unlink(missing_ok=True)
+
+
+def _live_nodes() -> list[str]:
+    return [line.split()[0] for line in _ip("netns", "list", check=False).stdout.splitlines()
+            if line.split() and "-node" in line.split()[0]]
+
+
+@dataclass
+class Node:
+    """One node of cluster network `bridge` (10.(200+N).0.0/24 on the host): index I, its namespaces, its daemons."""
+
+    name: str
+    bridge: str
+    network_index: int
+    index: int
+    state: Path
+    ca: Path
+    binaries: dict[str, str]
+    max_pods: int = 250
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    holder: subprocess.Popen | None = None
+
+    def __post_init__(self) -> None:
+        self.state = Path(self.state).resolve()
+        self.netns = f"{self.bridge}-node{self.index}"
+        self.host_veth = f"{self.bridge}n{self.index}"
+        self.gateway = f"10.{200 + self.network_index}.0.1"
+        self.ip = f"10.{200 + self.network_index}.0.{2 + self.index}"
+        self.pod_subnet = f"10.{200 + self.network_index}.{1 + self.index}.0/24"
+        self.pod_gateway = f"10.{200 + self.network_index}.{1 + self.index}.1"
+
+    # ---- network
+    def _network_up(self) -> None:
+        _ip("netns", "add", self.netns)
+        _ip("link", "add", self.host_veth, "type", "veth", "peer", "name", "eth0", "netns", self.netns)
+        _ip("link", "set", self.host_veth, "master", self.bridge, "up")
+        _ip("addr", "add", f"{self.ip}/24", "dev", "eth0", netns=self.netns)
+        for link in ("lo", "eth0"):
+            _ip("link", "set", link, "up", netns=self.netns)
+        _ip("route", "add", "default", "via", self.gateway, netns=self.netns)
+        _ip("route", "replace", self.pod_subnet, "via", self.ip)
+        for key, value in (("net/ipv4/ip_forward", "1"), ("net/bridge/bridge-nf-call-iptables", "1")):
+            subprocess.run(["ip", "netns", "exec", self.netns, "sh", "-c", f"echo {value} > /proc/sys/{key}"],
+                           capture_output=True, check=False)
+
+    def _network_down(self) -> None:
+        _ip("route", "del", self.pod_subnet, check=False)
+        _ip("link", "del", self.host_veth, check=False)
+        _ip("netns", "del", self.netns, check=False)
+
+    # ---- processes
+    def _start_holder(self) -> None:
+        """The process that holds the node's private mount namespace, inside its network namespace."""
+        # not ip netns exec: its fresh /sys would hide the cgroup mounts under /sys/fs/cgroup the kubelet needs
+        self.holder = subprocess.Popen(["nsenter", f"--net=/run/netns/{self.netns}", "--", "unshare", "--mount",
+                                        "--propagation", "private", "sleep", "infinity"], start_new_session=True,
+                                       preexec_fn=die_with_parent,
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        mine = os.readlink("/proc/self/ns/mnt")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the sleep has the new mount namespace once unshare exec'd it
+            try:
+                child = self._holder_pid()
+                if child and os.readlink(f"/proc/{child}/ns/mnt") != mine and \
+                        Path(f"/proc/{child}/comm").read_text().strip() == "sleep":
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise NodeError(f"node {self.name}: the namespace holder did not start (unshare --mount, util-linux)")
+
+    def _holder_pid(self) -> int | None:
+        """The pid of the holder's sleep (nsenter and unshare exec in place: the same pid)."""
+        return self.holder.pid if self.holder and self.holder.poll() is None else None
+
+    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen:
+        log = open(self.state / "logs" / f"{name}.log", "ab")  # pylint: disable=consider-using-with
+        popen = subprocess.Popen(["nsenter", "-t", str(self._holder_pid()), "-m", "-n", "--", *cmd],
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                 start_new_session=True, cwd=self.state, preexec_fn=die_with_parent)
+        log.close()
+        self.processes[name] = popen
+        LOG.info("node %s: started %s pid %s", self.name, name, popen.pid)
+        return popen
+
+    def _in_node(self, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run(["nsenter", "-t", str(self._holder_pid()), "-m", "-n", "--", *cmd],
+                              capture_output=True, text=True, timeout=timeout, check=False)
+
+    def _wait(self, what: str, ready, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ready():
+                return
+            self.check_running()
+            time.sleep(0.1)
+        raise NodeError(f"node {self.name}: timed out after {timeout:.0f}s waiting for {what}")
+
+    def check_running(self) -> None:
+        """NodeError naming the daemon that exited, and its log."""
+        for name, popen in self.processes.items():
+            if popen.poll() is not None:
+                raise NodeError(f"node {self.name}: {name} exited ({popen.returncode}); "
+                                f"log: {self.state / 'logs' / (name + '.log')}")
+
+    def import_image(self, archive: Path) -> None:
+        """Side-load an image archive (OCI or docker-archive) into containerd's k8s.io namespace, unpacked."""
+        done = self._in_node("ctr", "--address", str(self.state / "containerd.sock"), "-n", "k8s.io", "images",
+                             "import", str(archive))
+        if done.returncode != 0:
+            raise NodeError(f"node {self.name}: ctr images import {archive}: {done.stderr.strip()}")
+
+    # ---- start / stop
+    def start(self, kubelet_kubeconfig: Path, proxy_kubeconfig: Path, cluster_cidr: str, archives: list[Path]) -> None:
+        for directory in ("logs", "cni", "kubelet", "pod-logs", "opt"):
+            (self.state / directory).mkdir(parents=True, exist_ok=True)
+        (self.state / "resolv.conf").write_text("nameserver 127.0.0.1\n")
+        (self.state / "cni" / "10-testenv.conflist").write_text(json.dumps(cni_config(
+            self.pod_subnet, self.pod_gateway, self.state / "cni-ipam")))
+        (self.state / "containerd.toml").write_text(containerd_config(self.state, self.state / "cni"))
+        (self.state / "kubelet.yaml").write_text(json.dumps(kubelet_config(self)))
+        (self.state / "kube-proxy.yaml").write_text(json.dumps(kube_proxy_config(self, proxy_kubeconfig,
+                                                                                 cluster_cidr)))
+        _record_tunables()
+        self._network_up()
+        self._make_cgroup_root()
+        self._start_holder()
+        self._spawn("containerd", ["containerd", "--config", str(self.state / "containerd.toml")])
+        self._wait("containerd's socket", lambda: (self.state / "containerd.sock").exists())
+        for archive in archives:
+            self.import_image(archive)
+        self._spawn("kubelet", [self.binaries["kubelet"], f"--config={self.state / 'kubelet.yaml'}",
+                                f"--kubeconfig={kubelet_kubeconfig}", f"--root-dir={self.state / 'kubelet'}",
+                                f"--hostname-override={self.name}", f"--node-ip={self.ip}", "--v=1"])
+        self._spawn("kube-proxy", [self.binaries["kube-proxy"], f"--config={self.state / 'kube-proxy.yaml'}", "--v=1"])
+
+    def stop(self) -> None:
+        """Everything of the node goes: its containers (runc kill by the node's own runc root), its daemons, its
+        mounts (with its mount namespace), its cgroups, its network namespace and veth; the host's kernel tunables
+        are put back when no other node runs."""
+        for name in ("kube-proxy", "kubelet"):
+            popen = self.processes.get(name)
+            if popen is not None and popen.poll() is None:
+                os.killpg(popen.pid, signal.SIGTERM)
+                try:
+                    popen.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(popen.pid, signal.SIGKILL)
+        self._kill_cgroup_processes()
+        if self._holder_pid():
+            self._kill_mount_namespace()
+        for popen in self.processes.values():
+            if popen.poll() is None:
+                try:
+                    os.killpg(popen.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            popen.wait(timeout=10)
+        if self.holder is not None:
+            if self.holder.poll() is None:
+                os.killpg(self.holder.pid, signal.SIGKILL)
+            self.holder.wait(timeout=10)
+        self._remove_cgroups()
+        self._network_down()
+        if not _live_nodes():
+            _restore_tunables()
+
+    def _make_cgroup_root(self) -> None:
+        """cgroupRoot in every v1 hierarchy (the kubelet refuses to start without it); a cpuset needs its parent's
+        cpus and mems before anything can join it."""
+        for controller in Path("/sys/fs/cgroup").iterdir():
+            if controller.name == "unified" or controller.is_symlink() or not (controller / "cgroup.procs").exists():
+                continue
+            root = controller / self.netns
+            root.mkdir(exist_ok=True)
+            for name in ("cpuset.cpus", "cpuset.mems"):
+                if (controller / name).exists():
+                    (root / name).write_text((controller / name).read_text())
+
+    def _kill_mount_namespace(self) -> None:
+        """SIGKILL every process in the node's mount namespace (containerd, its shims, which left its process group)."""
+        namespace = os.readlink(f"/proc/{self._holder_pid()}/ns/mnt")
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == self._holder_pid():
+                continue
+            try:
+                if os.readlink(f"/proc/{entry}/ns/mnt") == namespace:
+                    os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
+
+    def _cgroup_dirs(self) -> list[Path]:
+        """Every cgroup directory of the node (cgroupRoot in each v1 controller), deepest first."""
+        found = []
+        for controller in Path("/sys/fs/cgroup").iterdir():
+            root = controller / self.netns
+            if root.is_dir():
+                found.extend(path for path, _dirs, _files in os.walk(root))
+        return sorted((Path(path) for path in found), key=lambda path: len(path.parts), reverse=True)
+
+    def _kill_cgroup_processes(self) -> None:
+        for _attempt in range(20):
+            pids = set()
+            for directory in self._cgroup_dirs():
+                try:
+                    pids.update(int(pid) for pid in (directory / "cgroup.procs").read_text().split())
+                except OSError:
+                    pass
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+
+    def _remove_cgroups(self) -> None:
+        for _attempt in range(20):
+            left = []
+            for directory in self._cgroup_dirs():
+                try:
+                    directory.rmdir()
+                except OSError:
+                    left.append(directory)
+            if not left:
+                return
+            time.sleep(0.2)
+        LOG.warning("node %s: cgroups left: %s", self.name, left[:5])
+
+
+def _kill_where(namespace_of, target) -> None:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                if namespace_of(entry) == target:
+                    os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def stale_node(netns: str) -> None:
+    """What a killed run left of node netns `tpcN-nodeI`: its processes (every one in its network namespace: the
+    holder, the daemons, containerd's shims) and containers (its cgroups), its cgroups, routes, veth and namespace."""
+    try:
+        target = os.stat(f"/run/netns/{netns}").st_ino
+        _kill_where(lambda pid: os.stat(f"/proc/{pid}/ns/net").st_ino, target)
+    except OSError:
+        pass
+    bridge, index = netns.rsplit("-node", 1)
+    node = Node(f"node-{index}", bridge, int(bridge[3:]), int(index), Path("/nonexistent"), Path("/nonexistent"), {})
+    node._kill_cgroup_processes()  # pylint: disable=protected-access
+    node._remove_cgroups()  # pylint: disable=protected-access
+    node._network_down()  # pylint: disable=protected-access

@@ -1,0 +1,130 @@
+"""The test bed's real node (testenv/cluster/node.py): kubelet v1.34.4 built from the same module as kube-apiserver,
+containerd and runc from Debian, the CNI bridge and kube-proxy, in a network and a mount namespace of its own.
+
+What a kubelet does and the stand-in did not: the image's USER (the proxy image's 1001) under runAsNonRoot with a
+read-only root and no capabilities, the kubernetes Service's ClusterIP routed to kube-apiserver (kube-proxy), a memory
+limit enforced by the kernel (OOMKilled). Then the node stops and leaves nothing on the host: no network namespace,
+veth, cgroup or mount of its own.
+
+The proxy image is the one a user builds (`make image`, hack/image-prereqs.sh), side-loaded with `ctr images import`
+from `podman save`: nothing is pulled.
+"""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from testenv import REPO_ROOT
+from testenv.cluster.testing import start_cluster
+
+BASE_IMAGE = "localhost/capi-proxy-base:bookworm"
+IMAGE = "localhost/capi-proxy:node-test"
+NAMESPACE = "default"
+# what the container reports in its termination message: who it runs as, and the API server's answer through the
+# kubernetes Service (the in-cluster address the kubelet puts in its environment)
+REPORT = """
+import json, os, ssl, urllib.request
+sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
+url = "https://%s:%s/version" % (os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"])
+request = urllib.request.Request(url, headers={"Authorization": "Bearer " + open(sa + "token").read()})
+version = json.load(urllib.request.urlopen(request, context=ssl.create_default_context(cafile=sa + "ca.crt")))
+try:
+    open("/written", "w")
+    writable = True
+except OSError:
+    writable = False
+open("/dev/termination-log", "w").write(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "server": url,
+                                                    "gitVersion": version["gitVersion"], "root_writable": writable}))
+"""
+
+
+def _run(command, timeout=1800, env=None):
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT,
+                          env=dict(os.environ, **(env or {})), check=False)
+    assert done.returncode == 0, (command, done.stdout[-3000:], done.stderr[-3000:])
+    return done
+
+
+@pytest.fixture(scope="module")
+def image_archive(tmp_path_factory):
+    _run(["bash", os.path.join(REPO_ROOT, "hack", "node-prereqs.sh")])
+    _run(["bash", os.path.join(REPO_ROOT, "hack", "image-prereqs.sh"), BASE_IMAGE])
+    _run(["make", "--no-print-directory", "image", "IMAGE=" + IMAGE, "BASE_IMAGE=" + BASE_IMAGE,
+          "CONTAINER_ENGINE=podman"], env={"BUILDAH_ISOLATION": "chroot"})
+    archive = tmp_path_factory.mktemp("image") / "capi-proxy.tar"
+    _run(["podman", "save", "--format", "docker-archive", "-o", str(archive), IMAGE])
+    yield archive
+    subprocess.run(["podman", "rmi", "--force", IMAGE], capture_output=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, image_archive):
+    started = start_cluster(tmp_path_factory.mktemp("real-node"), pods="node", node_images=[image_archive])
+    node = started.cluster.real_nodes[0]
+    yield started
+    assert started.stop() == 0, started.log()
+    # nothing of the node is left on the host
+    assert node.netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert subprocess.run(["ip", "link", "show", node.host_veth], capture_output=True).returncode != 0
+    assert not os.path.exists("/sys/fs/cgroup/memory/" + node.netns)
+    with open("/proc/self/mountinfo") as mounts:
+        assert str(node.state) not in mounts.read()
+
+
+def _pod(name, spec):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": dict({"restartPolicy": "Never", "automountServiceAccountToken": True}, **spec)}
+
+
+def _finished(server, name, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pod = server.request("GET", "/api/v1/namespaces/%s/pods/%s" % (NAMESPACE, name)).json()
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return pod
+        time.sleep(0.5)
+    raise AssertionError("Pod %s did not finish in %ss: %s" % (name, timeout, json.dumps(pod.get("status"))[:2000]))
+
+
+def _create(server, pod):
+    response = server.request("POST", "/api/v1/namespaces/%s/pods" % NAMESPACE, pod)
+    assert response.status == 201, response
+
+
+def test_the_node_is_a_kubelet_with_containerd(server):
+    nodes = server.request("GET", "/api/v1/nodes").json()["items"]
+    assert [node["metadata"]["name"] for node in nodes] == ["node-0"]
+    info = nodes[0]["status"]["nodeInfo"]
+    assert info["kubeletVersion"] == "v1.34.4" and info["containerRuntimeVersion"].startswith("containerd://")
+    assert not any(key.startswith("kwok.x-k8s.io") for key in nodes[0]["metadata"].get("annotations") or {})
+    ready = [c for c in nodes[0]["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready[0]["status"] == "True", ready
+
+
+def test_the_proxy_image_runs_as_its_user_with_no_privilege_and_reaches_the_api_through_the_service(server):
+    """The image's USER 1001 under runAsNonRoot, a read-only root and no capability; KUBERNETES_SERVICE_HOST is the
+    kubernetes Service's ClusterIP, routed by kube-proxy in the node's namespace to kube-apiserver."""
+    _create(server, _pod("as-shipped", {"containers": [{
+        "name": "probe", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+        "command": ["/opt/capi-proxy/bin/python", "-c", REPORT],
+        "securityContext": {"runAsNonRoot": True, "readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
+                            "capabilities": {"drop": ["ALL"]}}}]}))
+    pod = _finished(server, "as-shipped")
+    status = pod["status"]["containerStatuses"][0]
+    assert pod["status"]["phase"] == "Succeeded", status
+    assert status["containerID"].startswith("containerd://")
+    report = json.loads(status["state"]["terminated"]["message"])
+    assert report["uid"] == 1001 and report["root_writable"] is False, report
+    assert report["server"] == "https://10.96.0.1:443/version" and report["gitVersion"] == "v1.34.4", report
+
+
+def test_a_memory_limit_is_enforced_by_the_kernel(server):
+    _create(server, _pod("greedy", {"containers": [{
+        "name": "greedy", "image": IMAGE, "imagePullPolicy": "IfNotPresent",
+        "command": ["/opt/capi-proxy/bin/python", "-c", "import time; b = bytearray(200 << 20); time.sleep(5)"],
+        "resources": {"limits": {"memory": "64Mi", "cpu": "500m"}, "requests": {"memory": "64Mi", "cpu": "50m"}}}]}))
+    pod = _finished(server, "greedy")
+    terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert pod["status"]["phase"] == "Failed" and terminated["reason"] == "OOMKilled", terminated
