@@ -20,7 +20,6 @@ import os
 import shutil
 import subprocess
 import tarfile
-import tempfile
 from pathlib import Path
 
 from testenv.cluster.build import BuildError, cached_path, module_dir
@@ -52,8 +51,11 @@ def _layer(files: list[tuple[str, Path, int]]) -> bytes:
     return stream.getvalue()
 
 
-def oci_archive(dest: Path, image: str, files: list[tuple[str, Path, int]], entrypoint: list[str], user: str) -> Path:
-    """Write the OCI image `image` (one layer of files, its entrypoint and user) as the tar archive dest."""
+def oci_archive(dest: Path, image: str | list[str], files: list[tuple[str, Path, int]], entrypoint: list[str],
+                user: str) -> Path:
+    """Write the OCI image `image` (one layer of files, its entrypoint and user; a list: one image under each name) as
+    the tar archive dest."""
+    names = [image] if isinstance(image, str) else list(image)
     layer = _layer(files)
     layer_digest, layer_size = _blob(layer)
     config = json.dumps({
@@ -71,8 +73,9 @@ def oci_archive(dest: Path, image: str, files: list[tuple[str, Path, int]], entr
     index = json.dumps({"schemaVersion": 2, "manifests": [{
         "mediaType": OCI_MANIFEST, "digest": manifest_digest, "size": manifest_size,
         "platform": {"architecture": "amd64", "os": "linux"},
-        "annotations": {"io.containerd.image.name": image,
-                        "org.opencontainers.image.ref.name": image.rsplit(":", 1)[-1]}}]}, sort_keys=True).encode()
+        "annotations": {"io.containerd.image.name": name,
+                        "org.opencontainers.image.ref.name": name.rsplit(":", 1)[-1]}} for name in names]},
+        sort_keys=True).encode()
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     with tarfile.open(tmp, "w") as tar:
@@ -86,9 +89,8 @@ def oci_archive(dest: Path, image: str, files: list[tuple[str, Path, int]], entr
     return dest
 
 
-def pause_archive() -> Path:
-    """The pause image's archive, built once into the binary cache from the Kubernetes module's pause.c."""
-    dest = cached_path("kubelet").parent / f"pause-{PAUSE_VERSION}.oci.tar"
+def _pause_binary(dest: Path) -> Path:
+    """Kubernetes' pause, compiled static from the module's build/pause/linux/pause.c into dest (once)."""
     if dest.exists():
         return dest
     source = module_dir("k8s.io/kubernetes", "kube") / "build" / "pause" / "linux" / "pause.c"
@@ -96,13 +98,34 @@ def pause_archive() -> Path:
     if gcc is None:
         raise BuildError("the pause image is compiled from Kubernetes' build/pause/linux/pause.c: install gcc and the "
                          "static C library (Debian: apt-get install gcc libc6-dev)")
-    with tempfile.TemporaryDirectory() as tmp:
-        binary = Path(tmp) / "pause"
-        done = subprocess.run([gcc, "-Os", "-Wall", "-Werror", "-static", f"-DVERSION=v{PAUSE_VERSION}", "-o",
-                               str(binary), str(source)], capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise BuildError(f"gcc could not build {source} (static; Debian: apt-get install libc6-dev):\n{done.stderr}")
-        return oci_archive(dest, PAUSE_IMAGE, [("/pause", binary, 0o755)], ["/pause"], "65535:65535")
+    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+    done = subprocess.run([gcc, "-Os", "-Wall", "-Werror", "-static", f"-DVERSION=v{PAUSE_VERSION}", "-o",
+                           str(tmp), str(source)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BuildError(f"gcc could not build {source} (static; Debian: apt-get install libc6-dev):\n{done.stderr}")
+    os.replace(tmp, dest)
+    return dest
+
+
+def pause_archive() -> Path:
+    """The pause image's archive, built once into the binary cache from the Kubernetes module's pause.c."""
+    dest = cached_path("kubelet").parent / f"pause-{PAUSE_VERSION}.oci.tar"
+    if not dest.exists():
+        binary = _pause_binary(dest.with_name(f"pause-{PAUSE_VERSION}"))
+        oci_archive(dest, PAUSE_IMAGE, [("/pause", binary, 0o755)], ["/pause"], "65535:65535")
+    return dest
+
+
+def placeholder_archive(images: list[str]) -> Path:
+    """One image under each of the names `images`: the pause binary, which holds a container's place (any args,
+    until SIGTERM) for a Deployment whose real image the test bed has no build of (HyperShift's and OpenShift's)."""
+    names = sorted(set(images))
+    stamp = hashlib.sha256("\0".join(names).encode()).hexdigest()[:12]
+    dest = cached_path("kubelet").parent / f"placeholder-{stamp}.oci.tar"
+    if not dest.exists():
+        binary = _pause_binary(dest.with_name(f"pause-{PAUSE_VERSION}"))
+        oci_archive(dest, names, [("/pause", binary, 0o755)], ["/pause"], NONROOT)
+    return dest
 
 
 def binary_image(name: str, image: str) -> Path:
@@ -115,3 +138,58 @@ def binary_image(name: str, image: str) -> Path:
     if not dest.exists():
         oci_archive(dest, image, [(f"/{name}", binary, 0o755)], [f"/{name}"], NONROOT)
     return dest
+
+
+REPO = Path(__file__).resolve().parents[2]
+PROXY_BASE_IMAGE = "localhost/capi-proxy-base:bookworm"  # hack/local-base-image.sh's Debian base (no registry here)
+# what the proxy image is built from: the collection tarball's Python, its packaging, the Containerfile
+PROXY_INPUTS = ("capi_proxy", "plugins/module_utils", "pyproject.toml", "galaxy.yml", "requirements.txt", "Containerfile")
+
+
+def proxy_image() -> str:
+    """The image the roles deploy by default (private_capi_proxy_image): the collection's version."""
+    version = next(line.split(":", 1)[1].strip() for line in (REPO / "galaxy.yml").read_text().splitlines()
+                   if line.startswith("version:"))
+    return f"quay.io/hypershift/capi-proxy:{version}"
+
+
+def _inputs_digest() -> str:
+    digest = hashlib.sha256()
+    for name in PROXY_INPUTS:
+        path = REPO / name
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(str(file.relative_to(REPO)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def proxy_archive() -> Path:
+    """The proxy image as a user builds it (`make image` with podman on hack/local-base-image.sh's base, named as the
+    roles deploy it: proxy_image()), saved as a docker archive for `ctr images import`. Cached per content of its
+    inputs beside the binaries; built under a lock, so parallel test workers build it once."""
+    import fcntl  # pylint: disable=import-outside-toplevel
+    directory = cached_path("kubelet").parent.parent / "images"
+    directory.mkdir(parents=True, exist_ok=True)
+    dest = directory / f"capi-proxy-{_inputs_digest()}.docker.tar"
+    with open(directory / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if dest.exists():
+            return dest
+        image = proxy_image()
+        for command, env in ((["bash", str(REPO / "hack" / "image-prereqs.sh"), PROXY_BASE_IMAGE], {}),
+                             (["make", "--no-print-directory", "image", f"IMAGE={image}",
+                               f"BASE_IMAGE={PROXY_BASE_IMAGE}", "CONTAINER_ENGINE=podman"],
+                              {"BUILDAH_ISOLATION": "chroot"})):
+            done = subprocess.run(command, cwd=REPO, env=dict(os.environ, **env), capture_output=True, text=True,
+                                  check=False)
+            if done.returncode != 0:
+                raise BuildError(f"{' '.join(command)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
+        done = subprocess.run(["podman", "save", "--format", "docker-archive", "-o", str(tmp), image],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise BuildError(f"podman save {image}: {done.stderr}")
+        os.replace(tmp, dest)
+        for stale in directory.glob("capi-proxy-*.docker.tar"):
+            if stale != dest:
+                stale.unlink()
+        return dest

@@ -6,8 +6,8 @@ read-only root and no capabilities, the kubernetes Service's ClusterIP routed to
 limit enforced by the kernel (OOMKilled). Then the node stops and leaves nothing on the host: no network namespace,
 veth, cgroup or mount of its own.
 
-The proxy image is the one a user builds (`make image`, hack/image-prereqs.sh), side-loaded with `ctr images import`
-from `podman save`: nothing is pulled.
+The proxy image is the one a user builds (`make image`, hack/image-prereqs.sh; testenv.cluster.images.proxy_archive),
+side-loaded with `ctr images import` from `podman save`: nothing is pulled.
 """
 import json
 import os
@@ -17,10 +17,10 @@ import time
 import pytest
 
 from testenv import REPO_ROOT
+from testenv.cluster import images
 from testenv.cluster.testing import start_cluster
 
-BASE_IMAGE = "localhost/capi-proxy-base:bookworm"
-IMAGE = "localhost/capi-proxy:node-test"
+IMAGE = images.proxy_image()
 NAMESPACE = "default"
 # what the container reports in its termination message: who it runs as, and the API server's answer through the
 # kubernetes Service (the in-cluster address the kubelet puts in its environment)
@@ -40,23 +40,16 @@ open("/dev/termination-log", "w").write(json.dumps({"uid": os.getuid(), "gid": o
 """
 
 
-def _run(command, timeout=1800, env=None):
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT,
-                          env=dict(os.environ, **(env or {})), check=False)
+def _run(command, timeout=1800):
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT, check=False)
     assert done.returncode == 0, (command, done.stdout[-3000:], done.stderr[-3000:])
     return done
 
 
 @pytest.fixture(scope="module")
-def image_archive(tmp_path_factory):
+def image_archive():
     _run(["bash", os.path.join(REPO_ROOT, "hack", "node-prereqs.sh")])
-    _run(["bash", os.path.join(REPO_ROOT, "hack", "image-prereqs.sh"), BASE_IMAGE])
-    _run(["make", "--no-print-directory", "image", "IMAGE=" + IMAGE, "BASE_IMAGE=" + BASE_IMAGE,
-          "CONTAINER_ENGINE=podman"], env={"BUILDAH_ISOLATION": "chroot"})
-    archive = tmp_path_factory.mktemp("image") / "capi-proxy.tar"
-    _run(["podman", "save", "--format", "docker-archive", "-o", str(archive), IMAGE])
-    yield archive
-    subprocess.run(["podman", "rmi", "--force", IMAGE], capture_output=True, check=False)
+    return images.proxy_archive()
 
 
 @pytest.fixture(scope="module")
