@@ -178,7 +178,7 @@ def demo(args, server, seed):
     # what a kubelet would have done to them: every sidecar probed at its pod IP all along, none restarted
     sidecars = containers_named(server, SIDECAR)
     problems = unwell(sidecars)
-    print("== proxy sidecars: %d running in their Pods' network namespaces, %d Ready, restarts %d%s"
+    print("== proxy sidecars: %d running as containers on the real node, %d Ready, restarts %d%s"
           % (len(sidecars), len([s for s in sidecars.values() if s["ready"]]),
              sum(s["restartCount"] for s in sidecars.values()), "".join("\n   " + line for line in problems)))
     success = (not private_before and bool(private_after) and states == expected and len(states) == args.count and unverified in (None, [args.faulty])
@@ -246,10 +246,12 @@ def main(argv=None):
     state_dir = os.path.join(args.workdir, "cluster")
     shutil.rmtree(state_dir, ignore_errors=True)
     print("== starting the control plane: the real etcd, kube-apiserver, kube-controller-manager, kube-scheduler "
-          "(testenv/cluster builds them from upstream on first use: about 6 min on 2 cores) and the Pods as a kubelet "
-          "runs them: one network namespace per Pod, probes at the pod IP (testenv/cluster/pods.py)", flush=True)
+          "(testenv/cluster builds them from upstream on first use: about 6 min on 2 cores) and a real node: kubelet "
+          "v1.34.4 with containerd, runc and kube-proxy (testenv/cluster/node.py), the images side-loaded",
+          flush=True)
     begun = time.monotonic()
-    server = start_cluster(state_dir, crds=crds, pods="netns", images=capi.core_manager_image())
+    server = start_cluster(state_dir, crds=crds, pods="node", node_images=capi.node_images(
+        fleet.seed_objects(seed), managers=("cluster-api",)))
     print("== control plane: kube-apiserver %s at %s, ready in %.1f s (logs in %s)"
           % (server.request("GET", "/version").json()["gitVersion"], server.url, time.monotonic() - begun,
              os.path.relpath(state_dir, REPO_ROOT)), flush=True)

@@ -42,6 +42,7 @@ from testenv import certs, yamlio
 from testenv.cluster import build
 from testenv.cluster.cluster import die_with_parent, free_port, terminate
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
+from testenv.hcp import fleet
 
 CORE_MODULE = "sigs.k8s.io/cluster-api"
 TEST_MODULE = "sigs.k8s.io/cluster-api/test"
@@ -296,6 +297,21 @@ def manager_images(release="v1beta2"):
             for deployment, manager in HCP_DEPLOYMENTS.items()}
 
 
+def node_images(objects, release="v1beta2", managers=tuple(HCP_DEPLOYMENTS)):
+    """The image archives a real node (start_cluster(pods="node", node_images=...)) needs for objects: the managers'
+    binaries as the images of the Deployments `managers` (cluster-api, capi-provider), the proxy image the roles
+    deploy, and a placeholder (testenv.cluster.images) under the name of every other Deployment's image."""
+    from testenv.cluster import images  # pylint: disable=import-outside-toplevel
+    chosen = RELEASES[release]
+    build.ensure_binaries(chosen.binaries.values())
+    managers = {fleet.component_image(deployment): chosen.binaries[HCP_DEPLOYMENTS[deployment]]
+                for deployment in managers}
+    others = sorted({container["image"] for obj in objects if obj["kind"] == "Deployment"
+                     for container in obj["spec"]["template"]["spec"]["containers"]} - set(managers))
+    return ([images.proxy_archive()] + [images.binary_image(binary, image) for image, binary in sorted(managers.items())]
+            + ([images.placeholder_archive(others)] if others else []))
+
+
 def _manager_container(image, extra_args, extra_env):
     """The container `manager` as HyperShift's cluster-api Deployment has it: its args, env, probes and the webhook
     serving certificate (assets/cluster-api/deployment.yaml)."""
@@ -352,6 +368,9 @@ def hypershift_managers(objects, namespace):
                                                     [] if name == "cluster-api" else pod_ip)]
             pod["volumes"] = [{"name": "webhooks-tls", "secret": {"secretName": name + "-webhooks-tls",
                                                                   "defaultMode": 0o640}}]
+            # the group OpenShift's restricted SCC gives the Pod on admission: the managers' images run as a non-root
+            # user, which reads the 0640 serving certificate through it
+            pod["securityContext"] = {"fsGroup": 65532}
         result.append(obj)
     material = certs.generate()  # the managers refuse to start without a serving certificate
     for name in HCP_DEPLOYMENTS:

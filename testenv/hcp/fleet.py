@@ -29,6 +29,11 @@ STATE_ANNOTATIONS = {"new": {}, "legacy": {SCOPE_ANNOTATION: "legacy"},
 PLATFORM_FIELDS = {"AWS": "aws", "Azure": "azure", "KubeVirt": "kubevirt", "Agent": "agent"}
 
 
+def component_image(name):
+    """The image of the HCP Deployment `name` in the fixtures (an OpenShift payload image's place)."""
+    return "quay.io/openshift/%s:4.22" % name
+
+
 def deployment(namespace, name, replicas=1, labels=None, finalizers=None):
     pod_labels = {"app": name, "name": name}
     metadata = {"name": name, "namespace": namespace, "labels": dict(labels or {}, app=name)}
@@ -38,7 +43,7 @@ def deployment(namespace, name, replicas=1, labels=None, finalizers=None):
             "spec": {"replicas": replicas, "selector": {"matchLabels": pod_labels},
                      "template": {"metadata": {"labels": pod_labels},
                                   "spec": {"serviceAccountName": name, "containers": [
-                                      {"name": "manager", "image": "quay.io/openshift/%s:4.22" % name,
+                                      {"name": "manager", "image": component_image(name),
                                        "args": ["--namespace=%s" % namespace]}]}}}}
 
 
@@ -149,6 +154,16 @@ def seed_fleet_dir(path, spec):
             yamlio.dump_all(objects, handle, sort_keys=False)
         written.append(name)
     return written
+
+
+def seed_objects(path):
+    """Every object of a seed_fleet_dir directory but its CRDs (what a real node needs images for)."""
+    objects = []
+    for name in sorted(os.listdir(path)):
+        if name.startswith(("base-", "hcp-")):
+            with open(os.path.join(path, name)) as handle:
+                objects.extend(yamlio.load_all(handle))
+    return objects
 
 
 def load_fleet_dir(kubeconfig, path, parallelism=8, crds_installed=False):

@@ -596,15 +596,18 @@ def seconds_between(start, end):
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """A control plane whose Deployments cluster-api and capi-provider run the real managers as their Pods
-    (testenv.cluster.pods, the images of capi.manager_images), as HyperShift runs them (capi.hypershift_managers:
-    leader election, probes, RBAC), on the standard groups until the workload cluster is steady; then the Sampler."""
+    """A control plane with a real node (testenv.cluster.node: kubelet, containerd, kube-proxy) whose Deployments
+    cluster-api and capi-provider run the real managers as their containers (capi.node_images: the images of the built
+    binaries), as HyperShift runs them (capi.hypershift_managers: leader election, probes, RBAC), on the standard groups
+    until the workload cluster is steady; then the Sampler. The HCP's other Deployments run a placeholder image and the
+    sidecars the proxy image a user builds."""
     tmp = str(tmp_path_factory.mktemp("capi-migration"))
     crds = build.hypershift_crds() + as_clusterctl_installs(capi.crd_documents())
-    server = start_cluster(os.path.join(tmp, "cluster"), crds=crds, images=capi.manager_images())
+    objects = capi.hypershift_managers(hcp_objects(), HCP)
+    server = start_cluster(os.path.join(tmp, "cluster"), crds=crds, pods="node", node_images=capi.node_images(objects))
     sampler = None
     try:
-        build.load_objects(build.RestSession(server.kubeconfig), capi.hypershift_managers(hcp_objects(), HCP), crds)
+        build.load_objects(build.RestSession(server.kubeconfig), objects, crds)
         started = time.monotonic()
         wait_for(lambda: deployments_settled(server), "the CAPI Deployments to be available", timeout=180)
         wait_for(lambda: all(lease_holder(server, name) for name in capi.LEADER_LEASES),
