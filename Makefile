@@ -49,12 +49,13 @@ $(COLLECTION_LINK):
 binaries: venv
 	$(BIN)/python -m testenv.cluster build
 
-# The real node of the test bed (testenv/cluster/node.py): kubelet and kube-proxy of the same Kubernetes release, built
-# the same way (kubelet 136 s, kube-proxy 92 s on 2 cores after kube-apiserver, 2026-12-02), and the Debian packages it runs
+# The real node of the test bed (testenv/cluster/node.py): kubelet and kube-proxy of the same Kubernetes release and
+# CoreDNS v1.12.4, built the same way (kubelet 136 s, kube-proxy 92 s, CoreDNS 92-147 s on 2 cores after kube-apiserver,
+# 2026-12-02), and the Debian packages it runs
 # on (hack/node-prereqs.sh: containerd, runc, the CNI plugins, conntrack; installed when missing, as root).
 node-binaries: venv
 	bash hack/node-prereqs.sh
-	$(BIN)/python -m testenv.cluster build kubelet kube-proxy
+	$(BIN)/python -m testenv.cluster build kubelet kube-proxy coredns
 
 # The real Cluster API controllers of the end-to-end tests (tests/integration/e2e, docs/e2e.md): the core manager and
 # CAPD (in-memory backend) v1.14.2, built the same way into the same cache (about 6 min more on a cold machine).
@@ -67,10 +68,11 @@ capi-binaries: venv
 monitoring-binaries: venv
 	$(BIN)/python -m testenv.cluster build prometheus promtool
 
-# The fleet demo: a real local control plane (make binaries), 6 HostedClusters (one rolls back) whose cluster-api runs
-# the real core manager's leader election (make capi-binaries), migrate_fleet.yml, verify_fleet.yml.
+# The fleet demo: a real local control plane (make binaries) with a real node (make node-binaries: kubelet, containerd,
+# kube-proxy), 6 HostedClusters (one rolls back) whose cluster-api runs the real core manager's leader election in its
+# container (make capi-binaries), migrate_fleet.yml, verify_fleet.yml.
 # The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml
-demo: binaries capi-binaries monitoring-binaries proxy-venv
+demo: binaries node-binaries capi-binaries monitoring-binaries proxy-venv
 	$(BIN)/python hack/demo_fleet.py
 
 lint: venv

@@ -306,10 +306,12 @@ def node_images(objects, release="v1beta2", managers=tuple(HCP_DEPLOYMENTS)):
     build.ensure_binaries(chosen.binaries.values())
     managers = {fleet.component_image(deployment): chosen.binaries[HCP_DEPLOYMENTS[deployment]]
                 for deployment in managers}
-    others = sorted({container["image"] for obj in objects if obj["kind"] == "Deployment"
-                     for container in obj["spec"]["template"]["spec"]["containers"]} - set(managers))
+    containers = [container for obj in objects if obj["kind"] == "Deployment"
+                  for container in obj["spec"]["template"]["spec"]["containers"] if container["image"] not in managers]
+    others = [container["image"] for container in containers]
+    commands = [container["command"][0] for container in containers if container.get("command")]
     return ([images.proxy_archive()] + [images.binary_image(binary, image) for image, binary in sorted(managers.items())]
-            + ([images.placeholder_archive(others)] if others else []))
+            + ([images.placeholder_archive(others, commands)] if others else []))
 
 
 def _manager_container(image, extra_args, extra_env):

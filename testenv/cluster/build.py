@@ -82,6 +82,8 @@ BINARIES: dict[str, Binary] = {
         Binary("kubelet", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kubelet", envtest=False),
         # ... and kube-proxy, which routes the kubernetes Service's ClusterIP from the Pods (in-cluster clients)
         Binary("kube-proxy", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kube-proxy", envtest=False),
+        # ... and CoreDNS, the cluster DNS: a Pod resolves kubernetes.default.svc (the sidecar's kubeconfig names it)
+        Binary("coredns", "coredns", "coredns", "github.com/coredns/coredns", envtest=False),
         # The real Cluster API controllers (testenv/capi.py): the core manager and the Docker provider, whose
         # in-memory backend (DevCluster/DevMachine) fakes machines and workload API servers without docker.
         Binary("capi-manager", "cluster-api", "capi", "sigs.k8s.io/cluster-api/core", envtest=False),

@@ -417,7 +417,7 @@ class Cluster:
     def start(self) -> "Cluster":
         t0 = time.monotonic()
         want = ["kube-apiserver", "etcd", *(c for c in self.components if c != "netns-pods"),
-                *(("kubelet", "kube-proxy") if self.nodes else ())]
+                *(("kubelet", "kube-proxy", "coredns") if self.nodes else ())]
         if self.binaries is None:
             self.binaries = ensure_binaries(want)
         missing = [n for n in want if n not in self.binaries]
@@ -484,6 +484,7 @@ class Cluster:
             users[f"node-{index}"] = f"/O=system:nodes/CN=system:node:node-{index}"
         if self.nodes:
             users["kube-proxy"] = "/CN=system:kube-proxy"
+            users["coredns"] = "/O=system:masters/CN=testenv-coredns"  # reads Services, EndpointSlices, Namespaces
         for name, subject in users.items():
             pki.make_cert(name, subject)
         server = self.server
@@ -675,7 +676,7 @@ class Cluster:
                         self.state_dir / f"node-{index}", self.pki.path("ca.crt"), self.binaries)
             self.real_nodes.append(node)
             node.start(self.state_dir / f"node-{index}.kubeconfig", self.state_dir / "kube-proxy.kubeconfig",
-                       f"10.{200 + self.pod_network.index}.0.0/16", archives)
+                       f"10.{200 + self.pod_network.index}.0.0/16", archives, self.state_dir / "coredns.kubeconfig")
         deadline = time.monotonic() + self.start_timeout
         names = {node.name for node in self.real_nodes}
         while True:

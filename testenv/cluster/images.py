@@ -116,15 +116,16 @@ def pause_archive() -> Path:
     return dest
 
 
-def placeholder_archive(images: list[str]) -> Path:
+def placeholder_archive(images: list[str], commands: list[str] = ()) -> Path:
     """One image under each of the names `images`: the pause binary, which holds a container's place (any args,
-    until SIGTERM) for a Deployment whose real image the test bed has no build of (HyperShift's and OpenShift's)."""
-    names = sorted(set(images))
-    stamp = hashlib.sha256("\0".join(names).encode()).hexdigest()[:12]
+    until SIGTERM) for a Deployment whose real image the test bed has no build of (HyperShift's and OpenShift's); also
+    at each path of `commands`, the executables the fixtures' containers name."""
+    names, paths = sorted(set(images)), sorted(set(commands) - {"/pause"})
+    stamp = hashlib.sha256("\0".join(names + ["--"] + paths).encode()).hexdigest()[:12]
     dest = cached_path("kubelet").parent / f"placeholder-{stamp}.oci.tar"
     if not dest.exists():
         binary = _pause_binary(dest.with_name(f"pause-{PAUSE_VERSION}"))
-        oci_archive(dest, names, [("/pause", binary, 0o755)], ["/pause"], NONROOT)
+        oci_archive(dest, names, [(path, binary, 0o755) for path in ["/pause"] + paths], ["/pause"], NONROOT)
     return dest
 
 

@@ -1,6 +1,6 @@
 """A real node for the test bed: kubelet v1.34.4 (built from the same k8s.io/kubernetes module as kube-apiserver),
-containerd and runc (Debian packages, hack/node-prereqs.sh), the CNI bridge, and kube-proxy, registered with the test
-bed's kube-apiserver. Pods on it are real containers: the image's USER, runAsNonRoot, memory limits (the kernel's OOM
+containerd and runc (Debian packages, hack/node-prereqs.sh), the CNI bridge, kube-proxy and the cluster DNS (CoreDNS
+v1.12.4 on the node's address), registered with the test bed's kube-apiserver. Pods on it are real containers: the image's USER, runAsNonRoot, memory limits (the kernel's OOM
 killer), init containers, probes sent by the kubelet, restarts.
 
 Everything of one node lives in two namespaces of its own, so that nodes of several test clusters (pytest's workers,
@@ -124,7 +124,7 @@ def kubelet_config(node: "Node") -> dict:
         "serializeImagePulls": False, "registerNode": True, "nodeStatusUpdateFrequency": "10s",
         "syncFrequency": "10s", "fileCheckFrequency": "0s", "httpCheckFrequency": "0s",
         "shutdownGracePeriod": "0s", "localStorageCapacityIsolation": True,
-        "clusterDomain": "cluster.local", "clusterDNS": [],
+        "clusterDomain": "cluster.local", "clusterDNS": [node.ip],  # the node's CoreDNS (corefile)
         "resolvConf": str(node.state / "resolv.conf"),
     }
 
@@ -140,6 +140,21 @@ def kube_proxy_config(node: "Node", kubeconfig: Path, cluster_cidr: str) -> dict
         "conntrack": {"maxPerCore": 0, "min": 0},
         "iptables": {"localhostNodePorts": False, "syncPeriod": "30s", "minSyncPeriod": "0s"},
     }
+
+
+def corefile(node: "Node", kubeconfig: Path) -> str:
+    """CoreDNS on the node's address: the Services and Pods of the cluster (its kubernetes plugin, as a cluster's DNS
+    add-on runs it), nothing else (no upstream: the test bed reaches no outside name)."""
+    return f""".:53 {{
+    bind {node.ip}
+    errors
+    kubernetes cluster.local in-addr.arpa ip6.arpa {{
+        kubeconfig {kubeconfig}
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }}
+}}
+"""
 
 
 def _record_tunables() -> None:
@@ -274,7 +289,8 @@ class Node:
             raise NodeError(f"node {self.name}: ctr images import {archive}: {done.stderr.strip()}")
 
     # ---- start / stop
-    def start(self, kubelet_kubeconfig: Path, proxy_kubeconfig: Path, cluster_cidr: str, archives: list[Path]) -> None:
+    def start(self, kubelet_kubeconfig: Path, proxy_kubeconfig: Path, cluster_cidr: str, archives: list[Path],
+              dns_kubeconfig: Path | None = None) -> None:
         for directory in ("logs", "cni", "kubelet", "pod-logs", "opt"):
             (self.state / directory).mkdir(parents=True, exist_ok=True)
         (self.state / "resolv.conf").write_text("nameserver 127.0.0.1\n")
@@ -284,6 +300,7 @@ class Node:
         (self.state / "kubelet.yaml").write_text(json.dumps(kubelet_config(self)))
         (self.state / "kube-proxy.yaml").write_text(json.dumps(kube_proxy_config(self, proxy_kubeconfig,
                                                                                  cluster_cidr)))
+        (self.state / "Corefile").write_text(corefile(self, dns_kubeconfig or proxy_kubeconfig))
         _record_tunables()
         self._network_up()
         self._make_cgroup_root()
@@ -296,12 +313,13 @@ class Node:
                                 f"--kubeconfig={kubelet_kubeconfig}", f"--root-dir={self.state / 'kubelet'}",
                                 f"--hostname-override={self.name}", f"--node-ip={self.ip}", "--v=1"])
         self._spawn("kube-proxy", [self.binaries["kube-proxy"], f"--config={self.state / 'kube-proxy.yaml'}", "--v=1"])
+        self._spawn("coredns", [self.binaries["coredns"], "-conf", str(self.state / "Corefile")])
 
     def stop(self) -> None:
         """Everything of the node goes: its containers (runc kill by the node's own runc root), its daemons, its
         mounts (with its mount namespace), its cgroups, its network namespace and veth; the host's kernel tunables
         are put back when no other node runs."""
-        for name in ("kube-proxy", "kubelet"):
+        for name in ("coredns", "kube-proxy", "kubelet"):
             popen = self.processes.get(name)
             if popen is not None and popen.poll() is None:
                 os.killpg(popen.pid, signal.SIGTERM)

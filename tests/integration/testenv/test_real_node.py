@@ -2,8 +2,8 @@
 containerd and runc from Debian, the CNI bridge and kube-proxy, in a network and a mount namespace of its own.
 
 What a kubelet does and the stand-in did not: the image's USER (the proxy image's 1001) under runAsNonRoot with a
-read-only root and no capabilities, the kubernetes Service's ClusterIP routed to kube-apiserver (kube-proxy), a memory
-limit enforced by the kernel (OOMKilled). Then the node stops and leaves nothing on the host: no network namespace,
+read-only root and no capabilities, the kubernetes Service's name resolved (CoreDNS) and its ClusterIP routed to
+kube-apiserver (kube-proxy), a memory limit enforced by the kernel (OOMKilled). Then the node stops and leaves nothing on the host: no network namespace,
 veth, cgroup or mount of its own.
 
 The proxy image is the one a user builds (`make image`, hack/image-prereqs.sh; testenv.cluster.images.proxy_archive),
@@ -25,9 +25,10 @@ NAMESPACE = "default"
 # what the container reports in its termination message: who it runs as, and the API server's answer through the
 # kubernetes Service (the in-cluster address the kubelet puts in its environment)
 REPORT = """
-import json, os, ssl, urllib.request
+import json, os, socket, ssl, urllib.request
 sa = "/var/run/secrets/kubernetes.io/serviceaccount/"
 url = "https://%s:%s/version" % (os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"])
+resolved = socket.gethostbyname("kubernetes.default.svc")
 request = urllib.request.Request(url, headers={"Authorization": "Bearer " + open(sa + "token").read()})
 version = json.load(urllib.request.urlopen(request, context=ssl.create_default_context(cafile=sa + "ca.crt")))
 try:
@@ -36,6 +37,7 @@ try:
 except OSError:
     writable = False
 open("/dev/termination-log", "w").write(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "server": url,
+                                                    "resolved": resolved,
                                                     "gitVersion": version["gitVersion"], "root_writable": writable}))
 """
 
@@ -111,6 +113,7 @@ def test_the_proxy_image_runs_as_its_user_with_no_privilege_and_reaches_the_api_
     report = json.loads(status["state"]["terminated"]["message"])
     assert report["uid"] == 1001 and report["root_writable"] is False, report
     assert report["server"] == "https://10.96.0.1:443/version" and report["gitVersion"] == "v1.34.4", report
+    assert report["resolved"] == "10.96.0.1", "the cluster DNS (CoreDNS on the node) names the kubernetes Service"
 
 
 def test_a_memory_limit_is_enforced_by_the_kernel(server):
