@@ -229,9 +229,13 @@ class Node:
     # ---- processes
     def _start_holder(self) -> None:
         """The process that holds the node's private mount namespace, inside its network namespace."""
-        # not ip netns exec: its fresh /sys would hide the cgroup mounts under /sys/fs/cgroup the kubelet needs
+        # not ip netns exec: its fresh /sys would hide the cgroup mounts under /sys/fs/cgroup the kubelet needs. The
+        # Pods' network namespace files (containerd's /run/netns/cni-*) and the CNI plugins' cache (/var/lib/cni) go
+        # to tmpfs of this namespace: they vanish with it, and no other node or the host sees them
+        script = "mount -t tmpfs none /run/netns && mount -t tmpfs none /var/lib/cni && exec sleep infinity"
+        os.makedirs("/var/lib/cni", exist_ok=True)
         self.holder = subprocess.Popen(["nsenter", f"--net=/run/netns/{self.netns}", "--", "unshare", "--mount",
-                                        "--propagation", "private", "sleep", "infinity"], start_new_session=True,
+                                        "--propagation", "private", "sh", "-c", script], start_new_session=True,
                                        preexec_fn=die_with_parent,
                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         mine = os.readlink("/proc/self/ns/mnt")
@@ -248,7 +252,7 @@ class Node:
         raise NodeError(f"node {self.name}: the namespace holder did not start (unshare --mount, util-linux)")
 
     def _holder_pid(self) -> int | None:
-        """The pid of the holder's sleep (nsenter and unshare exec in place: the same pid)."""
+        """The pid of the holder's sleep (nsenter, unshare and sh's exec in place: the same pid)."""
         return self.holder.pid if self.holder and self.holder.poll() is None else None
 
     def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen:

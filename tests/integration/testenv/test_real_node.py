@@ -56,16 +56,19 @@ def image_archive():
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, image_archive):
-    started = start_cluster(tmp_path_factory.mktemp("real-node"), pods="node", node_images=[image_archive])
-    node = started.cluster.real_nodes[0]
+    started = start_cluster(tmp_path_factory.mktemp("real-node"), pods="node", nodes=2, node_images=[image_archive])
+    nodes = list(started.cluster.real_nodes)
+    netns_before = set(os.listdir("/run/netns"))
     yield started
     assert started.stop() == 0, started.log()
-    # nothing of the node is left on the host
-    assert node.netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert subprocess.run(["ip", "link", "show", node.host_veth], capture_output=True).returncode != 0
-    assert not os.path.exists("/sys/fs/cgroup/memory/" + node.netns)
-    with open("/proc/self/mountinfo") as mounts:
-        assert str(node.state) not in mounts.read()
+    # nothing of the nodes is left on the host: their namespaces, veths, cgroups, mounts, and no Pod's netns file
+    for node in nodes:
+        assert node.netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert subprocess.run(["ip", "link", "show", node.host_veth], capture_output=True).returncode != 0
+        assert not os.path.exists("/sys/fs/cgroup/memory/" + node.netns)
+        with open("/proc/self/mountinfo") as mounts:
+            assert str(node.state) not in mounts.read()
+    assert not {name for name in os.listdir("/run/netns") if name.startswith("cni-")} - netns_before
 
 
 def _pod(name, spec):
@@ -88,14 +91,39 @@ def _create(server, pod):
     assert response.status == 201, response
 
 
-def test_the_node_is_a_kubelet_with_containerd(server):
+def test_the_nodes_are_kubelets_with_containerd(server):
     nodes = server.request("GET", "/api/v1/nodes").json()["items"]
-    assert [node["metadata"]["name"] for node in nodes] == ["node-0"]
-    info = nodes[0]["status"]["nodeInfo"]
-    assert info["kubeletVersion"] == "v1.34.4" and info["containerRuntimeVersion"].startswith("containerd://")
-    assert not any(key.startswith("kwok.x-k8s.io") for key in nodes[0]["metadata"].get("annotations") or {})
-    ready = [c for c in nodes[0]["status"]["conditions"] if c["type"] == "Ready"]
-    assert ready[0]["status"] == "True", ready
+    assert sorted(node["metadata"]["name"] for node in nodes) == ["node-0", "node-1"]
+    for node in nodes:
+        info = node["status"]["nodeInfo"]
+        assert info["kubeletVersion"] == "v1.34.4" and info["containerRuntimeVersion"].startswith("containerd://")
+        assert not any(key.startswith("kwok.x-k8s.io") for key in node["metadata"].get("annotations") or {})
+        ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready[0]["status"] == "True", ready
+
+
+def test_two_replicas_spread_over_the_two_nodes(server):
+    """Each node has its own containerd, cgroup root, Pod subnet and ports: a Deployment whose replicas must not
+    share a node (required anti-affinity, as the conversion shim's two replicas prefer) runs one on each."""
+    labels = {"app": "spread"}
+    response = server.request("POST", "/apis/apps/v1/namespaces/%s/deployments" % NAMESPACE, {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "spread", "namespace": NAMESPACE},
+        "spec": {"replicas": 2, "selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}]}},
+            "containers": [{"name": "pause", "image": images.PAUSE_IMAGE}]}}}})
+    assert response.status == 201, response
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        pods = server.request("GET", "/api/v1/namespaces/%s/pods?labelSelector=app%%3Dspread" % NAMESPACE).json()["items"]
+        ready = [pod for pod in pods if any(c["type"] == "Ready" and c["status"] == "True"
+                                            for c in (pod.get("status") or {}).get("conditions") or ())]
+        if len(ready) == 2:
+            break
+        time.sleep(0.5)
+    assert sorted(pod["spec"]["nodeName"] for pod in ready) == ["node-0", "node-1"], pods
+    subnets = sorted(".".join(pod["status"]["podIP"].split(".")[:3]) for pod in ready)
+    assert subnets[0] != subnets[1], "each node hands out its own Pod subnet: %s" % subnets
 
 
 def test_the_proxy_image_runs_as_its_user_with_no_privilege_and_reaches_the_api_through_the_service(server):
