@@ -676,7 +676,7 @@ class Cluster:
                         self.state_dir / f"node-{index}", self.pki.path("ca.crt"), self.binaries)
             self.real_nodes.append(node)
             node.start(self.state_dir / f"node-{index}.kubeconfig", self.state_dir / "kube-proxy.kubeconfig",
-                       f"10.{200 + self.pod_network.index}.0.0/16", archives, self.state_dir / "coredns.kubeconfig")
+                       self.state_dir / "coredns.kubeconfig", archives)
         deadline = time.monotonic() + self.start_timeout
         names = {node.name for node in self.real_nodes}
         while True:

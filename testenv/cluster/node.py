@@ -129,12 +129,13 @@ def kubelet_config(node: "Node") -> dict:
     }
 
 
-def kube_proxy_config(node: "Node", kubeconfig: Path, cluster_cidr: str) -> dict:
-    """KubeProxyConfiguration: iptables in the node's network namespace; no conntrack sysctl (the table size is the
-    host's, not this node's) and no localhost NodePorts (they would set route_localnet)."""
+def kube_proxy_config(node: "Node", kubeconfig: Path) -> dict:
+    """KubeProxyConfiguration: iptables in the node's network namespace, the Pods of every node of the cluster network
+    as its cluster CIDR; no conntrack sysctl (the table size is the host's, not this node's) and no localhost NodePorts
+    (they would set route_localnet)."""
     return {
         "apiVersion": "kubeproxy.config.k8s.io/v1alpha1", "kind": "KubeProxyConfiguration",
-        "mode": "iptables", "clusterCIDR": cluster_cidr, "hostnameOverride": node.name,
+        "mode": "iptables", "clusterCIDR": node.cluster_cidr, "hostnameOverride": node.name,
         "clientConnection": {"kubeconfig": str(kubeconfig)},
         "bindAddress": node.ip, "healthzBindAddress": "127.0.0.1:10256", "metricsBindAddress": "127.0.0.1:10249",
         "conntrack": {"maxPerCore": 0, "min": 0},
@@ -206,6 +207,7 @@ class Node:
         self.ip = f"10.{200 + self.network_index}.0.{2 + self.index}"
         self.pod_subnet = f"10.{200 + self.network_index}.{1 + self.index}.0/24"
         self.pod_gateway = f"10.{200 + self.network_index}.{1 + self.index}.1"
+        self.cluster_cidr = f"10.{200 + self.network_index}.0.0/16"  # every node's Pod subnet of the network
 
     # ---- network
     def _network_up(self) -> None:
@@ -293,8 +295,7 @@ class Node:
             raise NodeError(f"node {self.name}: ctr images import {archive}: {done.stderr.strip()}")
 
     # ---- start / stop
-    def start(self, kubelet_kubeconfig: Path, proxy_kubeconfig: Path, cluster_cidr: str, archives: list[Path],
-              dns_kubeconfig: Path | None = None) -> None:
+    def start(self, kubelet_kubeconfig: Path, proxy_kubeconfig: Path, dns_kubeconfig: Path, archives: list[Path]) -> None:
         for directory in ("logs", "cni", "kubelet", "pod-logs", "opt"):
             (self.state / directory).mkdir(parents=True, exist_ok=True)
         (self.state / "resolv.conf").write_text("nameserver 127.0.0.1\n")
@@ -302,9 +303,8 @@ class Node:
             self.pod_subnet, self.pod_gateway, self.state / "cni-ipam")))
         (self.state / "containerd.toml").write_text(containerd_config(self.state, self.state / "cni"))
         (self.state / "kubelet.yaml").write_text(json.dumps(kubelet_config(self)))
-        (self.state / "kube-proxy.yaml").write_text(json.dumps(kube_proxy_config(self, proxy_kubeconfig,
-                                                                                 cluster_cidr)))
-        (self.state / "Corefile").write_text(corefile(self, dns_kubeconfig or proxy_kubeconfig))
+        (self.state / "kube-proxy.yaml").write_text(json.dumps(kube_proxy_config(self, proxy_kubeconfig)))
+        (self.state / "Corefile").write_text(corefile(self, dns_kubeconfig))
         _record_tunables()
         self._network_up()
         self._make_cgroup_root()
@@ -320,9 +320,9 @@ class Node:
         self._spawn("coredns", [self.binaries["coredns"], "-conf", str(self.state / "Corefile")])
 
     def stop(self) -> None:
-        """Everything of the node goes: its containers (runc kill by the node's own runc root), its daemons, its
-        mounts (with its mount namespace), its cgroups, its network namespace and veth; the host's kernel tunables
-        are put back when no other node runs."""
+        """Everything of the node goes: its containers (every process in its cgroups), its daemons and containerd's
+        shims (every process in its mount namespace), its mounts (with that namespace), its cgroups, its network
+        namespace and veth; the host's kernel tunables are put back when no other node runs."""
         for name in ("coredns", "kube-proxy", "kubelet"):
             popen = self.processes.get(name)
             if popen is not None and popen.poll() is None:
@@ -364,15 +364,7 @@ class Node:
 
     def _kill_mount_namespace(self) -> None:
         """SIGKILL every process in the node's mount namespace (containerd, its shims, which left its process group)."""
-        namespace = os.readlink(f"/proc/{self._holder_pid()}/ns/mnt")
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) == self._holder_pid():
-                continue
-            try:
-                if os.readlink(f"/proc/{entry}/ns/mnt") == namespace:
-                    os.kill(int(entry), signal.SIGKILL)
-            except OSError:
-                pass
+        _kill_where(lambda pid: os.readlink(f"/proc/{pid}/ns/mnt"), os.readlink(f"/proc/{self._holder_pid()}/ns/mnt"))
 
     def _cgroup_dirs(self) -> list[Path]:
         """Every cgroup directory of the node (cgroupRoot in each v1 controller), deepest first."""
@@ -415,6 +407,7 @@ class Node:
 
 
 def _kill_where(namespace_of, target) -> None:
+    """SIGKILL every process (but this one) whose namespace_of(pid) is target."""
     for entry in os.listdir("/proc"):
         if entry.isdigit() and int(entry) != os.getpid():
             try:

@@ -399,10 +399,10 @@ class QuiesceService(object):
             key = "%s/%s" % (kind, name)
             self.before.setdefault(key, {"spec": {"paused": (obj.get("spec") or {}).get("paused")}} if kind == "Cluster" else {
                 "metadata": {"annotations": {PAUSED_ANNOTATION: _annotations(obj).get(PAUSED_ANNOTATION)}}})
-            changes.append((api_path(group, version, plural, self.hcp_namespace, name), patch, kind, name))
+            changes.append((api_path(group, version, plural, self.hcp_namespace, name), patch, kind, name,
+                            self.hcp_namespace, "pause" if paused else "unpause"))
         # sent at once: the pause (or unpause) holds once all of them are in, whatever their order
-        parallel_map(lambda change: self._patch(change[0], change[1], change[2], change[3], self.hcp_namespace,
-                                                "pause" if paused else "unpause"), changes, len(changes))
+        parallel_map(lambda change: self._patch(*change), changes, len(changes))
 
     def _await_pause_observed(self, group):
         """With the controllers running (zero stop; observe_pause_seconds > 0): wait until every paused object and

@@ -99,11 +99,12 @@ class WindowService(PhasedRun):
         self.signal_diff = None
         self.flip = None  # zero_stop: the FlipService
         self.unpaused_at = None  # zero_stop: when the copies' pause was lifted (MARK_TIME_FORMAT)
-        self.served = None  # zero_stop: the served resources, read ahead of the pause (_read_ahead)
+        # zero_stop: read ahead of the pause (_read_ahead): the served resources, the paused groups' storage versions
+        self.served = self.versions = None
 
-    def _quiesce(self, versions=None, **overrides):
+    def _quiesce(self, **overrides):
         params = quiesce_params(self.hcp_namespace, **dict({"deployments": self.params["deployments"]}, **overrides))
-        return QuiesceService(self.client, params, check_mode=self.check_mode, versions=versions)
+        return QuiesceService(self.client, params, check_mode=self.check_mode, versions=self.versions)
 
     def _migrate(self, verify):
         params = migrate_params(self.hcp_namespace, require_paused=self.params["require_paused"],
@@ -116,10 +117,9 @@ class WindowService(PhasedRun):
         """zero_stop: what the pause and the copy would read first and no pause changes - the storage versions of the
         paused groups, the served resources - read before the pause, so that the pause lasts for the work alone."""
         groups = (self.params["source_pause_group"], self.params["pause_group"])
-        versions, self.served = parallel_map(lambda read: read(), (
+        self.versions, self.served = parallel_map(lambda read: read(), (
             lambda: read_storage_versions(self.client, groups),
             lambda: read_served_resources(self.client, self.params["parallelism"])), 2)
-        return versions
 
     def _closed_by_an_earlier_run(self):
         """The dry-run copy (its service) when an earlier run closed the window: every Deployment back at its record
@@ -171,12 +171,12 @@ class WindowService(PhasedRun):
         self.flip = FlipService(self.client, self.hcp_namespace, self.params["deployments"], check_mode=self.check_mode)
         config_map = self.flip.check((PROXY_PASSTHROUGH, PROXY_TRANSLATE))
         flipped_before = proxy_mode(config_map)[0] == PROXY_TRANSLATE
-        versions = self._read_ahead()
+        self._read_ahead()
         if self.params["source_pause_group"]:
             self.begin(PAUSE)
             self.stop = self._quiesce(pause_group=self.params["source_pause_group"], deployments=[],
                                       settle_seconds=self.params["settle_seconds"],
-                                      observe_pause_seconds=PAUSE_OBSERVED_SECONDS, versions=versions)
+                                      observe_pause_seconds=PAUSE_OBSERVED_SECONDS)
             self.stop.quiesce()
         self.begin(COPY)
         if flipped_before:
@@ -187,8 +187,7 @@ class WindowService(PhasedRun):
         self.begin(FLIP)
         self.flip.flip(PROXY_TRANSLATE, self.params["flip_timeout"])
         self.begin(START)
-        self.start = self._quiesce(state="resumed", pause_group=self.params["pause_group"], deployments=[],
-                                   versions=versions)
+        self.start = self._quiesce(state="resumed", pause_group=self.params["pause_group"], deployments=[])
         self.start.resume()
         self.unpaused_at = format_mark(self.now())
         self._signal_step()
