@@ -240,52 +240,53 @@ def _buckets(values, bounds):
         ("+Inf", float(len(values)))]
 
 
-def families(records, synced=True, last_sync=None):
-    """Every metric family of the fleet, from records (computed now: called on each scrape)."""
-    by_state = dict((state, 0) for state in machine.STATES)
-    failed_reasons = {}
-    durations = dict((outcome, []) for outcome in OUTCOMES)
-    leaderless_figures = []
-    state = _gauge("hosted_cluster_state", "One series per HostedCluster and state: 1 for the state its migration "
-                   "annotations are in (as the collection's state machine judges them), else 0.",
-                   (NAMESPACE_LABELS + ("name", "state")))
-    start = _gauge("migration_start_timestamp_seconds", "When the HostedCluster's last migration took its lock "
-                   "(legacy -> in-progress), Unix time.", (NAMESPACE_LABELS + ("name",)))
-    end = _gauge("migration_end_timestamp_seconds", "When the HostedCluster's last migration ended (migrated or "
-                 "failed), Unix time.", (NAMESPACE_LABELS + ("name",)))
-    lock = _gauge("migration_lock_info", "1 for each in-progress HostedCluster: the run holding its migration lock "
-                  "(holder, the run id; empty when none is recorded) and the lock's direction (migrate or rollback).",
-                  (NAMESPACE_LABELS + ("name", "holder", "direction")))
-    failure = _gauge("migration_failure_info", "1 for each failed HostedCluster, with its failure reason (the "
-                     "migration-failed annotation).", (NAMESPACE_LABELS + ("name", "failure_reason")))
-    rollback_failed = _gauge("rollback_failed_info", "1 for each HostedCluster whose last rescue or rollback failed "
-                             "(the capi-migration-rollback-failed annotation), with its note.",
-                             (NAMESPACE_LABELS + ("name", "reason")))
-    leaderless = _gauge("leaderless_seconds", "The longest time a CAPI manager of the HostedCluster's HCP namespace "
-                        "had no live leader (its leader-election Lease without a live holder) over the pre-install and "
-                        "the window of its last migration, seconds (the capi-migration-leaderless-seconds annotation); "
-                        "none for a HostedCluster whose migration wrote no such figure.",
-                        (NAMESPACE_LABELS + ("name",)))
-    for record in sorted(records, key=lambda each: (each.namespace, each.name)):
-        by_state[record.state] += 1
-        who = [record.namespace] * len(NAMESPACE_LABELS) + [record.name]  # the values of NAMESPACE_LABELS + name
-        for each in machine.STATES:
-            state.add_metric(who + [each], 1.0 if each == record.state else 0.0)
-        if record.start is not None:
-            start.add_metric(who, record.start)
-        if record.end is not None:
-            end.add_metric(who, record.end)
-            durations[record.outcome].append(record.end - record.start)
-        if record.state == machine.IN_PROGRESS:
-            lock.add_metric(who + [record.holder or "", record.direction or ""], 1.0)
-        if record.state == machine.FAILED:
-            failure.add_metric(who + [record.failure_reason or ""], 1.0)
-            failed_reasons[record.failure_reason or ""] = failed_reasons.get(record.failure_reason or "", 0) + 1
-        if record.rollback_failed:
-            rollback_failed.add_metric(who + [record.rollback_failed], 1.0)
-        if record.leaderless is not None:
-            leaderless.add_metric(who, record.leaderless)
-            leaderless_figures.append(record.leaderless)
+def _cluster_families():
+    """The gauge families with one series per HostedCluster, empty: state, start, end, lock, failure,
+    rollback_failed, leaderless (that order, as families() yields them)."""
+    return (
+        _gauge("hosted_cluster_state", "One series per HostedCluster and state: 1 for the state its migration "
+               "annotations are in (as the collection's state machine judges them), else 0.",
+               (NAMESPACE_LABELS + ("name", "state"))),
+        _gauge("migration_start_timestamp_seconds", "When the HostedCluster's last migration took its lock "
+               "(legacy -> in-progress), Unix time.", (NAMESPACE_LABELS + ("name",))),
+        _gauge("migration_end_timestamp_seconds", "When the HostedCluster's last migration ended (migrated or "
+               "failed), Unix time.", (NAMESPACE_LABELS + ("name",))),
+        _gauge("migration_lock_info", "1 for each in-progress HostedCluster: the run holding its migration lock "
+               "(holder, the run id; empty when none is recorded) and the lock's direction (migrate or rollback).",
+               (NAMESPACE_LABELS + ("name", "holder", "direction"))),
+        _gauge("migration_failure_info", "1 for each failed HostedCluster, with its failure reason (the "
+               "migration-failed annotation).", (NAMESPACE_LABELS + ("name", "failure_reason"))),
+        _gauge("rollback_failed_info", "1 for each HostedCluster whose last rescue or rollback failed "
+               "(the capi-migration-rollback-failed annotation), with its note.", (NAMESPACE_LABELS + ("name", "reason"))),
+        _gauge("leaderless_seconds", "The longest time a CAPI manager of the HostedCluster's HCP namespace "
+               "had no live leader (its leader-election Lease without a live holder) over the pre-install and "
+               "the window of its last migration, seconds (the capi-migration-leaderless-seconds annotation); "
+               "none for a HostedCluster whose migration wrote no such figure.", (NAMESPACE_LABELS + ("name",))),
+    )
+
+
+def _add_cluster(cluster_families, record):
+    """The series of one HostedCluster's record in _cluster_families()."""
+    state, start, end, lock, failure, rollback_failed, leaderless = cluster_families
+    who = [record.namespace] * len(NAMESPACE_LABELS) + [record.name]  # the values of NAMESPACE_LABELS + name
+    for each in machine.STATES:
+        state.add_metric(who + [each], 1.0 if each == record.state else 0.0)
+    if record.start is not None:
+        start.add_metric(who, record.start)
+    if record.end is not None:
+        end.add_metric(who, record.end)
+    if record.state == machine.IN_PROGRESS:
+        lock.add_metric(who + [record.holder or "", record.direction or ""], 1.0)
+    if record.state == machine.FAILED:
+        failure.add_metric(who + [record.failure_reason or ""], 1.0)
+    if record.rollback_failed:
+        rollback_failed.add_metric(who + [record.rollback_failed], 1.0)
+    if record.leaderless is not None:
+        leaderless.add_metric(who, record.leaderless)
+
+
+def _total_families(by_state, failed_reasons):
+    """The fleet's counts: by state (gauges named *_total, as HyperShift's design names them), failed by reason."""
     totals = [
         ("migrated_hosted_clusters_total", "HostedClusters migrated to the private CAPI types (a gauge: the name "
          "is HyperShift's design's).", by_state[machine.MIGRATED]),
@@ -305,6 +306,10 @@ def families(records, synced=True, last_sync=None):
     for reason, count in sorted(failed_reasons.items()):
         failed.add_metric([reason], float(count))
     yield failed
+
+
+def _histogram_families(durations, leaderless_figures):
+    """The last migrations' durations by outcome, and their leaderless figures."""
     histogram = HistogramMetricFamily(
         PREFIX + "migration_duration_seconds", "Seconds from lock to end of each HostedCluster's last finished "
         "migration (from its history annotation; computed at scrape time), by how it ended.", labels=["outcome"])
@@ -317,7 +322,9 @@ def families(records, synced=True, last_sync=None):
         "time), seconds; HostedClusters without the figure are not observed.")
     leaderless_histogram.add_metric([], _buckets(leaderless_figures, LEADERLESS_BUCKETS), sum(leaderless_figures))
     yield leaderless_histogram
-    yield from (state, start, end, lock, failure, rollback_failed, leaderless)
+
+
+def _sync_families(synced, last_sync):
     synced_family = _gauge("exporter_synced", "1 once the exporter has listed every HostedCluster (its series are "
                            "complete), else 0.")
     synced_family.add_metric([], 1.0 if synced else 0.0)
@@ -327,6 +334,29 @@ def families(records, synced=True, last_sync=None):
                       "(it lists again after a watch expires), Unix time.")
         last.add_metric([], last_sync)
         yield last
+
+
+def families(records, synced=True, last_sync=None):
+    """Every metric family of the fleet, from records (computed now: called on each scrape): the totals, the
+    histograms, the per-HostedCluster series, the exporter's own sync state."""
+    by_state = dict((state, 0) for state in machine.STATES)
+    failed_reasons = {}
+    durations = dict((outcome, []) for outcome in OUTCOMES)
+    leaderless_figures = []
+    cluster_families = _cluster_families()
+    for record in sorted(records, key=lambda each: (each.namespace, each.name)):
+        by_state[record.state] += 1
+        _add_cluster(cluster_families, record)
+        if record.end is not None:
+            durations[record.outcome].append(record.end - record.start)
+        if record.state == machine.FAILED:
+            failed_reasons[record.failure_reason or ""] = failed_reasons.get(record.failure_reason or "", 0) + 1
+        if record.leaderless is not None:
+            leaderless_figures.append(record.leaderless)
+    yield from _total_families(by_state, failed_reasons)
+    yield from _histogram_families(durations, leaderless_figures)
+    yield from cluster_families
+    yield from _sync_families(synced, last_sync)
 
 
 class FleetCollector(object):

@@ -158,76 +158,22 @@ class MigrateService(object):
 
     # --- run -------------------------------------------------------------------------------------
     def run(self):
-        served = self.served if self.served is not None else read_served_resources(self.client, self.parallelism)
-        moved, unserved = moved_kinds(served, self.group_map, self.direction, self.params.get("kinds"))
-        self.kinds = moved
-        discard = bool(self.params.get("discard"))
-        source_lists, target_lists, blocked = self.read_all(moved, unserved, every_target=discard)
-        if blocked and not self.client.dry_run:
-            raise MigrationError("namespace %s holds objects that cannot be moved: %s" % (self.hcp_namespace, "; ".join(
-                "%d %s object(s): %s" % (len(items), resource.kind, why) for resource, why, items in blocked)))
-        self.plan_unserved(blocked)
-        kind_by_key = {kind.key: kind for kind in moved}
-        sources, kind_of, targets = {}, {}, {}
-        for key, items in source_lists.items():
-            self.report.count(kind_by_key[key].kind, "found", len(items))
-            for item in items:
-                sources[item["metadata"]["uid"]] = item
-                kind_of[item["metadata"]["uid"]] = kind_by_key[key]
-        for key, items in target_lists.items():
-            for item in items:
-                targets[(key, object_name(item))] = item
-        if not sources:
-            self.report.warn("no %s CAPI objects found in namespace %s (kinds read: %s)"
-                             % ("standard" if self.direction == TO_PRIVATE else "private", self.hcp_namespace,
-                                ", ".join(kind.kind for kind in moved) or "none"))
+        """The move in its steps: read, check, skips, copy by level, carry deletions, verify, delete."""
+        served, moved, sources, kind_of, targets, kind_by_key = self._read(discard=bool(self.params.get("discard")))
         self.check_paused(sources, kind_of)
         graph = OwnershipGraph(list(sources.values()))
-        if discard:
+        if self.params.get("discard"):
             self.discard(sources, kind_of, targets, kind_by_key, graph)
             return self.report
         carry = bool(self.params.get("carry_deletions"))
-        # this module's own deletions (an interrupted delete phase): their copies stay, nothing to carry (a carried
-        # source stays carried: its copy goes too)
-        own = {uid for uid in graph.skipped if not is_carried(sources[uid])
-               and deleted_by_this_module(sources[uid], targets.get((kind_of[uid].key, object_name(sources[uid]))))}
-        for uid, reason in sorted(graph.skipped.items(), key=lambda pair: (kind_of[pair[0]].kind, object_name(sources[pair[0]]))):
-            if uid not in own:
-                self.report.count(kind_of[uid].kind, "leaving")
-            if is_carried(sources[uid]):  # an earlier run carried it: its copy may be gone already, never recreate it
-                self.report.step("carried", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
-                continue
-            if carry and uid not in own:  # copied like the others; the copies of those being deleted are then deleted
-                self.report.step("carry", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
-                continue
-            self.report.skip(kind_of[uid].kind, object_name(sources[uid]), "not copied: %s" % reason)
-            self.report.step("skip", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+        own = self._report_skips(graph, sources, kind_of, targets, carry)
         copyable = [uid for uid in sources if (uid not in graph.skipped or carry and uid not in own)
                     and not is_carried(sources[uid])]
-        levels = graph.levels(copyable)
         moved_set = {(kind.source_group, kind.kind) for kind in moved}
         orphaning = {uid for uid in graph.skipped
                      if DELETION_ORPHAN_FINALIZER in ((sources[uid].get("metadata") or {}).get("finalizers") or ())}
-        copier = CopyEngine(self.client, self.report, self.hcp_namespace, self.direction, self.group_map,
-                            force=self.params["force"], parallelism=self.parallelism, diff=self.diff,
-                            keep_existing=self.params.get("keep_existing", False))
-        owner_targets, copies = {}, {}
-        # carried by an earlier run: not copied again, but their dependents not yet carried (a run stopped between two
-        # marks) still name the copy as their owner; a copy whose deletion was carried, still there, is deleted below
-        carried_copies = {}
-        for uid in sources:
-            copy_uid = carried_copy_uid(sources[uid])
-            if copy_uid is not None:
-                owner_targets[uid] = (kind_of[uid].target_api_version, copy_uid)
-                existing = targets.get((kind_of[uid].key, object_name(sources[uid])))
-                if existing is not None and existing["metadata"].get("uid") == copy_uid \
-                        and carries_deletion(sources[uid]):
-                    carried_copies[uid] = existing
-        for members in levels:
-            copied = copier.copy_level(members, sources, kind_of, owner_targets, targets, moved_set, orphaning)
-            copies.update(copied)
-            for uid, target in copied.items():
-                owner_targets[uid] = (kind_of[uid].target_api_version, target["metadata"]["uid"])
+        owner_targets, copies, carried_copies = self._copy(graph.levels(copyable), sources, kind_of, targets, moved_set,
+                                                           orphaning)
         # being deleted by someone else (copyable holds none of this module's own deletions)
         deleting = [uid for uid in copyable if (sources[uid].get("metadata") or {}).get("deletionTimestamp")]
         # carried by an earlier run that may have stopped before deleting the copy: the copy goes now
@@ -249,6 +195,79 @@ class MigrateService(object):
                 uid in copyable or is_carried(sources[uid]) and not _only_the_gc_holds(sources[uid]))])
             self.delete(served, moved, levels, sources, kind_of, owner_targets, graph, carry)
         return self.report
+
+    def _read(self, discard):
+        """Every source object of the moved kinds, and the targets of those with sources (every target for discard):
+        (served, moved kinds, {uid: source}, {uid: its kind}, {(kind key, name): target}, {kind key: kind}). Refused
+        (MigrationError) when a kind whose target is not served holds objects, unless in check mode."""
+        served = self.served if self.served is not None else read_served_resources(self.client, self.parallelism)
+        moved, unserved = moved_kinds(served, self.group_map, self.direction, self.params.get("kinds"))
+        self.kinds = moved
+        source_lists, target_lists, blocked = self.read_all(moved, unserved, every_target=discard)
+        if blocked and not self.client.dry_run:
+            raise MigrationError("namespace %s holds objects that cannot be moved: %s" % (self.hcp_namespace, "; ".join(
+                "%d %s object(s): %s" % (len(items), resource.kind, why) for resource, why, items in blocked)))
+        self.plan_unserved(blocked)
+        kind_by_key = {kind.key: kind for kind in moved}
+        sources, kind_of, targets = {}, {}, {}
+        for key, items in source_lists.items():
+            self.report.count(kind_by_key[key].kind, "found", len(items))
+            for item in items:
+                sources[item["metadata"]["uid"]] = item
+                kind_of[item["metadata"]["uid"]] = kind_by_key[key]
+        for key, items in target_lists.items():
+            for item in items:
+                targets[(key, object_name(item))] = item
+        if not sources:
+            self.report.warn("no %s CAPI objects found in namespace %s (kinds read: %s)"
+                             % ("standard" if self.direction == TO_PRIVATE else "private", self.hcp_namespace,
+                                ", ".join(kind.kind for kind in moved) or "none"))
+        return served, moved, sources, kind_of, targets, kind_by_key
+
+    def _report_skips(self, graph, sources, kind_of, targets, carry):
+        """The report's step for each source the graph skips (carried, to carry, or not copied); returns the uids of
+        this module's own deletions (an interrupted delete phase): their copies stay, nothing to carry (a carried
+        source stays carried: its copy goes too)."""
+        own = {uid for uid in graph.skipped if not is_carried(sources[uid])
+               and deleted_by_this_module(sources[uid], targets.get((kind_of[uid].key, object_name(sources[uid]))))}
+        for uid, reason in sorted(graph.skipped.items(), key=lambda pair: (kind_of[pair[0]].kind, object_name(sources[pair[0]]))):
+            if uid not in own:
+                self.report.count(kind_of[uid].kind, "leaving")
+            if is_carried(sources[uid]):  # an earlier run carried it: its copy may be gone already, never recreate it
+                self.report.step("carried", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+                continue
+            if carry and uid not in own:  # copied like the others; the copies of those being deleted are then deleted
+                self.report.step("carry", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+                continue
+            self.report.skip(kind_of[uid].kind, object_name(sources[uid]), "not copied: %s" % reason)
+            self.report.step("skip", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+        return own
+
+    def _copy(self, levels, sources, kind_of, targets, moved_set, orphaning):
+        """The copies, level by level (an owner's copy before its dependents'): (owner_targets: {source uid: (its copy's
+        apiVersion, uid)}, copies: {source uid: copy}, carried_copies: {source uid: the copy an earlier run carried the
+        deletion of and left})."""
+        copier = CopyEngine(self.client, self.report, self.hcp_namespace, self.direction, self.group_map,
+                            force=self.params["force"], parallelism=self.parallelism, diff=self.diff,
+                            keep_existing=self.params.get("keep_existing", False))
+        owner_targets, copies = {}, {}
+        # carried by an earlier run: not copied again, but their dependents not yet carried (a run stopped between two
+        # marks) still name the copy as their owner; a copy whose deletion was carried, still there, is deleted later
+        carried_copies = {}
+        for uid in sources:
+            copy_uid = carried_copy_uid(sources[uid])
+            if copy_uid is not None:
+                owner_targets[uid] = (kind_of[uid].target_api_version, copy_uid)
+                existing = targets.get((kind_of[uid].key, object_name(sources[uid])))
+                if existing is not None and existing["metadata"].get("uid") == copy_uid \
+                        and carries_deletion(sources[uid]):
+                    carried_copies[uid] = existing
+        for members in levels:
+            copied = copier.copy_level(members, sources, kind_of, owner_targets, targets, moved_set, orphaning)
+            copies.update(copied)
+            for uid, target in copied.items():
+                owner_targets[uid] = (kind_of[uid].target_api_version, target["metadata"]["uid"])
+        return owner_targets, copies, carried_copies
 
     def discard(self, sources, kind_of, targets, kind_by_key, graph):
         """Delete the sources without copying them (discard: the copies a failed attempt made, while the objects they
