@@ -73,7 +73,7 @@ monitoring-binaries: venv
 # container (make capi-binaries), migrate_fleet.yml, verify_fleet.yml.
 # The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml
 demo: binaries node-binaries capi-binaries monitoring-binaries proxy-venv
-	$(BIN)/python hack/demo_fleet.py
+	$(BIN)/python hack/demo_fleet.py $(DEMO_ARGS)
 
 lint: venv
 	$(BIN)/ansible-lint --profile production

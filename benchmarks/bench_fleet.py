@@ -1,12 +1,12 @@
 """migrate_fleet.yml on a real control plane: N HostedClusters x 1 NodePool x 3 Machines, serial 1 versus serial 10.
 
 Each run gets its own control plane (testenv/cluster: etcd, kube-apiserver v1.34, kube-controller-manager,
-kube-scheduler and KWOK with one fake Node, as tests/integration/fleet/support.py start_fleet starts it) with the
+kube-scheduler and real nodes, as tests/integration/fleet/support.py start_fleet starts it) with the
 fleet's CRDs installed before the controllers (core CAPI converting through the collection's shim at /convert), loaded
 with the same fleet (testenv/hcp/fleet.py fleet_spec, AWS and KubeVirt alternating, every third cluster's core
-CAPI objects at v1beta1) and its Deployments settled (available, their Pods Ready on the KWOK Node) before the
+CAPI objects at v1beta1) and its Deployments settled (available, their Pods Ready on the nodes) before the
 playbook starts. Scaling a Deployment to 0 and its Pods going away is now the real deployment/replicaset
-controllers' and KWOK's work, not an imitation's zero delay. The role's deliberate waits (pause settle time, health
+controllers' and the kubelets' work, not an imitation's zero delay. The role's deliberate waits (pause settle time, health
 stable period) are set to 0, as in the fleet tests. Printed side by side: wall time of the whole playbook, of the
 migrate play (first cluster's start to last cluster's end, from the per-cluster records), per-cluster time and the
 speed-up of serial 10 over serial 1.
@@ -17,9 +17,10 @@ speed-up of serial 10 over serial 1.
     PRIVATE_CAPI_BENCH_PROFILE=1                        # also print the 15 slowest tasks of each run
     PRIVATE_CAPI_BENCH_STRATEGY=scale_down              # the strategy (default zero_stop, the roles' default)
 
-With zero_stop (the default) the sidecars the migration puts in run for real: the test bed's kubelet runs every Pod
-with the proxy's image on the KWOK node (testenv/cluster/pods.py, hybrid), one capi-proxy process per CAPI-dependent
-Deployment, so their start, their rolling update and the flip's acknowledgements are in the figures. Each run prints
+Every Pod runs on real nodes (testenv/cluster/node.py: kubelet, containerd; one per PODS_PER_NODE Pods, each node's
+Pod subnet a /24): with zero_stop (the default) the sidecars the migration puts in are containers of the proxy image,
+one per CAPI-dependent Deployment, so their start, their rolling update and the flip's acknowledgements are in the
+figures; the fixtures' other containers are a placeholder image. Each run prints
 its phase breakdown (p50, max and sum over the clusters of each phase of the fleet report).
 
 The forks of each run are max(serial, 5) (Ansible's default is 5, which would cap serial 10 at 5 hosts at a time).
@@ -46,11 +47,12 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import PHASE_COLUMNS, build_report
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
-from testenv import REPO_ROOT, yamlio
+from testenv import REPO_ROOT, capi, yamlio
 from testenv.hcp import fleet
 from testenv.hcp.fleet import deployments_settled
 
 MACHINES = 3
+PODS_PER_NODE = 200  # a node's Pod subnet is a /24; room left for the rolling updates' surge
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 # serial -> (fleet size, per cluster s, migrate play s) as this benchmark measured them at 8afd1a1 on tests/kubeapi
@@ -103,7 +105,10 @@ def start_loaded_server(workdir, seed, count):
     """A control plane with the seeded fleet loaded and its Deployments settled; returns (server, inventory path)."""
     with open(os.path.join(seed, "crds.yaml")) as handle:
         crds = yamlio.load_all(handle)
-    server = start_cluster(os.path.join(workdir, "cluster"), crds=crds)
+    objects = fleet.seed_objects(seed)
+    pods = sum(obj["spec"]["replicas"] for obj in objects if obj["kind"] == "Deployment")
+    server = start_cluster(os.path.join(workdir, "cluster"), crds=crds, nodes=max(1, -(-pods // PODS_PER_NODE)),
+                           node_images=capi.node_images(objects, managers=()))
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
         wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available",
@@ -198,7 +203,7 @@ def main():
         seed = os.path.join(workdir, "seed")
         fleet.seed_fleet_dir(seed, fleet.fleet_spec(count, machines=MACHINES))
         print("fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS/KubeVirt), a real control plane per run "
-              "(kube-apiserver, controllers, KWOK, the sidecars' Pods run for real), pause settle and health stable "
+              "(kube-apiserver, controllers, real nodes: every Pod a container), pause settle and health stable "
               "periods 0; strategy %s; %d CPU cores" % (count, MACHINES, how, os.cpu_count() or 0))
         results = []
         for serial in batch_sizes:

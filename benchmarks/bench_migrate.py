@@ -101,7 +101,7 @@ def was(key, text="%s"):
 def main():
     workdir = tempfile.mkdtemp(prefix="bench-migrate-")
     crds = build.crd_documents()
-    server = start_cluster(os.path.join(workdir, "cluster"), crds=crds)
+    server = start_cluster(os.path.join(workdir, "cluster"), crds=crds, pods="kwok-only")
     try:
         session = build.RestSession(server.kubeconfig, connections=32)
         version = server.request("GET", "/version").json().get("gitVersion")

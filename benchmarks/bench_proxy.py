@@ -410,7 +410,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="bench-proxy-")
     # kube-apiserver and etcd only: no controller asks the server anything while the figures are taken
     crds = private_crds()
-    server = start_cluster(os.path.join(workdir, "cluster"), crds=crds, components=())
+    server = start_cluster(os.path.join(workdir, "cluster"), crds=crds, components=(), pods="kwok-only")
     proxy = None
     try:
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}

@@ -1,7 +1,8 @@
 """The fleet demo (`make demo`): a real local management cluster (etcd, kube-apiserver, kube-controller-manager,
-kube-scheduler and KWOK, built from upstream by testenv/cluster) with 6 HostedClusters (AWS and KubeVirt), one of which
-a ValidatingAdmissionPolicy refuses to migrate, migrated by playbooks/migrate_fleet.yml, then checked by
-playbooks/verify_fleet.yml.
+kube-scheduler and a real node, built from upstream by testenv/cluster) with 6 HostedClusters (AWS and KubeVirt), one
+of which a ValidatingAdmissionPolicy refuses to migrate, migrated by playbooks/migrate_fleet.yml, then checked by
+playbooks/verify_fleet.yml. One demo per --workdir at a time (a second is refused, naming the first's pid); demos in
+different workdirs run side by side (each its own bridge, node and ports).
 
     .venv/bin/python hack/demo_fleet.py [--count 6] [--machines 2] [--serial 6] [--faulty hc-03] [--workdir DIR]
         [--strategy zero_stop|scale_down]
@@ -10,6 +11,7 @@ Expected end: every HostedCluster migrated but the faulty one, which is rolled b
 its HCP namespace as it was). Exits 0 when that is what happened. The server is stopped whatever happens.
 """
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -30,7 +32,7 @@ from testenv.client import wait_for  # noqa: E402  pylint: disable=wrong-import-
 from testenv.hcp import build, fleet  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.admission import refuse  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.testing import start_cluster  # noqa: E402  pylint: disable=wrong-import-position
-from testenv.cluster.pods import containers_named, unwell  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.cluster.testing import containers_named, unwell  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.monitoring import start_prometheus  # noqa: E402  pylint: disable=wrong-import-position
 from hack.demo_monitoring import print_scraped, scraped  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.hypershift.private_capi.plugins.module_utils import monitoring  # noqa: E402  pylint: disable=wrong-import-position
@@ -230,10 +232,32 @@ def scrape_the_fleet(args, server):
         process.stop()
 
 
+def hold_workdir(workdir):
+    """An exclusive lock on workdir for this demo's life (the open file, returned); None when another demo holds it."""
+    lock = open(os.path.join(workdir, ".lock"), "a+")  # pylint: disable=consider-using-with
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or "?"
+        lock.close()
+        print("demo_fleet: another demo (pid %s) runs in %s: wait for it to end, or give this one its own --workdir "
+              "(two demos run side by side, each with its own control plane and node)" % (holder, workdir),
+              file=sys.stderr)
+        return None
+    lock.truncate(0)
+    lock.write(str(os.getpid()))
+    lock.flush()
+    return lock
+
+
 def main(argv=None):
     args = parse_args(argv)
     args.workdir = os.path.abspath(args.workdir)
     os.makedirs(args.workdir, exist_ok=True)
+    lock = hold_workdir(args.workdir)
+    if lock is None:
+        return 1
     started = time.monotonic()
     seed = os.path.join(args.workdir, "seed")
     shutil.rmtree(seed, ignore_errors=True)

@@ -268,7 +268,7 @@ class Controllers(object):
 
 
 SIDECAR = sidecar.CONTAINER_NAME  # the container the api_proxy role puts in
-# HyperShift's Deployments of the managers (the images' repositories: testenv.cluster.pods runs their Pods)
+# HyperShift's Deployments of the managers (the images' names: node_images side-loads them)
 HCP_DEPLOYMENTS = {"cluster-api": "capi-manager", "capi-provider": "capd-manager"}
 # The leases the managers elect their leader with (core/main.go, test/infrastructure/docker/main.go LeaderElectionID)
 LEADER_LEASES = {"cluster-api": "controller-leader-election-capi", "capi-provider": "controller-leader-election-capd"}
@@ -288,27 +288,20 @@ WEBHOOK_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # the managers' defa
 HEALTH_PORT = 9440
 
 
-def manager_images(release="v1beta2"):
-    """The image -> command entries (start_cluster(images=...)) that run the release's managers as the Pods of the
-    Deployments cluster-api and capi-provider: the binaries built from upstream (testenv/cluster/build.py)."""
-    chosen = RELEASES[release]
-    found = build.ensure_binaries(chosen.binaries.values())
-    return {deployment: {"entrypoint": [found[chosen.binaries[manager]]]}
-            for deployment, manager in HCP_DEPLOYMENTS.items()}
-
-
-def node_images(objects, release="v1beta2", managers=tuple(HCP_DEPLOYMENTS)):
+def node_images(objects, release="v1beta2", managers=tuple(HCP_DEPLOYMENTS), placeholders=()):
     """The image archives a real node (start_cluster(pods="node", node_images=...)) needs for objects: the managers'
     binaries as the images of the Deployments `managers` (cluster-api, capi-provider), the proxy image the roles
-    deploy, and a placeholder (testenv.cluster.images) under the name of every other Deployment's image."""
+    deploy, and a placeholder (testenv.cluster.images) under the name of every other Deployment's image and of
+    `placeholders` (the images of containers a test adds)."""
     from testenv.cluster import images  # pylint: disable=import-outside-toplevel
     chosen = RELEASES[release]
-    build.ensure_binaries(chosen.binaries.values())
+    if managers:
+        build.ensure_binaries(chosen.binaries[HCP_DEPLOYMENTS[deployment]] for deployment in managers)
     managers = {fleet.component_image(deployment): chosen.binaries[HCP_DEPLOYMENTS[deployment]]
                 for deployment in managers}
     containers = [container for obj in objects if obj["kind"] == "Deployment"
                   for container in obj["spec"]["template"]["spec"]["containers"] if container["image"] not in managers]
-    others = [container["image"] for container in containers]
+    others = [container["image"] for container in containers] + list(placeholders)
     commands = [container["command"][0] for container in containers if container.get("command")]
     return ([images.proxy_archive()] + [images.binary_image(binary, image) for image, binary in sorted(managers.items())]
             + ([images.placeholder_archive(others, commands)] if others else []))
@@ -406,8 +399,8 @@ ELECT_ONLY_ARGS = ["--watch-filter=private-capi-elect-only"]
 
 def electing_core_manager(deployment, namespace, leader_args=LEADER_ELECTION_ARGS):
     """The objects that make a fixture's Deployment cluster-api (testenv.hcp.fleet's) run the real core manager
-    v1.14.2 as HyperShift runs it (hypershift_managers: its args, probes, serving certificate and RBAC; manager_images
-    runs it), electing its leader with leader_args (HyperShift's by default) in the Lease LEADER_LEASES["cluster-api"]
+    v1.14.2 as HyperShift runs it (hypershift_managers: its args, probes, serving certificate and RBAC; node_images
+    has its image), electing its leader with leader_args (HyperShift's by default) in the Lease LEADER_LEASES["cluster-api"]
     of namespace, and reconciling nothing of the fixture (ELECT_ONLY_ARGS): what the leader handover needs of a
     manager - a real client-go leader election that gives no Lease back when it stops - without its controllers
     touching the fixture's objects (KWOK's Machines, HyperShift's providers that do not run here)."""
@@ -420,15 +413,10 @@ def electing_core_manager(deployment, namespace, leader_args=LEADER_ELECTION_ARG
     return objects
 
 
-def core_manager_image(release="v1beta2"):
-    """manager_images() of the core manager alone (the Deployment cluster-api): a fixture's capi-provider stays KWOK's."""
-    return {"cluster-api": manager_images(release)["cluster-api"]}
-
-
 def run_electing_core_manager(server, namespace, leader_args=LEADER_ELECTION_ARGS):
     """The live Deployment cluster-api of namespace (server: testenv's RealServer) turned into electing_core_manager's
     through the API: the Deployment replaced (a rollout), its Secret and RBAC created. Its Pods run the manager where
-    the server was started with images=core_manager_image() and every core CAPI CRD HyperShift installs
+    the server's node has node_images(managers=("cluster-api",)) and every core CAPI CRD HyperShift installs
     (testenv.hcp.build.all_core_crds: the manager does not start without them)."""
     path = "/apis/apps/v1/namespaces/%s/deployments/cluster-api" % namespace
     for obj in electing_core_manager(server.request("GET", path).json(), namespace, leader_args):

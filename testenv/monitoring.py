@@ -2,10 +2,13 @@
 tests and the demo: Prometheus built from the Go module pinned in testenv/cluster/go/prometheus (testenv.cluster.build,
 the per-version cache), scraping the exporter every second with the collection's rules."""
 import os
+import sys
+from pathlib import Path
 import subprocess
 
 import yaml
 
+from testenv import REPO_ROOT
 from testenv.cluster.build import ensure_binaries
 
 
@@ -39,10 +42,30 @@ class Process(object):
         return code
 
 
+REPO = Path(REPO_ROOT)
+PROXY_VENV = REPO / ".build" / "proxy-venv"  # `make proxy-venv`: the package of the built collection tarball
+PROXY_SOURCES = ("capi_proxy", "plugins/module_utils/translate", "plugins/module_utils/merge_patch.py",
+                 "plugins/module_utils/hypershift.py", "plugins/module_utils/state/machine.py", "pyproject.toml",
+                 "galaxy.yml", "requirements.txt")  # the Makefile's PROXY_SOURCES
+
+
+def proxy_entrypoint():
+    """`capi-proxy` of the package installed from the built collection tarball (`make proxy-venv`, what `make test`
+    and `make demo` run), unless the checkout's proxy sources are newer than that install; then the checkout's
+    `python -m capi_proxy`."""
+    stamp = PROXY_VENV / ".installed"
+    if stamp.exists():
+        installed = stamp.stat().st_mtime
+        newest = max(path.stat().st_mtime for source in PROXY_SOURCES for path in
+                     ([REPO / source] if (REPO / source).is_file() else (REPO / source).rglob("*.py")))
+        if newest <= installed:
+            return {"entrypoint": [str(PROXY_VENV / "bin" / "capi-proxy")], "env": {}}
+    return {"entrypoint": [sys.executable, "-m", "capi_proxy"], "env": {"PYTHONPATH": REPO_ROOT}}
+
+
 def start_exporter(kubeconfig, directory):
     """`capi-proxy exporter` as the proxy's image runs it here (the installed package of `make proxy-venv`, else the
     checkout's), listing and watching the server of kubeconfig; returns (process, its /metrics URL)."""
-    from testenv.cluster.pods import proxy_entrypoint  # pylint: disable=import-outside-toplevel
     entry = proxy_entrypoint()
     port = loopback_port()
     env = dict(os.environ, **entry["env"])

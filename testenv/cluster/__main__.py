@@ -1,7 +1,7 @@
 """python -m testenv.cluster {build,serve} ...
 
 build  [NAME...]                      build (or find) the binaries, print their paths
-serve  --kubeconfig PATH [--state-dir DIR] [--fake-nodes N]
+serve  --kubeconfig PATH [--state-dir DIR] [--fake-nodes N] [--nodes N]
                                       run the control plane until SIGINT/SIGTERM
 """
 
@@ -32,9 +32,13 @@ def serve(args: argparse.Namespace) -> int:
     else:
         tmp = tempfile.TemporaryDirectory(prefix="testenv-cluster-")
         state_dir = Path(tmp.name)
-    components = tuple(c for c in ("kube-controller-manager", "kube-scheduler", "kwok", "netns-pods")
-                       if c not in args.without)
-    cluster = Cluster(state_dir, kubeconfig=Path(args.kubeconfig), components=components)
+    components = tuple(c for c in ("kube-controller-manager", "kube-scheduler", "kwok") if c not in args.without)
+    node_images = []
+    if args.nodes:
+        from .images import proxy_archive  # pylint: disable=import-outside-toplevel
+        node_images = [proxy_archive()]
+    cluster = Cluster(state_dir, kubeconfig=Path(args.kubeconfig), components=components, nodes=args.nodes,
+                      node_images=node_images)
     try:
         try:
             cluster.start()
@@ -84,10 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         "--without",
         action="append",
         default=[],
-        choices=["kube-controller-manager", "kube-scheduler", "kwok", "netns-pods"],
-        help="leave this component out (repeatable); netns-pods runs the Pods of the images the test bed has "
-        "(the proxy sidecar, the conversion shim) for real on every KWOK node (testenv/cluster/pods.py)",
+        choices=["kube-controller-manager", "kube-scheduler", "kwok"],
+        help="leave this component out (repeatable)",
     )
+    s.add_argument("--nodes", type=int, default=0, help="real nodes (testenv/cluster/node.py: kubelet, containerd) "
+                   "with the collection's image side-loaded")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.command == "build":

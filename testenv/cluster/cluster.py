@@ -1,7 +1,8 @@
 """Run a real Kubernetes control plane on 127.0.0.1 for tests.
 
-etcd, kube-apiserver (RBAC on), kube-controller-manager, kube-scheduler and
-KWOK (fake nodes and pods), each a child process with its log in the state
+etcd, kube-apiserver (RBAC on), kube-controller-manager, kube-scheduler, and
+KWOK (fake nodes and pods) or real nodes (testenv.cluster.node: kubelet,
+containerd, kube-proxy), each a child process with its log in the state
 directory. Certificates are made with the ``openssl`` command.
 
     with Cluster(state_dir) as c:          # start() ... stop()
@@ -26,7 +27,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from .build import ensure_binaries
-from .kwok_stages import STAGES_YAML, leaving_alone
+from .kwok_stages import STAGES_YAML
 
 LOG = logging.getLogger("testenv.cluster")
 
@@ -78,7 +78,8 @@ kind: Policy
 omitStages: [RequestReceived]
 rules:
 - level: None
-  users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, testenv-pods, system:apiserver]
+  users: [system:kube-controller-manager, system:kube-scheduler, kwok-controller, system:kube-proxy, testenv-coredns,
+         system:apiserver]
 - level: None
   userGroups: ["system:serviceaccounts:kube-system", "system:nodes"]
 - level: None
@@ -285,28 +286,26 @@ class Process:
 
 
 class PodNetwork:
-    """The pod network of one cluster whose Pods run for real (testenv.cluster.pods): a bridge `tpcN` with the
-    gateway 10.(200+N).0.1/16, N the first index no live cluster holds. Its owner (this process) is written under
+    """The network of one cluster's real nodes (testenv.cluster.node): a bridge `tpcN` with the gateway
+    10.(200+N).0.1/24 (the nodes' links; their Pods are routed /24s), N the first index no live cluster holds. Its owner (this process) is written under
     OWNERS, so a bridge left by a killed run is taken back, with its Pods' namespaces."""
 
     OWNERS = Path("/run/testenv-pods")
     SLOTS = 50
 
-    def __init__(self, index: int, prefix: int = 16):
+    def __init__(self, index: int):
         self.index = index
         self.bridge = f"tpc{index}"
         self.gateway = f"10.{200 + index}.0.1"
-        # 16: the stand-in's Pods on the bridge; 24: the real nodes' links (their Pods are routed /24s, node.py)
-        self.prefix = prefix
+        self.prefix = 24
 
     @classmethod
-    def allocate(cls, prefix: int = 16) -> "PodNetwork":
+    def allocate(cls) -> "PodNetwork":
         if os.geteuid() != 0 or shutil.which("ip") is None:
-            raise ClusterError("Pods that run for real need root and the ip command (iproute2): one network "
-                               "namespace per Pod")
+            raise ClusterError("real nodes need root and the ip command (iproute2): network namespaces, a bridge")
         cls.OWNERS.mkdir(parents=True, exist_ok=True)
         with cls._locked():  # two processes taking back the same stale slot must not undo each other's bridge
-            return cls._allocate(prefix)
+            return cls._allocate()
 
     @classmethod
     @contextlib.contextmanager
@@ -319,9 +318,9 @@ class PodNetwork:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     @classmethod
-    def _allocate(cls, prefix: int = 16) -> "PodNetwork":
+    def _allocate(cls) -> "PodNetwork":
         for index in range(cls.SLOTS):
-            network = cls(index, prefix)
+            network = cls(index)
             owner = cls.OWNERS / network.bridge
             if owner.exists():
                 try:
@@ -352,8 +351,6 @@ class PodNetwork:
             if name.startswith(self.bridge + "-node"):  # a real node a killed run left: its processes, cgroups
                 from .node import stale_node  # pylint: disable=import-outside-toplevel
                 stale_node(name)
-            elif name.startswith(self.bridge + "-"):
-                subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
         subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)
         (self.OWNERS / self.bridge).unlink(missing_ok=True)
 
@@ -374,8 +371,7 @@ class Cluster:
     ports: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict, repr=False)  # user -> static bearer token
-    pod_network: PodNetwork | None = None  # with the "netns-pods" component (testenv.cluster.pods)
-    images: dict | None = None  # netns-pods: image repository -> {entrypoint, env}, beside pods.IMAGES
+    pod_network: PodNetwork | None = None  # with real nodes
     nodes: int = 0  # real nodes (testenv.cluster.node: kubelet, containerd, kube-proxy), kube-apiserver on their bridge
     node_images: list[Path] = field(default_factory=list)  # image archives side-loaded into every real node
     real_nodes: list = field(default_factory=list)
@@ -416,7 +412,7 @@ class Cluster:
     # ---- start
     def start(self) -> "Cluster":
         t0 = time.monotonic()
-        want = ["kube-apiserver", "etcd", *(c for c in self.components if c != "netns-pods"),
+        want = ["kube-apiserver", "etcd", *self.components,
                 *(("kubelet", "kube-proxy", "coredns") if self.nodes else ())]
         if self.binaries is None:
             self.binaries = ensure_binaries(want)
@@ -425,12 +421,10 @@ class Cluster:
             raise ClusterError(f"binaries not available: {missing} (have {sorted(self.binaries)})")
         self.state_dir.mkdir(parents=True, exist_ok=True)
         (self.state_dir / "logs").mkdir(exist_ok=True)
-        for name in ("etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler", "kwok", "netns-pods"):
+        for name in ("etcd", "etcd-peer", "apiserver", "controller-manager", "scheduler", "kwok"):
             self.ports[name] = free_port()
-        if "netns-pods" in self.components:
+        if self.nodes:
             self.pod_network = PodNetwork.allocate()
-        elif self.nodes:
-            self.pod_network = PodNetwork.allocate(prefix=24)
 
         self._make_pki()
         self._make_tokens()
@@ -447,8 +441,6 @@ class Cluster:
             self._start_scheduler()
         if "kwok" in self.components:
             self._start_kwok()
-        if "netns-pods" in self.components:
-            self._start_netns_pods()
         for proc in self.processes[2:]:
             self._wait_healthy(proc)
         if self.nodes:
@@ -478,7 +470,6 @@ class Cluster:
             "controller-manager": "/CN=system:kube-controller-manager",
             "scheduler": "/CN=system:kube-scheduler",
             "kwok": "/O=system:masters/CN=kwok-controller",
-            "netns-pods": "/O=system:masters/CN=testenv-pods",
         }
         for index in range(self.nodes):  # the Node authorizer's identity of each kubelet, and kube-proxy's
             users[f"node-{index}"] = f"/O=system:nodes/CN=system:node:node-{index}"
@@ -570,7 +561,8 @@ class Cluster:
                 "--profiling=false",
                 "--v=1",
                 # a Service that kube-apiserver calls (a conversion webhook) is reached at its endpoints, the pod
-                # IPs of its Ready Pods: the test bed has no kube-proxy to route a ClusterIP
+                # IPs of its Ready Pods: kube-proxy routes ClusterIPs inside the nodes' network namespaces, and
+                # kube-apiserver runs on the host
                 *(["--enable-aggregator-routing=true"] if self.pod_network is not None else []),
                 *self._audit_args(),
             ],
@@ -628,11 +620,7 @@ class Cluster:
 
     def _start_kwok(self) -> None:
         stages = self.state_dir / "kwok-stages.yaml"
-        stages_yaml = STAGES_YAML
-        if "netns-pods" in self.components:  # the Pods testenv.cluster.pods runs on KWOK's nodes are not KWOK's
-            from .pods import IMAGES, kwok_exclusion  # pylint: disable=import-outside-toplevel
-            stages_yaml = leaving_alone(stages_yaml, kwok_exclusion({**IMAGES, **(self.images or {})}))
-        stages.write_text(stages_yaml)
+        stages.write_text(STAGES_YAML)
         proc = self._spawn(
             "kwok",
             [
@@ -647,23 +635,6 @@ class Cluster:
             ],
         )
         proc.health_url = f"http://127.0.0.1:{self.ports['kwok']}/healthz"
-
-    def _start_netns_pods(self) -> None:
-        network = self.pod_network
-        args = [f"--kubeconfig={self.state_dir / 'netns-pods.kubeconfig'}", f"--bridge={network.bridge}",
-                f"--gateway={network.gateway}", f"--prefix={network.prefix}",
-                f"--apiserver-port={self.ports['apiserver']}", f"--state-dir={self.state_dir / 'netns-pods'}",
-                f"--health-port={self.ports['netns-pods']}"]
-        if "kwok" in self.components:
-            args.append("--kwok-nodes")  # the Pods of known images on every KWOK node
-        if self.images:
-            images = self.state_dir / "netns-pods-images.json"
-            images.write_text(json.dumps(self.images))
-            args.append(f"--images={images}")
-        repo = str(Path(__file__).resolve().parents[2])
-        proc = self._spawn("netns-pods", args, command=[sys.executable, "-m", "testenv.cluster.pods"],
-                           env=dict(os.environ, PYTHONPATH=repo))
-        proc.health_url = f"http://127.0.0.1:{self.ports['netns-pods']}/healthz"
 
     def _start_nodes(self) -> None:
         """The real nodes (testenv.cluster.node), each Ready before this returns."""

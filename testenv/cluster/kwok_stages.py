@@ -307,15 +307,3 @@ spec:
     delete: true
 """
 
-
-def leaving_alone(stages_yaml, match_expression):
-    """The stages with `match_expression` (YAML lines of one matchExpressions entry) added to every Pod stage's
-    selector: KWOK then leaves the Pods it does not match to another runner (testenv.cluster.pods, hybrid mode)."""
-    documents = stages_yaml.split("\n---\n")
-    marked = []
-    for document in documents:
-        if "    kind: Pod\n" in document:
-            document = document.replace("  selector:\n    matchExpressions:\n",
-                                        "  selector:\n    matchExpressions:\n" + match_expression, 1)
-        marked.append(document)
-    return "\n---\n".join(marked)

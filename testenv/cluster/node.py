@@ -36,6 +36,7 @@ import logging
 import fcntl
 import hashlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -52,6 +53,10 @@ CNI_BIN = "/usr/lib/cni"
 KERNEL_TUNABLES = ("vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
                    "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes")
 TUNABLES_RECORD = Path("/run/testenv-pods/kernel-tunables.json")
+# The node's state directory as its daemons see it: bound here in the node's own mount namespace, so that the unix
+# sockets under it (containerd's, the kubelet's pod-resources and plugin sockets) stay within 104 bytes whatever the
+# state directory's path (pytest's are long); every node has its own namespace, so the same path serves them all
+INSIDE = Path("/run/testenv-node")
 
 
 class NodeError(RuntimeError):
@@ -67,8 +72,9 @@ def _ip(*args: str, netns: str | None = None, check: bool = True) -> subprocess.
 
 
 def containerd_config(state: Path, cni_conf: Path) -> str:
-    """containerd 1.6's config (version 2) for one node: its own root, state, sockets and runc root; the CRI with the
-    side-loaded pause image, cgroupfs, restrict_oom_score_adj (module docstring) and the node's CNI config."""
+    """containerd 1.6's config (version 2) for one node: its own root, state, sockets and runc root under `state` (the
+    node's state directory as its daemons see it: INSIDE); the CRI with the side-loaded pause image, cgroupfs,
+    restrict_oom_score_adj (module docstring) and the node's CNI config."""
     from testenv.cluster.images import PAUSE_IMAGE  # pylint: disable=import-outside-toplevel
     return f"""version = 2
 root = "{state / 'root'}"
@@ -117,7 +123,7 @@ def kubelet_config(node: "Node") -> dict:
         "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
         "cgroupDriver": "cgroupfs", "cgroupRoot": f"/{node.netns}", "cgroupsPerQOS": True, "failCgroupV1": False,
         "failSwapOn": False, "oomScoreAdj": 0, "protectKernelDefaults": False,
-        "containerRuntimeEndpoint": f"unix://{node.state / 'containerd.sock'}",
+        "containerRuntimeEndpoint": f"unix://{INSIDE / 'containerd.sock'}",
         "address": node.ip, "port": 10250, "readOnlyPort": 0, "healthzBindAddress": "127.0.0.1", "healthzPort": 10248,
         "authentication": {"anonymous": {"enabled": False}, "webhook": {"enabled": False},
                            "x509": {"clientCAFile": str(node.ca)}},
@@ -183,29 +189,52 @@ def _restore_tunables() -> None:
     TUNABLES_RECORD.unlink(missing_ok=True)
 
 
-STORES_KEPT = 6  # image stores kept in the cache (each test module's set of images has its own), newest first
+STORES_KEPT = 24  # image stores kept in the cache (a test module's set of images has its own), newest first
 
 
-def image_store(archives: list[Path]) -> Path:
+def linked_copy(source: Path, dest: Path) -> None:
+    """A containerd root copied as hard links (content blobs and unpacked layers are never written in place), its bolt
+    databases as real copies (containerd writes them); a full copy on another filesystem."""
+    if subprocess.run(["cp", "-al", str(source), str(dest)], capture_output=True, check=False).returncode != 0:
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(source, dest, symlinks=True)
+    for database in dest.rglob("*.db"):
+        copy = database.with_name(database.name + ".copy")
+        shutil.copy2(database, copy)
+        os.replace(copy, database)
+
+
+def seed_root(archives: list[Path], root: Path) -> None:
     """A containerd root holding the images of archives (OCI or docker-archive) in the k8s.io namespace, unpacked for
     overlayfs: made once per set of archives by a containerd of its own (no CRI, no network) under the binary cache,
     and reused. Importing the proxy image (323 MB) took 64 s per node on these VMs; hard links of a store take
-    well under a second. Made under a lock, so parallel test workers make it once."""
+    well under a second. A new set starts from the largest store whose archives it includes (hard links: the stores
+    share their files on disk) and imports the rest. root (a node's containerd root) becomes a linked copy of it. Under
+    a lock, so parallel test workers make a store once and none is removed while it is copied."""
     from testenv.cluster.build import cache_root  # pylint: disable=import-outside-toplevel
-    digest = hashlib.sha256()
+    keys = {}
     for archive in archives:
         info = Path(archive).stat()
-        digest.update(f"{Path(archive).resolve()}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+        keys[f"{Path(archive).resolve()}\0{info.st_size}\0{info.st_mtime_ns}"] = Path(archive)
     stores = cache_root() / "containerd-images"
     stores.mkdir(parents=True, exist_ok=True)
-    dest = stores / digest.hexdigest()[:16]
+    dest = stores / hashlib.sha256("\0\0".join(sorted(keys)).encode()).hexdigest()[:16]
     with open(stores / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (dest / "root").is_dir():
+            base, have = None, []
+            for store in stores.iterdir():
+                try:
+                    held = json.loads((store / "archives.json").read_text())
+                except (OSError, ValueError):
+                    continue
+                if set(held) <= set(keys) and len(held) > len(have):
+                    base, have = store / "root", held
             tmp = stores / f".{dest.name}.tmp-{os.getpid()}"
             shutil.rmtree(tmp, ignore_errors=True)
             try:
-                _import_into(tmp, archives)
+                _import_into(tmp, [path for key, path in keys.items() if key not in have], base)
+                (tmp / "archives.json").write_text(json.dumps(sorted(keys)))
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
@@ -214,12 +243,17 @@ def image_store(archives: list[Path]) -> Path:
         for stale in sorted((d for d in stores.iterdir() if d.is_dir() and not d.name.startswith(".")),
                             key=lambda d: d.stat().st_mtime, reverse=True)[STORES_KEPT:]:
             shutil.rmtree(stale, ignore_errors=True)
-    return dest / "root"
+        if root.exists():
+            shutil.rmtree(root)
+        linked_copy(dest / "root", root)
 
 
-def _import_into(directory: Path, archives: list[Path]) -> None:
-    """`ctr images import` of each archive by a containerd whose root is directory/root, stopped afterwards."""
+def _import_into(directory: Path, archives: list[Path], base: Path | None = None) -> None:
+    """`ctr images import` of each archive by a containerd whose root is directory/root (starting as a linked copy
+    of base), stopped afterwards."""
     directory.mkdir(parents=True)
+    if base is not None:
+        linked_copy(base, directory / "root")
     sockets = Path(tempfile.mkdtemp(prefix="testenv-ctd-"))  # a unix socket's path has at most 104 bytes
     socket = sockets / "containerd.sock"
     (directory / "config.toml").write_text(f"""version = 2
@@ -278,6 +312,7 @@ class Node:
     binaries: dict[str, str]
     max_pods: int = 250
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    commands: dict[str, list[str]] = field(default_factory=dict)  # each daemon's command line, for restart()
     holder: subprocess.Popen | None = None
 
     def __post_init__(self) -> None:
@@ -315,8 +350,10 @@ class Node:
         # not ip netns exec: its fresh /sys would hide the cgroup mounts under /sys/fs/cgroup the kubelet needs. The
         # Pods' network namespace files (containerd's /run/netns/cni-*) and the CNI plugins' cache (/var/lib/cni) go
         # to tmpfs of this namespace: they vanish with it, and no other node or the host sees them
-        script = "mount -t tmpfs none /run/netns && mount -t tmpfs none /var/lib/cni && exec sleep infinity"
-        os.makedirs("/var/lib/cni", exist_ok=True)
+        script = (f"mount --bind {shlex.quote(str(self.state))} {INSIDE} && mount -t tmpfs none /run/netns && "
+                  "mount -t tmpfs none /var/lib/cni && exec sleep infinity")
+        for directory in ("/var/lib/cni", "/run/netns", INSIDE):
+            os.makedirs(directory, exist_ok=True)
         self.holder = subprocess.Popen(["nsenter", f"--net=/run/netns/{self.netns}", "--", "unshare", "--mount",
                                         "--propagation", "private", "sh", "-c", script], start_new_session=True,
                                        preexec_fn=die_with_parent,
@@ -345,6 +382,7 @@ class Node:
                                  start_new_session=True, cwd=self.state, preexec_fn=die_with_parent)
         log.close()
         self.processes[name] = popen
+        self.commands[name] = cmd
         LOG.info("node %s: started %s pid %s", self.name, name, popen.pid)
         return popen
 
@@ -361,6 +399,18 @@ class Node:
             time.sleep(0.1)
         raise NodeError(f"node {self.name}: timed out after {timeout:.0f}s waiting for {what}")
 
+    def kill(self, name: str) -> int:
+        """SIGKILL daemon `name` (kubelet, containerd, kube-proxy, coredns) alone, as a crash would: its process
+        group, not the containers (containerd's shims left it when they started). Returns its pid."""
+        popen = self.processes[name]
+        os.killpg(popen.pid, signal.SIGKILL)
+        popen.wait(timeout=10)
+        return popen.pid
+
+    def restart(self, name: str) -> None:
+        """Start daemon `name` again with its command line, as a supervisor (systemd) would after a crash."""
+        self._spawn(name, self.commands[name])
+
     def check_running(self) -> None:
         """NodeError naming the daemon that exited, and its log."""
         for name, popen in self.processes.items():
@@ -368,20 +418,6 @@ class Node:
                 raise NodeError(f"node {self.name}: {name} exited ({popen.returncode}); "
                                 f"log: {self.state / 'logs' / (name + '.log')}")
 
-    def _seed_root(self, archives: list[Path]) -> None:
-        """containerd's root starts as hard links of image_store(archives): the images are there, unpacked, when
-        containerd starts (its two bolt databases are copies: containerd writes them)."""
-        store = image_store(archives)
-        root = self.state / "root"
-        if root.exists():
-            shutil.rmtree(root)
-        if subprocess.run(["cp", "-al", str(store), str(root)], capture_output=True, check=False).returncode != 0:
-            shutil.rmtree(root, ignore_errors=True)  # another filesystem than the cache's: a full copy
-            shutil.copytree(store, root, symlinks=True)
-        for database in root.rglob("*.db"):
-            copy = database.with_name(database.name + ".copy")
-            shutil.copy2(database, copy)
-            os.replace(copy, database)
 
     # ---- start / stop
     def start(self, kubelet_kubeconfig: Path, proxy_kubeconfig: Path, dns_kubeconfig: Path, archives: list[Path]) -> None:
@@ -390,7 +426,7 @@ class Node:
         (self.state / "resolv.conf").write_text("nameserver 127.0.0.1\n")
         (self.state / "cni" / "10-testenv.conflist").write_text(json.dumps(cni_config(
             self.pod_subnet, self.pod_gateway, self.state / "cni-ipam")))
-        (self.state / "containerd.toml").write_text(containerd_config(self.state, self.state / "cni"))
+        (self.state / "containerd.toml").write_text(containerd_config(INSIDE, self.state / "cni"))
         (self.state / "kubelet.yaml").write_text(json.dumps(kubelet_config(self)))
         (self.state / "kube-proxy.yaml").write_text(json.dumps(kube_proxy_config(self, proxy_kubeconfig)))
         (self.state / "Corefile").write_text(corefile(self, dns_kubeconfig))
@@ -398,11 +434,11 @@ class Node:
         self._network_up()
         self._make_cgroup_root()
         self._start_holder()
-        self._seed_root(archives)
+        seed_root(archives, self.state / "root")  # the images are there, unpacked, when containerd starts
         self._spawn("containerd", ["containerd", "--config", str(self.state / "containerd.toml")])
         self._wait("containerd's socket", lambda: (self.state / "containerd.sock").exists())
         self._spawn("kubelet", [self.binaries["kubelet"], f"--config={self.state / 'kubelet.yaml'}",
-                                f"--kubeconfig={kubelet_kubeconfig}", f"--root-dir={self.state / 'kubelet'}",
+                                f"--kubeconfig={kubelet_kubeconfig}", f"--root-dir={INSIDE / 'kubelet'}",
                                 f"--hostname-override={self.name}", f"--node-ip={self.ip}", "--v=1"])
         self._spawn("kube-proxy", [self.binaries["kube-proxy"], f"--config={self.state / 'kube-proxy.yaml'}", "--v=1"])
         self._spawn("coredns", [self.binaries["coredns"], "-conf", str(self.state / "Corefile")])

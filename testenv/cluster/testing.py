@@ -1,6 +1,6 @@
 """A real control plane for tests, the demo and the benchmarks, with the surface the tests use.
 
-    server = start_cluster(workdir, crds=[...], fake_nodes=1)   # etcd, kube-apiserver, controllers, KWOK
+    server = start_cluster(workdir, crds=[...])   # etcd, kube-apiserver, controllers, a real node
     server.kubeconfig, server.url, server.ca_file, server.admin_token, server.token_for("alice")
     server.request(...), server.kubectl(...), server.api_client()   (testenv.client.ServerClient)
     server.request_counts(since=0), server.reset_requests()       (from kube-apiserver's own audit log)
@@ -15,7 +15,6 @@ import os
 import ssl
 import time
 import uuid
-import warnings
 from pathlib import Path
 
 import yaml
@@ -243,27 +242,21 @@ class RealServer(ServerClient):
 
 
 def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-manager", "kube-scheduler", "kwok"),
-                  pods="kwok", images=None, nodes=1, node_images=()):
+                  pods="node", nodes=1, node_images=()):
     """Start a control plane in workdir with `crds` installed before the controllers; a RealServer.
 
-    pods="kwok": the Pods go to KWOK's fake Nodes, and those with a container of an image the test bed runs (what the
-    collection deploys: the proxy sidecar, the conversion shim) run for real there (testenv.cluster.pods, hybrid);
-    the others are Ready without running. pods="netns": no fake Node; every Pod runs on the node of
-    testenv.cluster.pods, its containers as processes in a network namespace of its own, probed at the pod IP
-    (`images` adds image -> command entries to pods.IMAGES). pods="kwok-only": KWOK alone, nothing runs.
-    pods="node": `nodes` real nodes (testenv.cluster.node: kubelet, containerd, kube-proxy) and no KWOK; the image
-    archives of node_images are side-loaded into each."""
+    pods="node" (the default): `nodes` real nodes (testenv.cluster.node: kubelet, containerd, kube-proxy, CoreDNS)
+    and no KWOK; every Pod runs for real. The collection's image (images.proxy_archive(): the proxy, the shim, the
+    exporter) and the archives of node_images are side-loaded into each node: a Pod of another image fails to pull
+    (no registry), so a fixture names its images there (testenv.capi.node_images). pods="kwok-only": KWOK alone with
+    `fake_nodes` Nodes, nothing runs (fleets too large for the machine, tests of the API alone)."""
     real_nodes = 0
     if pods == "node":
+        from .images import proxy_archive  # pylint: disable=import-outside-toplevel
         components, real_nodes = tuple(c for c in components if c != "kwok"), nodes
-    elif pods == "netns":
-        components = tuple(c for c in components if c != "kwok") + ("netns-pods",)
-    elif pods == "kwok" and "kwok" in components:
-        if os.geteuid() == 0:
-            components = tuple(components) + ("netns-pods",)
-        else:  # network namespaces need root: KWOK alone then, and the tests that need real Pods fail saying why
-            warnings.warn("not root: the Pods of the proxy sidecar and the conversion shim are KWOK's, not run "
-                          "(testenv/cluster/pods.py needs root for their network namespaces)")
+        node_images = list(dict.fromkeys([proxy_archive(), *node_images]))
+    elif pods != "kwok-only":
+        raise ValueError("pods must be 'node' or 'kwok-only', not %r" % (pods,))
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     crds = list(crds)
@@ -279,7 +272,7 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
                 install_crds(api, wired)
 
     cluster = Cluster(workdir / "cluster", kubeconfig=workdir / "kubeconfig", components=tuple(components),
-                      prepare=prepare, images=images, nodes=real_nodes, node_images=[Path(a) for a in node_images])
+                      prepare=prepare, nodes=real_nodes, node_images=[Path(a) for a in node_images])
     try:
         cluster.start()
         for index in range(fake_nodes if "kwok" in components else 0):
@@ -292,3 +285,51 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
     server = RealServer(cluster, workdir)
     server.webhook = webhooks[0] if webhooks else None
     return server
+
+
+def containers_named(server, name):
+    """{pod namespace/name: container status} of every container called `name` in the live Pods of the cluster (what
+    a test or the demo checks at its end: Ready, restartCount)."""
+    pods = server.request("GET", "/api/v1/pods").json()["items"]
+    return {"%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"]): status
+            for pod in pods if not pod["metadata"].get("deletionTimestamp")
+            for status in (pod.get("status") or {}).get("containerStatuses") or () if status["name"] == name}
+
+
+def unwell(statuses):
+    """The entries of containers_named() that are not Ready or were restarted, one line each."""
+    return ["%s: ready %s, restartCount %d%s" % (
+        pod, status["ready"], status["restartCount"],
+        (", last state %s" % json.dumps(status["lastState"])) if status.get("lastState") else "")
+        for pod, status in sorted(statuses.items()) if not status["ready"] or status["restartCount"]]
+
+
+def pod_processes(pod):
+    """The host pids of the processes of a Pod on a real node: those in its cgroup (cgroupfs driver:
+    /<node>/kubepods/[<qos>/]pod<uid>/<container id>) in the pids hierarchy."""
+    uid = pod["metadata"]["uid"]
+    pids = []
+    for procs in Path("/sys/fs/cgroup/pids").glob("*/kubepods/**/pod%s/*/cgroup.procs" % uid):
+        try:
+            pids.extend(int(pid) for pid in procs.read_text().split())
+        except OSError:
+            pass
+    return pids
+
+
+def get_in_pod(pod, url, timeout=30):
+    """GET `url` from inside the Pod's network namespace, as its containers would (its loopback included):
+    (status, body)."""
+    import subprocess  # pylint: disable=import-outside-toplevel
+    import sys  # pylint: disable=import-outside-toplevel
+    pids = pod_processes(pod)
+    if not pids:
+        raise AssertionError("no process of Pod %s/%s on a real node" % (pod["metadata"]["namespace"],
+                                                                          pod["metadata"]["name"]))
+    script = ("import sys, urllib.request, urllib.error\n"
+              "try:\n    r = urllib.request.urlopen(sys.argv[1], timeout=%d); print(r.status); print(r.read().decode())\n"
+              "except urllib.error.HTTPError as e:\n    print(e.code); print(e.read().decode())\n" % timeout)
+    result = subprocess.run(["nsenter", "-t", str(pids[0]), "-n", "--", sys.executable, "-c", script, url],
+                            capture_output=True, text=True, timeout=timeout + 30, check=True)
+    status, _newline, body = result.stdout.partition("\n")
+    return int(status), body

@@ -1,12 +1,14 @@
 """Fixtures of the real control plane (testenv/cluster): etcd, kube-apiserver, kube-controller-manager (garbage
-collector, namespace, deployment, replicaset, service-account ... controllers), kube-scheduler and KWOK with one Node.
+collector, namespace, deployment, replicaset, service-account ... controllers), kube-scheduler, and KWOK with one Node
+(the API's tests: no Pod of theirs needs to run) or a real node (`bare_cluster`: what the collection deploys runs).
 
 - `real_cluster` (session): one per pytest worker, with HyperShift's CRDs for HCPs (HostedCluster, NodePool,
   HostedControlPlane, core CAPI, the providers) and their private twins installed before the controllers start.
   Tests that share it isolate themselves by namespace.
 - `fresh_cluster` (module): the same, started for one test module, for tests that change cluster-scoped state
   (CRDs, admission policies) or count every request.
-- `bare_cluster` (module): no CRDs at all.
+- `bare_cluster` (module): no CRDs at all, a real node (testenv.cluster.node) with the collection's image: the
+  conversion shim's and the exporter's tests run their Pods there.
 
 The binaries are built on first use (testenv/cluster/build.py) and cached outside the checkout.
 """
@@ -16,8 +18,8 @@ from testenv.cluster.testing import start_cluster
 from testenv.hcp import build
 
 
-def _started(tmp_path_factory, name, crds):
-    return start_cluster(tmp_path_factory.mktemp(name), crds=crds)
+def _started(tmp_path_factory, name, crds, pods="kwok-only"):
+    return start_cluster(tmp_path_factory.mktemp(name), crds=crds, pods=pods)
 
 
 def _stopped(server):
@@ -47,6 +49,6 @@ def fresh_cluster(tmp_path_factory, hcp_crds):
 
 @pytest.fixture(scope="module")
 def bare_cluster(tmp_path_factory):
-    server = _started(tmp_path_factory, "bare-cluster", ())
+    server = _started(tmp_path_factory, "bare-cluster", (), pods="node")
     yield server
     _stopped(server)

@@ -3,7 +3,7 @@
 The server is this module's own `bare_cluster` (no CRDs at the start) with the namespace `hypershift` and two standard
 CAPI CRDs that serve v1beta1 and v1beta2 (so their twins convert by webhook). The tests run in file order on that one
 server: check mode writes nothing; the role creates every object and the Deployment becomes Available (the test bed
-runs the shim's Pods for real: testenv.cluster.pods); a second run changes nothing; the Secret's CA verifies the serving
+runs the shim's Pods for real: a real node, testenv.cluster.node); a second run changes nothing; the Secret's CA verifies the serving
 certificate for the Service's DNS name; private_crds writes the shim's Service and CA into the twins, and
 kube-apiserver converts private objects through it; absent is refused while a twin names the Service and removes
 everything once none does.
@@ -225,7 +225,7 @@ def test_private_crds_deploy_the_shim_first_and_write_its_service_and_ca_into_th
 
 
 def test_kube_apiserver_converts_the_private_objects_through_the_shim_it_deployed(server):
-    """The shim's Pods run for real here (testenv.cluster.pods runs what the collection deploys): a private Cluster
+    """The shim's Pods run for real here (a real node, testenv.cluster.node): a private Cluster
     written at v1beta2 (its storage version) reads at v1beta1 through the Service, the CA of the twin verifying it."""
     base = "/apis/cluster.hypershift.openshift.io/%s/namespaces/" + NAMESPACE + "/clusters"
     body = {"apiVersion": "cluster.hypershift.openshift.io/v1beta2", "kind": "Cluster",

@@ -41,7 +41,7 @@ from testenv import REPO_ROOT, capi, proxy_stack
 from testenv.client import wait_for
 from testenv.cluster.build import ensure_binaries as build_binaries
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
-from testenv.cluster.pods import containers_named, unwell
+from testenv.cluster.testing import containers_named, unwell
 from testenv.cluster.testing import start_cluster
 from testenv.hcp import build, fleet
 from testenv.module_runner import run_module
@@ -83,7 +83,7 @@ class Stack(object):
         self.api = capi.RELEASES[release].api
         self.standard = "/apis/cluster.x-k8s.io/%s/namespaces/%s" % (self.api, NAMESPACE)
         crds = private_crds(release, v1beta2_only) if mode == "proxy" else capi.crd_documents(release=release)
-        self.server = start_cluster(os.path.join(self.workdir, "cluster"), crds=crds, fake_nodes=0,
+        self.server = start_cluster(os.path.join(self.workdir, "cluster"), crds=crds, pods="kwok-only", fake_nodes=0,
                                     components=("kube-controller-manager",))
         self.proxy = None
         kubeconfig = self.server.kubeconfig
@@ -813,7 +813,7 @@ def clusterctl_through_the_proxy(world):
 
 
 def sidecars_well(server):
-    """Every proxy sidecar runs for real (testenv.cluster.pods), probed at its pod IP: Ready, never restarted."""
+    """Every proxy sidecar runs for real (a real node: testenv.cluster.node), probed by the kubelet: Ready, never restarted."""
     sidecars = containers_named(server, capi.SIDECAR)
     assert sidecars and not unwell(sidecars), unwell(sidecars) or "no sidecar"
 

@@ -12,7 +12,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     AGENT_EXTRA_GROUPS, PRIVATE_SUFFIX, TO_PRIVATE, GroupMap, translate_object)
 from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
-from testenv import REPO_ROOT, yamlio
+from testenv import REPO_ROOT, capi, yamlio
 from testenv.hcp import build, fleet, state
 from testenv.hcp.fleet import deployments_settled
 
@@ -20,13 +20,16 @@ ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbo
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
 
 
-def start_fleet(tmp_path, spec, faults=False, pods="kwok", private_crds=True, images=None, extra_crds=()):
+def start_fleet(tmp_path, spec, faults=False, pods="node", private_crds=True, managers=(), extra_crds=(),
+                placeholders=()):
     """A real control plane with the fleet of spec loaded; returns (server, crds). With faults, the server's
     kubeconfig goes through the fault-injecting proxy (server.add_fault). pods: testenv.cluster.testing.start_cluster's
-    (the default runs the sidecars and the conversion shim for real; "kwok-only" fakes them all: such a fleet's runs
-    need bed_webhook_vars). private_crds=False starts as a real management cluster does, without the private CRDs: the
-    collection's first migration creates them (role private_crds); the modules' own tests need them there. images:
-    start_cluster's (testenv.capi.manager_images() runs the real CAPI managers where a Deployment asks for them);
+    (the default: a real node, on which every Pod runs, the fixtures' own Deployments with a placeholder image;
+    "kwok-only" fakes them all: such a fleet's runs need bed_webhook_vars). private_crds=False starts as a real
+    management cluster does, without the private CRDs: the collection's first migration creates them (role
+    private_crds); the modules' own tests need them there. managers: the HCP Deployments (cluster-api, capi-provider)
+    whose Pods run the real CAPI manager binary (testenv.capi.node_images) instead of the placeholder; placeholders:
+    more images the node has as the placeholder (of the containers a test adds);
     extra_crds: more standard CRDs to install beside the seed's (those it has already are left as they are).
     crds: every CRD of the fleet, the private ones included (snapshots read both groups)."""
     seed = os.path.join(str(tmp_path), "seed")
@@ -36,7 +39,9 @@ def start_fleet(tmp_path, spec, faults=False, pods="kwok", private_crds=True, im
     names = set(crd["metadata"]["name"] for crd in crds)
     crds = crds + [crd for crd in extra_crds if crd["metadata"]["name"] not in names]
     installed = crds if private_crds else [crd for crd in crds if not crd["spec"]["group"].endswith(PRIVATE_SUFFIX)]
-    server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=installed, pods=pods, images=images)
+    node_images = capi.node_images(fleet.seed_objects(seed), managers=managers,
+                                                  placeholders=placeholders) if pods == "node" else ()
+    server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=installed, pods=pods, node_images=node_images)
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
         wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120)

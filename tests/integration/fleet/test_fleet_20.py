@@ -29,7 +29,7 @@ REFUSAL = "ValidatingAdmissionPolicy refuse-hc-13 denies private Machines in clu
 @pytest.fixture(scope="module")
 def big_fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("fleet-20")
-    # 120 sidecars at once would each run for real (testenv.cluster.pods): about twice this file's time on 2 cores,
+    # 120 sidecars at once would each run for real (a real node): about twice this file's time on 2 cores,
     # for what the other fleet tests and the demo already show; here KWOK fakes them and the test bed's /convert
     # converts the private twins
     server, crds = start_fleet(tmp_path, fleet.fleet_spec(COUNT, machines=1), pods="kwok-only")

@@ -24,13 +24,15 @@ REPLICAS = "hypershift.openshift.io/capi-migration-replicas"
 SIGNAL = {"hypershift.openshift.io/private-capi-types": "true"}
 PATCH_MARK = "example.com/window-test"
 DEPLOYMENTS = list(fleet.CAPI_DEPLOYMENTS)
+SIDECAR_IMAGE = "registry.example.com/capi-api-proxy:test"  # the node has it as the placeholder (start_fleet)
 WINDOW = {}  # the window the first real run measured (the second run reads it back from Kubernetes)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     # the private CRDs are installed with the standard ones (testenv/hcp/build.py crd_documents); hc-02 fails
-    server, _crds = start_fleet(tmp_path_factory.mktemp("window"), fleet.fleet_spec(2, machines=2))
+    server, _crds = start_fleet(tmp_path_factory.mktemp("window"), fleet.fleet_spec(2, machines=2),
+                                placeholders=[SIDECAR_IMAGE])
     yield server
     assert server.stop() == 0
 
@@ -53,7 +55,7 @@ def patches(server, namespace=NS):
     containers list whole - the Deployment's containers as read plus a sidecar without the fields the API server
     defaults - and a pod template annotation here, to see the patch in place."""
     found = {d["metadata"]["name"]: d for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % namespace)}
-    sidecar = {"name": "capi-api-proxy", "image": "registry.example.com/capi-api-proxy:test", "args": ["--listen=:8443"]}
+    sidecar = {"name": "capi-api-proxy", "image": SIDECAR_IMAGE, "args": ["--listen=:8443"]}
     return [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
              "spec": {"template": {"metadata": {"annotations": {PATCH_MARK: "in"}}, "spec": {"containers": [
                  c for c in found[name]["spec"]["template"]["spec"]["containers"] if c["name"] != sidecar["name"]]
@@ -99,7 +101,7 @@ def test_check_mode_writes_nothing_and_shows_the_plan(server):
 def test_the_window_stops_copies_starts_with_the_patch_and_signals(server):
     machines = sorted(m["metadata"]["name"] for m in list_items(server, STANDARD + "machines"))
     result = run_module("hcp_migrate_window", args(server), diff=True)
-    assert not result.failed, result
+    assert not result.failed, result.get("msg", result)
     assert result["changed"] and result["stopped"] and result["phase"] == "signal"
     marks = result["marks"]
     assert [mark["name"] for mark in marks] == ["scale_down", "copy", "resume", "signal"]

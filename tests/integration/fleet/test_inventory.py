@@ -238,7 +238,7 @@ def test_a_wrong_context_an_unreachable_server_and_a_missing_crd_are_clear_error
         % (tmp_path / "down.kubeconfig", closed) in result.stderr
     assert "check that it is up and reachable from here" in result.stderr
 
-    bare = start_cluster(tmp_path / "bare", components=())
+    bare = start_cluster(tmp_path / "bare", components=(), pods="kwok-only")
     try:
         absent = write_source(tmp_path / "absent.hostedclusters.yml", bare.kubeconfig)
         result = inventory(absent, unparsed_failed=True, check=False)

@@ -75,7 +75,7 @@ def leads(server):
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("leader-handover")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(1, machines=1), images=capi.core_manager_image(),
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(1, machines=1), managers=("cluster-api",),
                                extra_crds=build.all_core_crds())
     try:
         capi.run_electing_core_manager(server, NAMESPACE, LEADER_ARGS)

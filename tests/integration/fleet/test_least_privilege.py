@@ -13,7 +13,7 @@ import pytest
 
 from testenv import REPO_ROOT
 from testenv.cluster.admission import refuse
-from testenv.cluster.pods import get_in_pod
+from testenv.cluster.testing import get_in_pod
 from testenv.faults import is_write
 from testenv.hcp import build, fleet
 from tests.integration.fleet.support import (
@@ -146,7 +146,7 @@ def test_the_fleet_runs_as_the_shipped_rbac_with_no_denial_and_uses_every_rule_i
     hcp = "clusters-" + NAMES[1]
     pods = [pod for pod in list_items(server, "/api/v1/namespaces/%s/pods?labelSelector=app%%3Dcluster-api" % hcp)
             if not pod["metadata"].get("deletionTimestamp")]
-    code, body = get_in_pod(server, pods[0], "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta1/namespaces/%s/machines"
+    code, body = get_in_pod(pods[0], "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta1/namespaces/%s/machines"
                             % hcp)
     assert code == 200 and json.loads(body)["items"], body[:2000]
 

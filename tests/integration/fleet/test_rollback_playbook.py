@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from testenv.cluster.pods import containers_named, get_in_pod, unwell
+from testenv.cluster.testing import containers_named, get_in_pod, unwell
 from testenv.hcp import fleet
 from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from testenv.module_runner import run_module
@@ -76,7 +76,7 @@ def world(tmp_path_factory):
 
 
 def test_after_the_migration_with_the_defaults_v1beta1_reads_work_directly_and_through_the_sidecar(world):
-    """What the collection deployed runs as on a cluster (testenv.cluster.pods): the conversion shim behind its Service
+    """What the collection deployed runs as on a cluster (a real node, testenv.cluster.node): the conversion shim behind its Service
     converts the private twins, the sidecars pass their probes at the pod IP."""
     server = world["server"]
     crd = server.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/machines." + PRIVATE).json()
@@ -89,7 +89,7 @@ def test_after_the_migration_with_the_defaults_v1beta1_reads_work_directly_and_t
     pods = [pod for pod in server.request("GET", "/api/v1/namespaces/%s/pods?labelSelector=app%%3Dcluster-api"
                                           % HCP).json()["items"] if not pod["metadata"].get("deletionTimestamp")]
     url = "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta1/namespaces/%s/machines" % HCP
-    code, body = get_in_pod(server, pods[0], url)
+    code, body = get_in_pod(pods[0], url)
     assert code == 200, body
     machines = json.loads(body)["items"]
     assert machines and {m["apiVersion"] for m in machines} == {"cluster.x-k8s.io/v1beta1"}

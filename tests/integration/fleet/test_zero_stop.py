@@ -1,7 +1,7 @@
 """hcp_migrate_window's zero_stop strategy on the real control plane: the controllers' Deployments are never scaled.
 
 The proxy sidecars go in ahead, in pass-through (the api_proxy role, private_capi_proxy_mode passthrough), and their
-Pods run for real (testenv.cluster.pods: the proxy of the installed package, in the Pod's network namespace); CAPI is
+Pods run for real (a real node, testenv.cluster.node: the proxy image built from the collection tarball); CAPI is
 paused (hcp_quiesce); then one module run checks, copies, flips every sidecar of the namespace to translate (each
 acknowledges it in the mode ConfigMap) and unpauses the copies. A sampler reads the Deployments every 0.2 s the whole
 time: none is ever below its replicas available once the sidecars are in. Without sidecars the window is refused
@@ -191,7 +191,7 @@ def test_the_zero_stop_rescue_flips_back_and_discards_the_copies_with_the_contro
 
 
 def sidecar_pid(pod):
-    """The pid of the sidecar container's process of Pod pod (testenv.cluster.pods runs it on this machine: its
+    """The pid of the sidecar container's process of Pod pod (a container of the real node, on this machine: its
     environment holds the Pod's name, POD_NAME from the downward API)."""
     wanted = ("POD_NAME=%s" % pod).encode()
     for entry in os.listdir("/proc"):

@@ -19,7 +19,7 @@ REVIEWS = {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server, _crds = start_fleet(tmp_path_factory.mktemp("access-review"), fleet.fleet_spec(1, machines=1))
+    server, _crds = start_fleet(tmp_path_factory.mktemp("access-review"), fleet.fleet_spec(1, machines=1), pods="kwok-only")
     yield server
     assert server.stop() == 0
 

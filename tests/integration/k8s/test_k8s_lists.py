@@ -15,7 +15,7 @@ RBAC = "rbac.authorization.k8s.io/v1"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    server, _crds = start_fleet(tmp_path_factory.mktemp("k8s-lists"), fleet.fleet_spec(1, machines=1))
+    server, _crds = start_fleet(tmp_path_factory.mktemp("k8s-lists"), fleet.fleet_spec(1, machines=1), pods="kwok-only")
     yield server
     assert server.stop() == 0
 

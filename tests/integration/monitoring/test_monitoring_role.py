@@ -1,5 +1,5 @@
 """The conversion_shim role with private_capi_monitoring on the real control plane: the fleet exporter's Deployment
-runs for real (the test bed runs the proxy image's Pods: testenv.cluster.pods) with its own ServiceAccount and
+runs for real (in the proxy image, on the test bed's real node: testenv.cluster.node) with its own ServiceAccount and
 ClusterRole, lists the HostedClusters in-cluster and becomes Ready; its /metrics at the pod IP counts the fleet; the
 PrometheusRule and ServiceMonitor are applied because the server serves monitoring.coreos.com (minimal CRDs of the
 Prometheus Operator's two kinds here); a second run changes nothing; turned off, the role removes them all.

@@ -32,7 +32,7 @@ class Stack(object):
                                         wait=False)
         self.server = None
         try:
-            self.server = start_cluster(os.path.join(workdir, "cluster"), crds=crds, fake_nodes=1)
+            self.server = start_cluster(os.path.join(workdir, "cluster"), crds=crds)
             self.server.enable_faults()
             direct = self.server.direct_kubeconfig
             support.wait_healthy(first_shim)

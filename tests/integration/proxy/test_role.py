@@ -47,7 +47,7 @@ def workloads(stack):
         _post(stack, "/api/v1/namespaces/%s/serviceaccounts" % NAMESPACE,
               {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": NAMESPACE}})
     # the certs volume's Secret: a kubelet starts no container of a Pod whose Secret volume is missing (the sidecar's
-    # Pods run for real here: testenv.cluster.pods)
+    # Pods run for real here: a real node, testenv.cluster.node)
     _post(stack, "/api/v1/namespaces/%s/secrets" % NAMESPACE, {
         "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "capi-certs", "namespace": NAMESPACE},
         "data": {"tls.crt": "", "tls.key": ""}})

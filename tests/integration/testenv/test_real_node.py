@@ -1,10 +1,11 @@
 """The test bed's real node (testenv/cluster/node.py): kubelet v1.34.4 built from the same module as kube-apiserver,
 containerd and runc from Debian, the CNI bridge and kube-proxy, in a network and a mount namespace of its own.
 
-What a kubelet does and the stand-in did not: the image's USER (the proxy image's 1001) under runAsNonRoot with a
+What a kubelet does (and the imitation of one the tests ran on until 2026-12-02 did not): the image's USER (the proxy image's 1001) under runAsNonRoot with a
 read-only root and no capabilities, the kubernetes Service's name resolved (CoreDNS) and its ClusterIP routed to
-kube-apiserver (kube-proxy), a memory limit enforced by the kernel (OOMKilled). Then the node stops and leaves nothing on the host: no network namespace,
-veth, cgroup or mount of its own.
+kube-apiserver (kube-proxy), a memory limit enforced by the kernel (OOMKilled). Then the node stops and leaves nothing
+on the host: no network namespace, veth, cgroup or mount of its own. A machine that cannot run the node (not root)
+is told so by hack/node-prereqs.sh, which `make test` and `make demo` run first.
 
 The proxy image is the one a user builds (`make image`, hack/image-prereqs.sh; testenv.cluster.images.proxy_archive),
 side-loaded with `ctr images import` from `podman save`: nothing is pulled.
@@ -152,3 +153,17 @@ def test_a_memory_limit_is_enforced_by_the_kernel(server):
     pod = _finished(server, "greedy")
     terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
     assert pod["status"]["phase"] == "Failed" and terminated["reason"] == "OOMKilled", terminated
+
+
+def test_without_root_the_prerequisites_say_what_is_missing_and_change_nothing():
+    """hack/node-prereqs.sh (`make node-binaries`, before `make test` and `make demo`) as a user who is not root:
+    exit 1, a message naming what is missing and how to get it, and nothing installed or set up."""
+    netns = lambda: set(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else set()  # noqa: E731
+    netns_before = netns()
+    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "bash",
+                           os.path.join(REPO_ROOT, "hack", "node-prereqs.sh")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "run as root (the kubelet, containerd and runc need it)" in done.stderr, done.stderr
+    assert "installing" not in done.stdout
+    assert netns() == netns_before

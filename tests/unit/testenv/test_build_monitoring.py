@@ -8,8 +8,10 @@ def test_prometheus_and_promtool_are_pinned_by_one_module_at_v0_316_0():
         binary = build.BINARIES[name]
         assert not binary.envtest and binary.moddir == "prometheus"
         assert build.binary_version(binary) == ("github.com/prometheus/prometheus", "v0.316.0")
-    assert build.cached_path("prometheus").parent.name == "prometheus-v0.316.0"
+    assert build.cached_path("prometheus").parent.name == "prometheus-static-v0.316.0"
     assert build.cached_path("prometheus").parent == build.cached_path("promtool").parent
+    # static targets only (the tests and the demo): no service discovery plugin is compiled in
+    assert build.BINARIES["prometheus"].tags == build.BINARIES["promtool"].tags == ("remove_all_sd",)
 
 
 def test_the_module_version_is_stamped_as_the_prometheus_release():
