@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from testenv.cluster.cluster import die_with_parent
+from testenv.cluster.cluster import SERVICE_CIDR, die_with_parent
 
 LOG = logging.getLogger("testenv.cluster.node")
 
@@ -314,6 +314,7 @@ class Node:
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     commands: dict[str, list[str]] = field(default_factory=dict)  # each daemon's command line, for restart()
     holder: subprocess.Popen | None = None
+    _log_offset: int = 0  # where containerd's log of its latest start begins
 
     def __post_init__(self) -> None:
         self.state = Path(self.state).resolve()
@@ -333,7 +334,11 @@ class Node:
         _ip("addr", "add", f"{self.ip}/24", "dev", "eth0", netns=self.netns)
         for link in ("lo", "eth0"):
             _ip("link", "set", link, "up", netns=self.netns)
-        _ip("route", "add", "default", "via", self.gateway, netns=self.netns)
+        # no default route: the node and its Pods reach the cluster network (kube-apiserver on the bridge, the other
+        # nodes' Pods) and the Service range (before kube-proxy's DNAT), nothing outside the machine; an image
+        # missing from the side-loaded ones fails at once instead of asking the host's resolver for a registry
+        for network in (self.cluster_cidr, SERVICE_CIDR):
+            _ip("route", "add", network, "via", self.gateway, netns=self.netns)
         _ip("route", "replace", self.pod_subnet, "via", self.ip)
         for key, value in (("net/ipv4/ip_forward", "1"), ("net/bridge/bridge-nf-call-iptables", "1")):
             subprocess.run(["ip", "netns", "exec", self.netns, "sh", "-c", f"echo {value} > /proc/sys/{key}"],
@@ -399,17 +404,33 @@ class Node:
             time.sleep(0.1)
         raise NodeError(f"node {self.name}: timed out after {timeout:.0f}s waiting for {what}")
 
+    def _cri_started(self) -> bool:
+        """Whether containerd's CRI plugin has started serving: the kubelet exits at once ("server is not initialized
+        yet") when it starts earlier. Its last step before it serves is this log line."""
+        if not (self.state / "containerd.sock").exists():
+            return False
+        log = (self.state / "logs" / "containerd.log").read_text(errors="replace")
+        if "Start streaming server" not in log[self._log_offset:]:
+            return False
+        time.sleep(0.2)  # the line comes just before the plugin marks itself initialized
+        return True
+
     def kill(self, name: str) -> int:
         """SIGKILL daemon `name` (kubelet, containerd, kube-proxy, coredns) alone, as a crash would: its process
         group, not the containers (containerd's shims left it when they started). Returns its pid."""
-        popen = self.processes[name]
+        popen = self.processes.pop(name)
         os.killpg(popen.pid, signal.SIGKILL)
         popen.wait(timeout=10)
         return popen.pid
 
     def restart(self, name: str) -> None:
-        """Start daemon `name` again with its command line, as a supervisor (systemd) would after a crash."""
+        """Start daemon `name` again with its command line, as a supervisor (systemd) would after a crash (containerd:
+        until its CRI serves)."""
+        if name == "containerd":
+            self._log_offset = len((self.state / "logs" / "containerd.log").read_text(errors="replace"))
         self._spawn(name, self.commands[name])
+        if name == "containerd":
+            self._wait("containerd's CRI", self._cri_started)
 
     def check_running(self) -> None:
         """NodeError naming the daemon that exited, and its log."""
@@ -436,7 +457,7 @@ class Node:
         self._start_holder()
         seed_root(archives, self.state / "root")  # the images are there, unpacked, when containerd starts
         self._spawn("containerd", ["containerd", "--config", str(self.state / "containerd.toml")])
-        self._wait("containerd's socket", lambda: (self.state / "containerd.sock").exists())
+        self._wait("containerd's CRI", self._cri_started)
         self._spawn("kubelet", [self.binaries["kubelet"], f"--config={self.state / 'kubelet.yaml'}",
                                 f"--kubeconfig={kubelet_kubeconfig}", f"--root-dir={INSIDE / 'kubelet'}",
                                 f"--hostname-override={self.name}", f"--node-ip={self.ip}", "--v=1"])

@@ -317,6 +317,26 @@ def pod_processes(pod):
     return pids
 
 
+def container_uids(pod):
+    """{container name: the uid its processes run as on the host} for a Pod's running containers on a real node
+    (each container's own cgroup: /<node>/kubepods/[<qos>/]pod<uid>/<container id>)."""
+    uids = {}
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        runtime, _sep, container_id = (status.get("containerID") or "").partition("://")
+        if runtime != "containerd":
+            continue
+        for procs in Path("/sys/fs/cgroup/pids").glob("*/kubepods/**/pod%s/%s/cgroup.procs"
+                                                      % (pod["metadata"]["uid"], container_id)):
+            for pid in procs.read_text().split():
+                try:
+                    status_lines = Path("/proc/%s/status" % pid).read_text().splitlines()
+                except OSError:
+                    continue
+                uids[status["name"]] = int(next(line for line in status_lines if line.startswith("Uid:")).split()[1])
+                break
+    return uids
+
+
 def get_in_pod(pod, url, timeout=30):
     """GET `url` from inside the Pod's network namespace, as its containers would (its loopback included):
     (status, body)."""

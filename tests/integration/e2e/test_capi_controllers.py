@@ -41,7 +41,7 @@ from testenv import REPO_ROOT, capi, proxy_stack
 from testenv.client import wait_for
 from testenv.cluster.build import ensure_binaries as build_binaries
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER
-from testenv.cluster.testing import containers_named, unwell
+from testenv.cluster.testing import container_uids, containers_named, unwell
 from testenv.cluster.testing import start_cluster
 from testenv.hcp import build, fleet
 from testenv.module_runner import run_module
@@ -813,9 +813,23 @@ def clusterctl_through_the_proxy(world):
 
 
 def sidecars_well(server):
-    """Every proxy sidecar runs for real (a real node: testenv.cluster.node), probed by the kubelet: Ready, never restarted."""
+    """Every proxy sidecar runs for real (a real node: testenv.cluster.node), probed by the kubelet: Ready, never
+    restarted; it, the conversion shim and both CAPI managers are containerd's containers, the proxy image's as its
+    user 1001, the managers' as the non-root user of their image."""
     sidecars = containers_named(server, capi.SIDECAR)
     assert sidecars and not unwell(sidecars), unwell(sidecars) or "no sidecar"
+    uids = {}
+    for pod in server.request("GET", "/api/v1/pods").json()["items"]:
+        if pod["metadata"].get("deletionTimestamp"):
+            continue
+        for name, uid in container_uids(pod).items():
+            uids.setdefault((pod["metadata"]["labels"].get("app") or pod["metadata"]["name"], name), set()).add(uid)
+    expected = {(deployment, "manager"): {65532} for deployment in ("cluster-api", "capi-provider")}
+    expected.update({(deployment, capi.SIDECAR): {1001} for deployment in ("cluster-api", "capi-provider")})
+    found = {key: uids.get(key) for key in expected}
+    assert found == expected, (found, sorted(uids))
+    shim = {key: value for key, value in uids.items() if key[1] == "shim"}
+    assert shim and all(value == {1001} for value in shim.values()), shim
 
 
 def delete_a_machine_through_the_proxy(world):

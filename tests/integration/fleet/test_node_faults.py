@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from testenv import capi
 from testenv.client import wait_for
 from testenv.cluster.testing import pod_processes
 from testenv.hcp import fleet
@@ -35,6 +36,13 @@ def running_containers(server):
     return found
 
 
+def sidecar_in(server, namespace):
+    """Whether a Deployment of namespace has the proxy sidecar in its template (the migration's pre-install began)."""
+    return any(container["name"] == capi.SIDECAR
+               for deployment in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % namespace)
+               for container in deployment["spec"]["template"]["spec"]["containers"])
+
+
 def node_ready(server):
     node = server.request("GET", "/api/v1/nodes/node-0").json()
     return any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"]["conditions"])
@@ -55,8 +63,8 @@ def test_kubelet_and_containerd_killed_mid_run_the_containers_go_on_and_the_run_
         "private_capi_fleet_names": list(NAMES), "private_capi_fleet_serial": 1,
         "private_capi_fleet_report_root": str(world["tmp"] / "reports")})
     try:
-        wait_for(lambda: "migration-in-progress" in hostedcluster_states(server).values(),
-                 "a HostedCluster to be migration-in-progress", timeout=300, interval=0.2)
+        wait_for(lambda: sidecar_in(server, "clusters-" + NAMES[0]), "the first HostedCluster's sidecars to go in",
+                 timeout=300, interval=0.2)
         before = running_containers(server)
         pids = {pid for pod in list_items(server, "/api/v1/pods") for pid in pod_processes(pod)}
         assert before and pids

@@ -12,8 +12,12 @@ import shutil
 
 import pytest
 
+from testenv.cluster.images import placeholder_archive
 from testenv.cluster.testing import start_cluster
 from testenv import proxy_stack as support
+
+# the images of the Deployments test_role.py patches: the node has them as the placeholder (Kubernetes' pause)
+ROLE_IMAGES = ("registry.example/capi:1", "registry.example/capa:1", "registry.example/minter:1")
 
 
 class Stack(object):
@@ -32,7 +36,8 @@ class Stack(object):
                                         wait=False)
         self.server = None
         try:
-            self.server = start_cluster(os.path.join(workdir, "cluster"), crds=crds)
+            self.server = start_cluster(os.path.join(workdir, "cluster"), crds=crds,
+                                        node_images=[placeholder_archive(list(ROLE_IMAGES))])
             self.server.enable_faults()
             direct = self.server.direct_kubeconfig
             support.wait_healthy(first_shim)

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from testenv import REPO_ROOT
+from tests.integration.proxy.conftest import ROLE_IMAGES
 
 PLAYBOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "playbooks", "api_proxy.yml")
 NAMESPACE = "hcp-role"
@@ -69,12 +70,12 @@ def workloads(stack):
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "capi-provider-reader"},
         "subjects": [{"kind": "ServiceAccount", "name": "capi-provider", "namespace": NAMESPACE}]})
     _post(stack, "/apis/apps/v1/namespaces/%s/deployments" % NAMESPACE, _deployment("cluster-api", [
-        {"name": "manager", "image": "registry.example/capi:1", "env": [{"name": "FOO", "value": "bar"}],
+        {"name": "manager", "image": ROLE_IMAGES[0], "env": [{"name": "FOO", "value": "bar"}],
          "volumeMounts": [{"name": "certs", "mountPath": "/certs"}]}], "cluster-api",
         volumes=[{"name": "certs", "secret": {"secretName": "capi-certs"}}]))
     _post(stack, "/apis/apps/v1/namespaces/%s/deployments" % NAMESPACE, _deployment("capi-provider", [
-        {"name": "manager", "image": "registry.example/capa:1"},
-        {"name": "token-minter", "image": "registry.example/minter:1", "env": [{"name": "KUBECONFIG", "value": "/other"}]}],
+        {"name": "manager", "image": ROLE_IMAGES[1]},
+        {"name": "token-minter", "image": ROLE_IMAGES[2], "env": [{"name": "KUBECONFIG", "value": "/other"}]}],
         "capi-provider"))
     return stack
 
