@@ -1,7 +1,7 @@
 """python -m testenv.cluster {build,serve} ...
 
 build  [NAME...]                      build (or find) the binaries, print their paths
-serve  --kubeconfig PATH [--state-dir DIR] [--fake-nodes N] [--nodes N]
+serve  --kubeconfig PATH [--state-dir DIR] [--fake-nodes N] [--without kwok --nodes N [--fleet-images]]
                                       run the control plane until SIGINT/SIGTERM
 """
 
@@ -21,6 +21,16 @@ from . import build
 from .cluster import Cluster, ClusterError
 
 
+def fleet_images() -> list[Path]:
+    """The image archives of testenv.hcp.fleet's fixtures on every platform (a placeholder under each image name)."""
+    from testenv import capi  # pylint: disable=import-outside-toplevel
+    from testenv.hcp import build as hcp_build, fleet  # pylint: disable=import-outside-toplevel
+    with tempfile.TemporaryDirectory(prefix="testenv-fleet-images-") as seed:
+        fleet.seed_fleet_dir(seed, fleet.fleet_spec(len(hcp_build.PLATFORMS), platforms=tuple(hcp_build.PLATFORMS),
+                                                    machines=1))
+        return capi.node_images(fleet.seed_objects(seed), managers=())
+
+
 def serve(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -37,6 +47,8 @@ def serve(args: argparse.Namespace) -> int:
     if args.nodes:
         from .images import proxy_archive  # pylint: disable=import-outside-toplevel
         node_images = [proxy_archive()]
+        if args.fleet_images:
+            node_images += fleet_images()
     cluster = Cluster(state_dir, kubeconfig=Path(args.kubeconfig), components=components, nodes=args.nodes,
                       node_images=node_images)
     try:
@@ -93,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     s.add_argument("--nodes", type=int, default=0, help="real nodes (testenv/cluster/node.py: kubelet, containerd) "
                    "with the collection's image side-loaded")
+    s.add_argument("--fleet-images", action="store_true", help="with --nodes: also the images of the fleet "
+                   "fixtures (testenv/hcp/fleet.py), as a placeholder")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.command == "build":

@@ -7,8 +7,8 @@ collector, namespace, deployment, replicaset, service-account ... controllers), 
   Tests that share it isolate themselves by namespace.
 - `fresh_cluster` (module): the same, started for one test module, for tests that change cluster-scoped state
   (CRDs, admission policies) or count every request.
-- `bare_cluster` (module): no CRDs at all, a real node (testenv.cluster.node) with the collection's image: the
-  conversion shim's and the exporter's tests run their Pods there.
+- `bare_cluster` (module): no CRDs at all, two real nodes (testenv.cluster.node) with the collection's image: the
+  conversion shim's and the exporter's tests run their Pods there (the shim's two replicas one on each).
 
 The binaries are built on first use (testenv/cluster/build.py) and cached outside the checkout.
 """
@@ -18,8 +18,8 @@ from testenv.cluster.testing import start_cluster
 from testenv.hcp import build
 
 
-def _started(tmp_path_factory, name, crds, pods="kwok-only"):
-    return start_cluster(tmp_path_factory.mktemp(name), crds=crds, pods=pods)
+def _started(tmp_path_factory, name, crds, pods="kwok-only", nodes=1):
+    return start_cluster(tmp_path_factory.mktemp(name), crds=crds, pods=pods, nodes=nodes)
 
 
 def _stopped(server):
@@ -49,6 +49,6 @@ def fresh_cluster(tmp_path_factory, hcp_crds):
 
 @pytest.fixture(scope="module")
 def bare_cluster(tmp_path_factory):
-    server = _started(tmp_path_factory, "bare-cluster", (), pods="node")
+    server = _started(tmp_path_factory, "bare-cluster", (), pods="node", nodes=2)
     yield server
     _stopped(server)

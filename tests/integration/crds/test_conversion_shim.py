@@ -227,6 +227,10 @@ def test_private_crds_deploy_the_shim_first_and_write_its_service_and_ca_into_th
 def test_kube_apiserver_converts_the_private_objects_through_the_shim_it_deployed(server):
     """The shim's Pods run for real here (a real node, testenv.cluster.node): a private Cluster
     written at v1beta2 (its storage version) reads at v1beta1 through the Service, the CA of the twin verifying it."""
+    _converted_through_the_shim(server)
+
+
+def _converted_through_the_shim(server):
     base = "/apis/cluster.hypershift.openshift.io/%s/namespaces/" + NAMESPACE + "/clusters"
     body = {"apiVersion": "cluster.hypershift.openshift.io/v1beta2", "kind": "Cluster",
             "metadata": {"name": "through-the-shim", "namespace": NAMESPACE},
@@ -241,6 +245,40 @@ def test_kube_apiserver_converts_the_private_objects_through_the_shim_it_deploye
         assert not server.conversion_failures(), server.conversion_failures()[:5]
     finally:
         server.request("DELETE", (base % "v1beta2") + "/through-the-shim")
+
+
+def _shim_pods(server):
+    selector = get(server, OBJECTS[0][1])["spec"]["selector"]["matchLabels"]  # the Deployment's
+    query = ",".join("%s%%3D%s" % item for item in sorted(selector.items()))
+    return [pod for pod in get(server, "/api/v1/namespaces/%s/pods?labelSelector=%s" % (NAMESPACE, query))["items"]
+            if not pod["metadata"].get("deletionTimestamp")]
+
+
+def _ready(pod):
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions") or ())
+
+
+def test_the_two_replicas_run_on_two_nodes_and_the_budget_keeps_one_through_evictions(server):
+    """On the module's two real nodes the shim's replicas spread (the role's preferred anti-affinity, decided by the
+    real scheduler), and its PodDisruptionBudget (minAvailable 1), enforced by kube-apiserver's eviction API and the
+    disruption controller, lets a drain evict one replica and refuses the second until the first is replaced."""
+    pods = _shim_pods(server)
+    assert len(pods) == 2 and all(_ready(pod) for pod in pods), pods
+    assert len({pod["spec"]["nodeName"] for pod in pods}) == 2, [pod["spec"]["nodeName"] for pod in pods]
+
+    def evict(pod):
+        return server.request("POST", "/api/v1/namespaces/%s/pods/%s/eviction" % (NAMESPACE, pod["metadata"]["name"]),
+                              {"apiVersion": "policy/v1", "kind": "Eviction",
+                               "metadata": {"name": pod["metadata"]["name"], "namespace": NAMESPACE}})
+    first = evict(pods[0])
+    assert first.status == 201, first
+    second = evict(pods[1])
+    assert second.status == 429, second  # the budget: one replica must stay
+    deadline = time.monotonic() + 120
+    while not (len(_shim_pods(server)) == 2 and all(_ready(pod) for pod in _shim_pods(server))):
+        assert time.monotonic() < deadline, "the evicted replica was not replaced: %s" % _shim_pods(server)
+        time.sleep(0.5)
+    _converted_through_the_shim(server)
 
 
 def test_private_crds_refuse_webhook_settings_that_disagree_with_the_shim(server, play):
