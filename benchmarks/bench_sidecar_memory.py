@@ -31,7 +31,7 @@ for _path in (os.path.join(REPO_ROOT, ".collections"), REPO_ROOT):
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.client import wait_for  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER  # noqa: E402  pylint: disable=wrong-import-position
-from testenv.cluster.testing import pod_processes, start_cluster  # noqa: E402  pylint: disable=wrong-import-position
+from testenv.cluster.testing import container_processes, start_cluster  # noqa: E402  pylint: disable=wrong-import-position
 from testenv import proxy_stack as support  # noqa: E402  pylint: disable=wrong-import-position
 
 NAMESPACE = "bench"
@@ -131,13 +131,10 @@ def objects(settings):
 
 
 def proxy_pid(pod):
-    for pid in pod_processes(pod):
-        try:
-            if b"capi-proxy" in Path("/proc/%d/cmdline" % pid).read_bytes():
-                return pid
-        except OSError:
-            pass
-    raise RuntimeError("no capi-proxy process in Pod %s" % POD)
+    pids = container_processes(pod, sidecar.CONTAINER_NAME)
+    if not pids:
+        raise RuntimeError("no process of the sidecar container in Pod %s" % POD)
+    return pids[0]
 
 
 def peak_rss_mb(pid):

@@ -314,7 +314,6 @@ class Node:
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     commands: dict[str, list[str]] = field(default_factory=dict)  # each daemon's command line, for restart()
     holder: subprocess.Popen | None = None
-    _log_offset: int = 0  # where containerd's log of its latest start begins
 
     def __post_init__(self) -> None:
         self.state = Path(self.state).resolve()
@@ -391,10 +390,6 @@ class Node:
         LOG.info("node %s: started %s pid %s", self.name, name, popen.pid)
         return popen
 
-    def _in_node(self, *cmd: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run(["nsenter", "-t", str(self._holder_pid()), "-m", "-n", "--", *cmd],
-                              capture_output=True, text=True, timeout=timeout, check=False)
-
     def _wait(self, what: str, ready, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -404,16 +399,24 @@ class Node:
             time.sleep(0.1)
         raise NodeError(f"node {self.name}: timed out after {timeout:.0f}s waiting for {what}")
 
-    def _cri_started(self) -> bool:
-        """Whether containerd's CRI plugin has started serving: the kubelet exits at once ("server is not initialized
-        yet") when it starts earlier. Its last step before it serves is this log line."""
-        if not (self.state / "containerd.sock").exists():
-            return False
-        log = (self.state / "logs" / "containerd.log").read_text(errors="replace")
-        if "Start streaming server" not in log[self._log_offset:]:
-            return False
-        time.sleep(0.2)  # the line comes just before the plugin marks itself initialized
-        return True
+    def _start_containerd(self, command: list[str]) -> None:
+        """containerd, until its CRI plugin serves: the kubelet exits at once ("server is not initialized yet") when
+        it starts earlier. The plugin's last step before it serves is the log line looked for here, in this start's
+        part of the log."""
+        log = self.state / "logs" / "containerd.log"
+        offset = log.stat().st_size if log.exists() else 0
+        self._spawn("containerd", command)
+
+        def serving() -> bool:
+            if not (self.state / "containerd.sock").exists():
+                return False
+            with open(log, "rb") as handle:
+                handle.seek(offset)
+                if b"Start streaming server" not in handle.read():
+                    return False
+            time.sleep(0.2)  # the line comes just before the plugin marks itself initialized
+            return True
+        self._wait("containerd's CRI", serving)
 
     def kill(self, name: str) -> int:
         """SIGKILL daemon `name` (kubelet, containerd, kube-proxy, coredns) alone, as a crash would: its process
@@ -427,10 +430,9 @@ class Node:
         """Start daemon `name` again with its command line, as a supervisor (systemd) would after a crash (containerd:
         until its CRI serves)."""
         if name == "containerd":
-            self._log_offset = len((self.state / "logs" / "containerd.log").read_text(errors="replace"))
-        self._spawn(name, self.commands[name])
-        if name == "containerd":
-            self._wait("containerd's CRI", self._cri_started)
+            self._start_containerd(self.commands[name])
+        else:
+            self._spawn(name, self.commands[name])
 
     def check_running(self) -> None:
         """NodeError naming the daemon that exited, and its log."""
@@ -438,7 +440,6 @@ class Node:
             if popen.poll() is not None:
                 raise NodeError(f"node {self.name}: {name} exited ({popen.returncode}); "
                                 f"log: {self.state / 'logs' / (name + '.log')}")
-
 
     # ---- start / stop
     def start(self, kubelet_kubeconfig: Path, proxy_kubeconfig: Path, dns_kubeconfig: Path, archives: list[Path]) -> None:
@@ -456,8 +457,7 @@ class Node:
         self._make_cgroup_root()
         self._start_holder()
         seed_root(archives, self.state / "root")  # the images are there, unpacked, when containerd starts
-        self._spawn("containerd", ["containerd", "--config", str(self.state / "containerd.toml")])
-        self._wait("containerd's CRI", self._cri_started)
+        self._start_containerd(["containerd", "--config", str(self.state / "containerd.toml")])
         self._spawn("kubelet", [self.binaries["kubelet"], f"--config={self.state / 'kubelet.yaml'}",
                                 f"--kubeconfig={kubelet_kubeconfig}", f"--root-dir={INSIDE / 'kubelet'}",
                                 f"--hostname-override={self.name}", f"--node-ip={self.ip}", "--v=1"])

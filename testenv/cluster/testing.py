@@ -304,12 +304,12 @@ def unwell(statuses):
         for pod, status in sorted(statuses.items()) if not status["ready"] or status["restartCount"]]
 
 
-def pod_processes(pod):
-    """The host pids of the processes of a Pod on a real node: those in its cgroup (cgroupfs driver:
-    /<node>/kubepods/[<qos>/]pod<uid>/<container id>) in the pids hierarchy."""
-    uid = pod["metadata"]["uid"]
+def _cgroup_pids(pod, container="*"):
+    """The host pids in a Pod's cgroups on a real node (cgroupfs driver: /<node>/kubepods/[<qos>/]pod<uid>/<container
+    id>, in the pids hierarchy): every container's, or the one of container ID `container`."""
     pids = []
-    for procs in Path("/sys/fs/cgroup/pids").glob("*/kubepods/**/pod%s/*/cgroup.procs" % uid):
+    for procs in Path("/sys/fs/cgroup/pids").glob("*/kubepods/**/pod%s/%s/cgroup.procs"
+                                                  % (pod["metadata"]["uid"], container)):
         try:
             pids.extend(int(pid) for pid in procs.read_text().split())
         except OSError:
@@ -317,23 +317,32 @@ def pod_processes(pod):
     return pids
 
 
-def container_uids(pod):
-    """{container name: the uid its processes run as on the host} for a Pod's running containers on a real node
-    (each container's own cgroup: /<node>/kubepods/[<qos>/]pod<uid>/<container id>)."""
-    uids = {}
+def pod_processes(pod):
+    """The host pids of the processes of a Pod on a real node (its pause container's included)."""
+    return _cgroup_pids(pod)
+
+
+def container_processes(pod, name):
+    """The host pids of the processes of the Pod's running container `name` (containerd's), as the Pod's status
+    names it; [] when it has none."""
     for status in (pod.get("status") or {}).get("containerStatuses") or ():
         runtime, _sep, container_id = (status.get("containerID") or "").partition("://")
-        if runtime != "containerd":
-            continue
-        for procs in Path("/sys/fs/cgroup/pids").glob("*/kubepods/**/pod%s/%s/cgroup.procs"
-                                                      % (pod["metadata"]["uid"], container_id)):
-            for pid in procs.read_text().split():
-                try:
-                    status_lines = Path("/proc/%s/status" % pid).read_text().splitlines()
-                except OSError:
-                    continue
-                uids[status["name"]] = int(next(line for line in status_lines if line.startswith("Uid:")).split()[1])
-                break
+        if status["name"] == name and runtime == "containerd":
+            return _cgroup_pids(pod, container_id)
+    return []
+
+
+def container_uids(pod):
+    """{container name: the uid its processes run as on the host} for a Pod's running containers on a real node."""
+    uids = {}
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        for pid in container_processes(pod, status["name"]):
+            try:
+                status_lines = Path("/proc/%d/status" % pid).read_text().splitlines()
+            except OSError:
+                continue
+            uids[status["name"]] = int(next(line for line in status_lines if line.startswith("Uid:")).split()[1])
+            break
     return uids
 
 

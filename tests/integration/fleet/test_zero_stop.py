@@ -16,6 +16,7 @@ import pytest
 
 from testenv import REPO_ROOT
 from testenv.client import wait_for
+from testenv.cluster.testing import container_processes
 from testenv.hcp import fleet
 from testenv.module_runner import run_module
 from tests.integration.fleet.support import list_items, start_fleet
@@ -190,23 +191,11 @@ def test_the_zero_stop_rescue_flips_back_and_discards_the_copies_with_the_contro
         for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % NS)} == templates
 
 
-def sidecar_pid(pod):
-    """The pid of the sidecar container's process of Pod pod (a container of the real node, on this machine: its
-    environment holds the Pod's name, POD_NAME from the downward API)."""
-    wanted = ("POD_NAME=%s" % pod).encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as handle:
-                command = handle.read()
-            with open("/proc/%s/environ" % entry, "rb") as handle:
-                environ = handle.read().split(b"\0")
-        except OSError:
-            continue
-        if b"capi_proxy" in command.replace(b"-", b"_") and wanted in environ:
-            return int(entry)
-    return None
+def sidecar_pid(server, pod):
+    """The host pid of the sidecar container's process of Pod pod (a container of the real node, in its cgroup)."""
+    pids = container_processes(server.request("GET", "/api/v1/namespaces/%s/pods/%s" % (NS, pod)).json(),
+                               "kube-apiserver-proxy")
+    return pids[0] if pids else None
 
 
 def test_a_sidecar_killed_mid_flip_comes_back_in_the_mode_flipped_to(server):
@@ -217,7 +206,7 @@ def test_a_sidecar_killed_mid_flip_comes_back_in_the_mode_flipped_to(server):
     pause_standard(server)
     pods = sidecar_pods(server)
     victim = pods[0]
-    pid = sidecar_pid(victim)
+    pid = sidecar_pid(server, victim)
     assert pid, "the sidecar process of %s" % victim
     killed = []
 
