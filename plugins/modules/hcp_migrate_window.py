@@ -21,9 +21,11 @@ description:
     C(private_capi_proxy_mode=passthrough), as the C(migrate) role's phase C(sidecar) does with
     C(private_capi_migrate_strategy=zero_stop)), and CAPI reconciliation is paused
     (M(hypershift.private_capi.hcp_quiesce), before this run). B(check) - a Deployment without sidecar, with a
-    sidecar that does not follow the namespace's mode ConfigMap C(capi-proxy-mode), or still rolling it out, or a
-    mode ConfigMap that is missing, refuses the run before any change, naming the Deployment and the step that fixes
-    it. B(copy) - as below. B(flip) - one write sets the mode ConfigMap's C(data.mode) to C(translate), then the run
+    sidecar that does not follow the namespace's mode ConfigMap C(capi-proxy-mode), or a mode ConfigMap that is
+    missing, refuses the run before any change, naming the Deployment and the step that fixes it. A Deployment still
+    rolling its sidecar out (a Pod not Ready yet, or not Ready again after a probe failed for a while) is waited for
+    up to O(available_timeout) seconds first (C(rollout_waited_seconds) of RV(flip)), then refused the same way.
+    B(copy) - as below. B(flip) - one write sets the mode ConfigMap's C(data.mode) to C(translate), then the run
     waits up to O(flip_timeout) seconds until the sidecar of every running Pod of those Deployments has acknowledged
     it (C(data.applied.<pod>)); each sidecar ends its open watches (410 Expired), so the controllers re-list in the
     private groups, without a restart. B(resume) - the copies of O(pause_group) are unpaused (RV(unpaused_at)).
@@ -208,10 +210,12 @@ strategy:
   sample: zero_stop
 flip:
   description: With O(strategy=zero_stop), the flip - C(mode), C(changed) (this run wrote it), C(pods) (the Pods
-    whose sidecars acknowledged it) and C(waited_seconds).
+    whose sidecars acknowledged it), C(waited_seconds) (for the acknowledgements) and C(rollout_waited_seconds) (the
+    check's wait for a rollout to finish).
   returned: with O(strategy=zero_stop), once the check has begun
   type: dict
-  sample: {"mode": "translate", "changed": true, "pods": ["cluster-api-7c9d8f6b5-x2x7k"], "waited_seconds": 0.31}
+  sample: {"mode": "translate", "changed": true, "pods": ["cluster-api-7c9d8f6b5-x2x7k"], "waited_seconds": 0.31,
+    "rollout_waited_seconds": 0.0}
 unpaused_at:
   description: With O(strategy=zero_stop), when the copies' pause was lifted (UTC, C(%Y-%m-%dT%H:%M:%S.%f)); null
     until then.

@@ -67,9 +67,20 @@ def sidecar_problems(deployments, names, namespace):
             problems.append("%s has an API proxy sidecar that does not follow the mode ConfigMap %s (put in by an older "
                             "release): run %s again to update it" % (who, PROXY_MODE_CONFIG_MAP, PREINSTALL))
         elif not rolled_out(deployment):
-            problems.append("%s is still rolling out its API proxy sidecar: wait until `kubectl -n %s rollout status "
-                            "deployment/%s` succeeds, then run again" % (who, namespace, name))
+            status = deployment.get("status") or {}
+            problems.append("%s is still rolling out its API proxy sidecar (replicas %s wanted, %s updated, %s "
+                            "available, %s in all): wait until `kubectl -n %s rollout status deployment/%s` succeeds, "
+                            "then run again" % (who, (deployment.get("spec") or {}).get("replicas", 1),
+                                                status.get("updatedReplicas", 0), status.get("availableReplicas", 0),
+                                                status.get("replicas", 0), namespace, name))
     return problems
+
+
+def rolling_out(deployments, names, namespace):
+    """Names of the Deployments of names found in deployments (as read) whose sidecar is in and follows the mode
+    ConfigMap but has not rolled out (a Pod not Ready yet, or not Ready again): the one problem a wait can cure."""
+    return sorted(d["metadata"]["name"] for d in deployments if (d.get("metadata") or {}).get("name") in names
+                  and has_sidecar(d) and follows_mode(d, namespace) and not rolled_out(d))
 
 
 def mode_problem(config_map, namespace, allowed):
@@ -136,7 +147,7 @@ class FlipService(object):
         self.check_mode = check_mode
         self.clock = clock
         self.sleep = sleep
-        self.result = {"mode": None, "changed": False, "pods": [], "waited_seconds": 0.0}
+        self.result = {"mode": None, "changed": False, "pods": [], "waited_seconds": 0.0, "rollout_waited_seconds": 0.0}
 
     def _config_map_path(self):
         return api_path("", "v1", "configmaps", self.namespace, PROXY_MODE_CONFIG_MAP)
@@ -153,10 +164,22 @@ class FlipService(object):
         path = api_path("", "v1", "pods", self.namespace)
         return running_sidecars(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)), self.names)
 
-    def check(self, allowed):
+    def check(self, allowed, rollout_timeout=0):
         """Refuse (FlipError, nothing written) unless every named Deployment that exists has a sidecar that follows
-        the mode ConfigMap, rolled out, and the ConfigMap holds one of allowed. Returns the ConfigMap as read."""
-        problems = sidecar_problems(self.read_deployments(), self.names, self.namespace)
+        the mode ConfigMap, rolled out, and the ConfigMap holds one of allowed. Returns the ConfigMap as read.
+
+        A rollout not finished when it is the only problem (a Pod that is not Ready yet, or not Ready again: a probe
+        that failed for a while) is waited for up to rollout_timeout seconds before it is refused
+        (result rollout_waited_seconds)."""
+        started = self.clock()
+        deployments = self.read_deployments()
+        problems = sidecar_problems(deployments, self.names, self.namespace)
+        while (problems and len(rolling_out(deployments, self.names, self.namespace)) == len(problems)
+               and self.clock() - started < rollout_timeout):
+            self.sleep(RUNNING_SECONDS)
+            deployments = self.read_deployments()
+            problems = sidecar_problems(deployments, self.names, self.namespace)
+        self.result["rollout_waited_seconds"] = round(self.clock() - started, 3)
         config_map = self.read_config_map()
         problem = mode_problem(config_map, self.namespace, allowed)
         if problem:

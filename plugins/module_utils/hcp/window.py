@@ -169,7 +169,7 @@ class WindowService(PhasedRun):
     def _run_zero_stop(self):
         self.begin(CHECK)
         self.flip = FlipService(self.client, self.hcp_namespace, self.params["deployments"], check_mode=self.check_mode)
-        config_map = self.flip.check((PROXY_PASSTHROUGH, PROXY_TRANSLATE))
+        config_map = self.flip.check((PROXY_PASSTHROUGH, PROXY_TRANSLATE), self.params["available_timeout"])
         flipped_before = proxy_mode(config_map)[0] == PROXY_TRANSLATE
         self._read_ahead()
         if self.params["source_pause_group"]:

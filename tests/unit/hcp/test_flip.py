@@ -46,8 +46,9 @@ def test_sidecars_that_follow_the_mode_and_rolled_out_allow_a_flip():
      "Deployment clusters-prod-01/cluster-api has an API proxy sidecar that does not follow the mode ConfigMap "
      "capi-proxy-mode (put in by an older release): run migrate_fleet.yml with private_capi_migrate_strategy=zero_stop"),
     (deployment("cluster-api", rolled=False),
-     "Deployment clusters-prod-01/cluster-api is still rolling out its API proxy sidecar: wait until `kubectl -n "
-     "clusters-prod-01 rollout status deployment/cluster-api` succeeds"),
+     "Deployment clusters-prod-01/cluster-api is still rolling out its API proxy sidecar (replicas 1 wanted, 1 "
+     "updated, 1 available, 2 in all): wait until `kubectl -n clusters-prod-01 rollout status deployment/cluster-api` "
+     "succeeds"),
 ])
 def test_a_deployment_not_ready_for_a_flip_is_named_with_the_step_that_fixes_it(broken, expected):
     problems = flip.sidecar_problems([broken, deployment("capi-provider")], ["cluster-api", "capi-provider"], NS)
@@ -169,3 +170,53 @@ def test_the_flip_reads_the_acknowledgements_often_and_lists_the_pods_once_a_sec
     assert len(lists) == 2 and lists[1] - lists[0] >= flip.RUNNING_SECONDS
     assert len(gets) > 10 and gets[2] - gets[1] == pytest.approx(flip.POLL_SECONDS)
     assert result["pods"] == ["cluster-api-7c9d8f6b5-aaaaa"] and result["waited_seconds"] >= flip.RUNNING_SECONDS
+
+
+class RollingClient(object):
+    """Deployments whose rollouts finish on the n-th read (a Pod Ready again), and a mode ConfigMap in pass-through."""
+
+    def __init__(self, clock, deployments, ready_on_read):
+        self.clock = clock
+        self.deployments = deployments
+        self.ready_on_read = ready_on_read
+        self.reads = 0
+
+    def list(self, path, what):
+        self.reads += 1
+        if self.reads >= self.ready_on_read:
+            return [deployment(d["metadata"]["name"], with_sidecar=flip.has_sidecar(d)) for d in self.deployments]
+        return list(self.deployments)
+
+    def get_or_none(self, path, what):
+        return {"data": {"mode": "passthrough"}}
+
+
+def checked(deployments, ready_on_read, timeout):
+    clock = Clock()
+    client = RollingClient(clock, deployments, ready_on_read)
+    service = flip.FlipService(client, NS, ["cluster-api", "capi-provider"], clock=lambda: clock.now, sleep=clock.sleep)
+    try:
+        return service.check(("passthrough",), rollout_timeout=timeout), service.result, client.reads
+    except flip.FlipError as exc:
+        return exc, service.result, client.reads
+
+
+def test_the_check_waits_for_a_rollout_that_finishes_within_its_timeout():
+    # a sidecar's Pod not Ready for a while (a probe failed under load): waited for, then the flip goes on
+    config_map, result, reads = checked([deployment("cluster-api", rolled=False), deployment("capi-provider")], 4, 60)
+    assert config_map == {"data": {"mode": "passthrough"}} and reads == 4
+    assert result["rollout_waited_seconds"] == pytest.approx(3 * flip.RUNNING_SECONDS)
+
+
+def test_the_check_refuses_a_rollout_that_does_not_finish_in_time_naming_it():
+    error, result, reads = checked([deployment("cluster-api", rolled=False), deployment("capi-provider")], 1000, 10)
+    assert isinstance(error, flip.FlipError) and "cluster-api is still rolling out its API proxy sidecar" in str(error)
+    assert result["rollout_waited_seconds"] >= 10 and reads == 11
+
+
+def test_the_check_does_not_wait_when_a_rollout_cannot_cure_the_problem():
+    # no sidecar at all beside a rollout in progress: refused on the first read
+    error, result, reads = checked([deployment("cluster-api", rolled=False),
+                                    deployment("capi-provider", with_sidecar=False)], 1000, 60)
+    assert isinstance(error, flip.FlipError) and "capi-provider has no API proxy sidecar" in str(error)
+    assert reads == 1 and result["rollout_waited_seconds"] == 0
