@@ -115,7 +115,7 @@ image: build
 # proxy's sources change.
 PROXY_VENV := .build/proxy-venv
 PROXY_SOURCES := $(wildcard capi_proxy/*.py plugins/module_utils/translate/*.py) plugins/module_utils/errors.py \
-	plugins/module_utils/merge_patch.py plugins/module_utils/contract.py plugins/module_utils/hypershift.py \
+	plugins/module_utils/messages.py plugins/module_utils/merge_patch.py plugins/module_utils/contract.py plugins/module_utils/hypershift.py \
 	plugins/module_utils/state/machine.py pyproject.toml galaxy.yml requirements.txt
 proxy-venv: $(PROXY_VENV)/.installed
 $(PROXY_VENV)/.installed: $(PROXY_SOURCES) | venv

@@ -3,7 +3,7 @@
 Against a real control plane (testenv/cluster: etcd and kube-apiserver v1.34, HyperShift's HostedCluster CRD, no
 controllers): 1,000 HostedClusters created through the API (as testenv/hcp/fleet.py builds them), in the mix a fleet
 has mid-run (legacy, in-progress, migrated, failed, one invalid), their migration annotations written by the state
-machine itself (machine.plan_move). Then `capi-proxy exporter` (the installed package of `make proxy-venv`, else the
+machine itself (machine.plan_transition). Then `capi-proxy exporter` (the installed package of `make proxy-venv`, else the
 checkout's) lists and watches them as a host process on loopback; the figures are read once it is ready:
 
 * series: sample lines of one /metrics scrape, per HostedCluster (those that carry its namespace and name) and in total;
@@ -68,7 +68,7 @@ def annotated(index):
              "migrated": [("in-progress", 60, {}), ("migrated", 60 + 120 + index % 900, {})],
              "failed": [("in-progress", 60, {}), ("failed", 300, {"reason": "copy: refused (%d)" % (index % 3)})]}[state]
     for requested, seconds, options in moves:
-        hostedcluster = machine.plan_move(hostedcluster, requested, run, _at(seconds), **options).updated_object()
+        hostedcluster = machine.plan_transition(hostedcluster, requested, run, _at(seconds), **options).updated_object()
     if index == 1:
         hostedcluster["metadata"]["annotations"][machine.PRIVATE_TYPES_ANNOTATION] = "true"  # with scope legacy: invalid
     return hostedcluster

@@ -2,7 +2,7 @@
 
 Clients keep speaking cluster.x-k8s.io while the API server holds the private
 cluster.hypershift.openshift.io types. All translation and conversion logic lives in the
-collection's module_utils (capi_groups, capi_versions); this package only moves bytes.
+collection's module_utils (translate.groups, translate.versions); this package only moves bytes.
 `python -m capi_proxy --help` (installed: `capi-proxy --help`) and docs/proxy.md describe the command line.
 """
 # The installable package's version (pyproject.toml reads it from here): the collection's, like the image tag (make

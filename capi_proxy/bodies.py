@@ -1,6 +1,6 @@
 """Request and response bodies: decode, translate group positions with the core, encode. Pure.
 
-Every rewrite goes through capi_groups.translate_object / translate_object_in_place (or
+Every rewrite goes through translate.groups.translate_object / translate_object_in_place (or
 translate_api_version/translate_group for a lone JSON-patch value); this module only finds *where*
 a body holds an object. JSON goes through orjson when it is installed (4x faster to parse, 25x to
 encode); the stdlib decides every input orjson would read differently, so documents are the same.

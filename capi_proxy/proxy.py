@@ -3,7 +3,8 @@
 Per request: routing decides where it goes (the path checked and mapped to the private groups, the served
 version, the headers), translation rewrites the bodies both ways (the collection's core only), this module
 forwards with the client's own Authorization, answers, and relays watches event by event (watch); budget
-bounds the body bytes in flight. The translation itself is the collection's core (capi_groups / capi_versions).
+bounds the body bytes in flight. The translation itself is the collection's core (translate.groups /
+translate.versions).
 """
 import asyncio
 import contextvars

@@ -1,7 +1,7 @@
 """Bodies in and out of the proxy: request bodies to the private groups (and the served version), answers and
 watch events back to the client's view, discovery documents, adapted PATCHes. Pure: no I/O, no aiohttp.
 
-Every rewrite is the collection's core (capi_groups / capi_versions through bodies, adaptation, crdview);
+Every rewrite is the collection's core (translate.groups / translate.versions through bodies, adaptation, crdview);
 this module decides which rule a body needs and keeps the limits (nesting depth, the watch-event cache).
 """
 import collections

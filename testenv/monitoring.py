@@ -44,9 +44,11 @@ class Process(object):
 
 REPO = Path(REPO_ROOT)
 PROXY_VENV = REPO / ".build" / "proxy-venv"  # `make proxy-venv`: the package of the built collection tarball
+# the Makefile's PROXY_SOURCES
 PROXY_SOURCES = ("capi_proxy", "plugins/module_utils/translate", "plugins/module_utils/merge_patch.py",
-                 "plugins/module_utils/hypershift.py", "plugins/module_utils/state/machine.py", "pyproject.toml",
-                 "galaxy.yml", "requirements.txt")  # the Makefile's PROXY_SOURCES
+                 "plugins/module_utils/messages.py", "plugins/module_utils/errors.py",
+                 "plugins/module_utils/contract.py", "plugins/module_utils/hypershift.py",
+                 "plugins/module_utils/state/machine.py", "pyproject.toml", "galaxy.yml", "requirements.txt")
 
 
 def proxy_entrypoint():

@@ -7,13 +7,13 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe_object
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     DEFAULT_GROUP_MAP,
     TO_PRIVATE,
     TO_STANDARD,
     CapiTranslationError,
     GroupMap,
-    describe_object,
     translate,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments

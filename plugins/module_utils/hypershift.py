@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe_object
 
 HOSTEDCLUSTER_GROUP = "hypershift.openshift.io"
 HOSTEDCLUSTER_VERSION = "v1beta1"
@@ -22,6 +22,6 @@ def hcp_namespace(namespace, name):
     return "%s-%s" % (namespace, name.replace(".", "-"))
 
 
-def describe(hostedcluster):
-    """'HostedCluster <namespace>/<name>' for messages (translate.groups.describe_object)."""
+def describe_hostedcluster(hostedcluster):
+    """'HostedCluster <namespace>/<name>' for messages (messages.describe_object)."""
     return describe_object(hostedcluster if isinstance(hostedcluster, dict) else {}, kind=HOSTEDCLUSTER_KIND)

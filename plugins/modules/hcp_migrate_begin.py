@@ -160,6 +160,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, error_result
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
     HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.service import review_entry_point
@@ -209,9 +210,9 @@ class Begin(object):
         return decide_migration(dict(self.answers, check_mode=self.check_mode, access_review=self.params["access_review"],
                                      allow_unsteady=self.params["allow_unsteady"]))
 
-    def _move(self, **params):
+    def _transition(self, **params):
         service = self._state(**params)
-        answer = service.move()
+        answer = service.transition()
         for warning in service.warnings:
             self.warn(warning)
         self.diff = answer.pop("diff", None)
@@ -226,7 +227,7 @@ class Begin(object):
         if outcome["stop"]:
             return self.result()
         if outcome["review"]:
-            subject = "HostedCluster %s/%s" % (self.params["hostedcluster_namespace"], self.params["hostedcluster_name"])
+            subject = describe("HostedCluster", self.params["hostedcluster_name"], self.params["hostedcluster_namespace"])
             self.answers["access"] = review_entry_point(
                 self.client, "migrate", [self.params["hostedcluster_namespace"]], [self.params["hcp_namespace"]],
                 self.params["operator_namespace"], subject)
@@ -240,11 +241,11 @@ class Begin(object):
             self.answers["steady"] = dict(steady, changed=False)
             outcome = self._decide()
         if outcome["mark_legacy"]:
-            self.answers["legacy"] = self._move(state="legacy", force=True,
+            self.answers["legacy"] = self._transition(state="legacy", force=True,
                                                 reason="retry requested by run %s" % self.params["holder"])
         if outcome["lock"]:
             try:
-                self.answers["lock"] = self._move(state="in-progress")
+                self.answers["lock"] = self._transition(state="in-progress")
             except USER_ERRORS as error:  # an answer: the role skips a lock another run holds, stops on the others
                 self.answers["lock"] = dict(error_result(error), msg=str(error), changed=False)
         return self.result()

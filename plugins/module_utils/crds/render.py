@@ -5,7 +5,7 @@
 A private twin keeps every version, schema, subresource, printer column, scope and validation rule of
 its source byte for byte; it changes only what must differ for it to live beside the standard CRD:
 
-* ``spec.group`` and ``metadata.name`` (``<plural>.<private group>``), through capi_groups.GroupMap;
+* ``spec.group`` and ``metadata.name`` (``<plural>.<private group>``), through translate.groups.GroupMap;
 * ``spec.names.shortNames``: each prefixed (``ma`` -> ``hcpma``) and ``spec.names.categories``:
   ``cluster-api`` -> ``hypershift-capi``, any other category prefixed ``hypershift-capi-``, so that
   ``kubectl get ma`` / ``kubectl get cluster-api`` keep meaning the standard objects;
@@ -105,7 +105,8 @@ class RenderOptions(object):
     ):
         self.group_map = group_map if group_map is not None else GroupMap()
         if not isinstance(self.group_map, GroupMap):
-            raise CrdRenderError("group_map must be a capi_groups.GroupMap, got %s" % type(self.group_map).__name__)
+            raise CrdRenderError("group_map must be a translate.groups.GroupMap, got %s"
+                                 % type(self.group_map).__name__)
         if not isinstance(short_name_prefix, str) or re.match(r"^[a-z][-a-z0-9]{0,30}$", short_name_prefix) is None:
             raise CrdRenderError(
                 "short_name_prefix must start with a lowercase letter and hold only [-a-z0-9] (at most 31), got %r"

@@ -10,10 +10,10 @@ import os
 import time
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     CapiTranslationError,
     GroupMap,
-    describe,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import CRD_MANAGED_LABEL, SOURCE_HASH_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import (

@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 OTHER_VERSION = {"v1beta2": "v1beta1", "v1beta1": "v1beta2"}
 

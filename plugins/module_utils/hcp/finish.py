@@ -38,7 +38,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import move_held_lock
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import transition_held_lock
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
 
 # the steps, in order (RV(step): the last one begun, on a failure the one that failed)
@@ -129,7 +129,7 @@ class FinishService(PhasedRun):
         self.release.resume()
         if not self.check_mode:  # in check mode the lock was not written: the state is still the one found
             self._begin(STATE)
-            self.moved, warnings = move_held_lock(self.client, params["hostedcluster_namespace"],
+            self.moved, warnings = transition_held_lock(self.client, params["hostedcluster_namespace"],
                                                   params["hostedcluster_name"], states.MIGRATED, params["holder"])
             self.warnings += warnings
         return report

@@ -38,7 +38,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.sideca
     has_sidecar,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 POLL_SECONDS = 0.05  # the acknowledgements read this often (one GET of the ConfigMap)
 RUNNING_SECONDS = 1.0  # the running sidecars' Pods listed again this often while waiting (one went away: not waited for)

@@ -15,7 +15,7 @@ import time
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.conversion import conversion_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import leaving
 

@@ -33,7 +33,7 @@ import time
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import parse_time, utc_now
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 RELEASE, WAIT = "release", "wait"
 LEASES = ("coordination.k8s.io", "v1", "leases")

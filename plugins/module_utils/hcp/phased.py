@@ -27,7 +27,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leadership import LeadershipWatch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import hostedcluster_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 
 def phase_mark(name, now):

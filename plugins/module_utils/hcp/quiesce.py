@@ -40,7 +40,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
     parallel_map,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 NO_PAUSED_UNTIL = "none"
 HYPERSHIFT_GROUP = hypershift.HOSTEDCLUSTER_GROUP

@@ -73,13 +73,13 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.state impo
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseLost, hold_lease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
     create_hostedcluster_event,
-    move_held_lock,
+    transition_held_lock,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
     TO_STANDARD,
     GroupMap,
-    describe,
 )
 
 ROLLBACK, RESCUE = "rollback", "rescue"
@@ -305,7 +305,7 @@ class RollbackService(PhasedRun):
             self.copy = self._migrate(discard=True, require_paused=False)
         self._start(removals, remove_records=True, hostedcluster_name=self.params["hostedcluster_name"],
                     hostedcluster_namespace=self.params["hostedcluster_namespace"], fence=True)
-        self._move(states.FAILED, rollback=False, reason=self.params["reason"])
+        self._transition(states.FAILED, rollback=False, reason=self.params["reason"])
 
     def _rescue_zero_stop(self, hostedcluster):
         """The rescue with the controllers running: what is missing of the standard objects copied back (only when the
@@ -326,7 +326,7 @@ class RollbackService(PhasedRun):
             self.copy = self._migrate(discard=True, require_paused=False)
         self._start([], remove_records=True, hostedcluster_name=self.params["hostedcluster_name"],
                     hostedcluster_namespace=self.params["hostedcluster_namespace"], fence=True)
-        self._move(states.FAILED, rollback=False, reason=self.params["reason"])
+        self._transition(states.FAILED, rollback=False, reason=self.params["reason"])
 
     def _rollback(self, hostedcluster):
         self.resumed_from = resume_point(hostedcluster)
@@ -363,7 +363,7 @@ class RollbackService(PhasedRun):
                                      hostedcluster_name=self.params["hostedcluster_name"],
                                      hostedcluster_namespace=self.params["hostedcluster_namespace"], fence=True)
         self.release.resume()
-        self._move(states.LEGACY, rollback=True)
+        self._transition(states.LEGACY, rollback=True)
 
     def _verify(self):
         """One standard object per private one, no standard Cluster paused, no sidecar, the Deployments available."""
@@ -379,11 +379,11 @@ class RollbackService(PhasedRun):
         if self.problems and not self.check_mode:
             raise RollbackFailed("verify: " + "; ".join(self.problems))
 
-    def _move(self, state, rollback, reason=None):
+    def _transition(self, state, rollback, reason=None):
         if self.check_mode:  # in check mode no lock was written: the state stays the one found
             return
         self.begin(STATE)
-        self.moved, warnings = move_held_lock(self.client, self.params["hostedcluster_namespace"],
+        self.moved, warnings = transition_held_lock(self.client, self.params["hostedcluster_namespace"],
                                               self.params["hostedcluster_name"], state, self.params["holder"],
                                               rollback=rollback, reason=reason)
         self.warnings += warnings

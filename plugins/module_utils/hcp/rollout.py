@@ -22,7 +22,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.errors imp
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leadership import LeadershipWatch, longest_stretch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 
 class RolloutError(PrivateCapiError):

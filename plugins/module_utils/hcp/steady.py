@@ -28,8 +28,9 @@ import time
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, parallel_map
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
-    DEFAULT_GROUP_MAP, PRIVATE_SUFFIX, STANDARD_SUFFIX, describe)
+    DEFAULT_GROUP_MAP, PRIVATE_SUFFIX, STANDARD_SUFFIX)
 
 CORE_GROUP = STANDARD_SUFFIX
 CONVERSION_CHECK_NAME = "capi-conversion-check"  # the dry-run Cluster of the private twin's conversion check

@@ -16,7 +16,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.conversion import conversion_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import (
     capi_resources,
     read_served_resources,

@@ -63,7 +63,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 HOSTEDCONTROLPLANE_PLURAL = "hostedcontrolplanes"
 # the phase names of RV(marks), as the migrate role's marks name them (report phases)

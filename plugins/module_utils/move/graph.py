@@ -13,7 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe_object
 
 DELETION_ORPHAN_FINALIZER = "orphan"
 
@@ -44,7 +44,8 @@ class OwnershipGraph(object):
         for obj in objects:
             uid = _uid(obj)
             if not uid:
-                raise ValueError("%s has no metadata.uid; pass objects as read from the API server" % describe(obj))
+                raise ValueError("%s has no metadata.uid; pass objects as read from the API server"
+                                 % describe_object(obj))
             self.by_uid[uid] = obj
         self.owners = {}
         for uid, obj in self.by_uid.items():
@@ -64,7 +65,7 @@ class OwnershipGraph(object):
                 cycle = path[path.index(uid):] + [uid]
                 raise OwnershipCycleError(
                     "ownerReferences form a cycle: %s; no owners-first order exists, fix the ownerReferences of these objects"
-                    % " -> ".join(describe(self.by_uid[member]) for member in cycle)
+                    % " -> ".join(describe_object(self.by_uid[member]) for member in cycle)
                 )
             visiting.add(uid)
             owners = self.owners[uid]
@@ -101,7 +102,7 @@ class OwnershipGraph(object):
                     owner = self.by_uid[owner_uid]
                     if DELETION_ORPHAN_FINALIZER in ((owner.get("metadata") or {}).get("finalizers") or ()):
                         continue  # its owner orphans it: it survives the owner's deletion
-                    skipped[uid] = "its owner %s is being deleted and takes it along" % describe(owner)
+                    skipped[uid] = "its owner %s is being deleted and takes it along" % describe_object(owner)
                     break
         return skipped
 

@@ -3,7 +3,7 @@
 """What capi_object_migrate writes, decided without I/O (pure; inputs are never mutated).
 
 * ``desired_target``: the copy of one source object - groups translated by the translation core
-  (capi_groups.translate_object), server-set metadata stripped, ownerReferences re-pointed at the owners'
+  (translate.groups.translate_object), server-set metadata stripped, ownerReferences re-pointed at the owners'
   copies (new apiVersion and uid, controller/blockOwnerDeletion kept), provenance annotations added.
 * ``decide``: what an existing target needs (nothing, its status, its ownerReferences, or - when it differs
   from its source - a report, or an overwrite with force).
@@ -28,7 +28,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import DELETION_ORPHAN_FINALIZER
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.diff import diff_objects
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json, translate_object
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import describe_object as describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe_object
 
 DELETE_LABEL_VALUE = "true"
 MIGRATION_ANNOTATIONS = (SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, FINALIZERS_ANNOTATION, CARRIED_ANNOTATION,
@@ -97,7 +97,7 @@ def original_finalizers(source):
             finalizers = json.loads(recorded)
         except ValueError:
             raise MigrationPlanError("%s: annotation %s is not JSON (%r); restore it or remove the label %s"
-                                     % (describe(source), FINALIZERS_ANNOTATION, recorded, DELETE_LABEL))
+                                     % (describe_object(source), FINALIZERS_ANNOTATION, recorded, DELETE_LABEL))
         if isinstance(finalizers, list):
             return finalizers
     return list(metadata.get("finalizers") or ())

@@ -15,8 +15,8 @@ fence to its end: finished(), release(), and its summary() as RV(lease_token).
 
 A process taking the token from a live one (renewed less than TOKEN_LIVE_SECONDS ago) says so and waits
 SETTLE_SECONDS before its first write, so that a write the other checked just before the token changed has reached
-the server. The module's own last move (in-progress -> migrated or failed, or legacy) is judged on the HostedCluster
-it writes, resourceVersion-guarded: require() refuses it unless the token read is this process's.
+the server. The module's own last transition (in-progress -> migrated or failed, or legacy) is judged on the
+HostedCluster it writes, resourceVersion-guarded: require() refuses it unless the token read is this process's.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -32,6 +32,7 @@ import uuid
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import JSON_PATCH, MERGE_PATCH, ApiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
     create_hostedcluster_event,
@@ -67,7 +68,7 @@ def judge(hostedcluster, holder, token_id, now):
     """None while `token_id` of run `holder` may write under the HostedCluster's lock; else why not (a sentence)."""
     metadata = hostedcluster.get("metadata") or {}
     annotations = metadata.get("annotations") or {}
-    who = "HostedCluster %s/%s" % (metadata.get("namespace"), metadata.get("name"))
+    who = describe("HostedCluster", metadata.get("name"), metadata.get("namespace"))
     state = states.state_of_annotations(annotations)
     lease = states.lease_of(annotations)
     if state != states.IN_PROGRESS or lease is None:
@@ -123,7 +124,7 @@ class LeaseFence(object):
 
     @property
     def what(self):
-        return "HostedCluster %s/%s" % (self.namespace, self.name)
+        return describe("HostedCluster", self.name, self.namespace)
 
     def _read(self):
         return self.client.request("GET", self.path, "get %s (lease token)" % self.what)
@@ -260,7 +261,8 @@ class LeaseFence(object):
             pass
 
     def require(self, hostedcluster):
-        """The last move's judgement: LeaseLost unless `hostedcluster` (as read for that write) carries this token."""
+        """The last transition's judgement: LeaseLost unless `hostedcluster` (as read for that write) carries this
+        token."""
         why = judge(hostedcluster, self.holder, self.token_id, self.now())
         if why is not None:
             with self._lock:
@@ -269,7 +271,7 @@ class LeaseFence(object):
             raise LeaseLost(self._refusal())
 
     def retire(self, done=False):
-        """Stop renewing and checking; done: the module's last move dropped the token with the lease."""
+        """Stop renewing and checking; done: the module's last transition dropped the token with the lease."""
         self.done = self.done or done
         self._stop.set()
         if self._thread is not None:
@@ -287,4 +289,4 @@ class LeaseFence(object):
                 {"op": "remove", "path": json_pointer(states.LEASE_TOKEN_ANNOTATION)},
                 {"op": "remove", "path": json_pointer(states.LEASE_TOKEN_RENEW_TIME_ANNOTATION)}])
         except ApiError:
-            pass  # gone with the lease (the module's last move), or taken: nothing of ours to remove
+            pass  # gone with the lease (the module's last transition), or taken: nothing of ours to remove

@@ -4,8 +4,8 @@
 
 Annotations on the HostedCluster are the source of truth (docs/operator-guide.md); the label
 ``hypershift.openshift.io/capi-migration-state`` mirrors them so a fleet can be selected in one LIST.
-Callers pass the current object and the time; ``plan_move``/``plan_repair`` return a MovePlan (the new
-annotations and labels, the history entry and the Event to emit) or raise MoveRefused. Nothing here
+Callers pass the current object and the time; ``plan_transition``/``plan_repair`` return a TransitionPlan (the new
+annotations and labels, the history entry and the Event to emit) or raise TransitionRefused. Nothing here
 mutates its inputs.
 
 Rollback (a migrated HostedCluster back to standard CAPI types) is a separate, explicit path: only with
@@ -38,7 +38,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     format_time,
     parse_time,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hypershift import describe, hcp_namespace
+from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hypershift import describe_hostedcluster, hcp_namespace
 
 NEW = "new"
 LEGACY = "legacy"
@@ -50,7 +51,7 @@ STATES = (NEW, LEGACY, IN_PROGRESS, MIGRATED, FAILED, INVALID)
 REQUESTABLE_STATES = (LEGACY, IN_PROGRESS, MIGRATED, FAILED)
 LABELLED_STATES = REQUESTABLE_STATES  # "new" and "invalid" carry no mirror label value
 
-# The only moves there are; everything else is refused (table-tested in tests/unit/state/test_migration_states.py).
+# The only transitions there are; everything else is refused (table-tested in tests/unit/state/test_migration_states.py).
 LEGAL_MOVES = {
     NEW: (LEGACY,),
     LEGACY: (IN_PROGRESS,),
@@ -100,15 +101,16 @@ EVENT_REASONS = {
 }
 
 
-# What a refused move returns beside its message (RV(refused) of migration_state): why, in a word a playbook can test,
+# What a refused transition returns beside its message (RV(refused) of migration_state): why, in a word a playbook can test,
 # and the status a run records for the HostedCluster. Another run's live lock leaves the HostedCluster to that run
 # (skipped, no failure); any other refusal is the run's to report (refused).
 REFUSED_LOCK_HELD, REFUSED_NOT_ALLOWED = "lock-held", "not-allowed"
 REFUSAL_STATUS = {REFUSED_LOCK_HELD: "skipped", REFUSED_NOT_ALLOWED: "refused"}
 
 
-class MoveRefused(Exception):
-    """A requested move that the state machine does not allow; the message says why and what to do."""
+class TransitionRefused(PrivateCapiError):
+    """A requested transition that the state machine does not allow; the message says why and what to do. The one
+    refusal class: the modules fail with its message and RV(refused) beside it (result())."""
 
     reason = REFUSED_NOT_ALLOWED
     holder = None
@@ -117,8 +119,17 @@ class MoveRefused(Exception):
         """{reason, holder, status}: the refusal as data (RV(refused)); no caller reads the message to tell."""
         return {"reason": self.reason, "holder": self.holder, "status": REFUSAL_STATUS[self.reason]}
 
+    def result(self):
+        return {"refused": self.refusal()}
 
-class LockHeld(MoveRefused):
+    def again(self, message):
+        """The same refusal with another message (judged again after conflicting writes)."""
+        refused = TransitionRefused(message)
+        refused.reason, refused.holder = self.reason, self.holder
+        return refused
+
+
+class LockHeld(TransitionRefused):
     """The lock is held by another run whose lease is live: that run keeps the HostedCluster."""
 
     reason = REFUSED_LOCK_HELD
@@ -262,7 +273,7 @@ def _with_history(annotations, entry):
     return json.dumps(history[-HISTORY_LIMIT:], sort_keys=True, separators=(",", ":"))
 
 
-class MovePlan(object):
+class TransitionPlan(object):
     """What one guarded write must do.
 
     write: whether to PUT at all; changed: whether the state (or the lease holder) changes;
@@ -294,9 +305,9 @@ class MovePlan(object):
 
 def _refuse(hostedcluster, current, requested, why, what_to_do):
     legal = LEGAL_MOVES.get(current, ())
-    raise MoveRefused(
+    raise TransitionRefused(
         "%s: cannot move from %s to %s: %s. Legal moves from %s: %s. %s"
-        % (describe(hostedcluster), current, requested, why, current, ", ".join(legal) or "none", what_to_do)
+        % (describe_hostedcluster(hostedcluster), current, requested, why, current, ", ".join(legal) or "none", what_to_do)
     )
 
 
@@ -324,20 +335,20 @@ def _check_lease(hostedcluster, annotations, requested, holder, now, lease_secon
     raise LockHeld(
         "%s: the migration lock is held by %r (acquired %s, renewed %s ago, expires in %.0fs); requested %s by %r. "
         "Wait for that run, or if it died re-run with takeover: true (or after the lease expires) to resume it"
-        % (describe(hostedcluster), lease["holder"], lease["acquire_time"], age, judged["expires_in_seconds"],
+        % (describe_hostedcluster(hostedcluster), lease["holder"], lease["acquire_time"], age, judged["expires_in_seconds"],
            requested, holder), lease["holder"])
 
 
-def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE_SECONDS, takeover=False,
+def plan_transition(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE_SECONDS, takeover=False,
               force=False, reason=None, rollback=False):
-    """Plan moving hostedcluster to `requested` on behalf of `holder` at time `now` (aware datetime).
+    """Plan the transition of hostedcluster to `requested` on behalf of `holder` at time `now` (aware datetime).
 
     rollback=True asks for the rollback path instead (ROLLBACK_MOVES); without it a rollback lock is refused.
     """
     if requested not in REQUESTABLE_STATES:
-        raise MoveRefused("requested state %r is not one of %s" % (requested, ", ".join(REQUESTABLE_STATES)))
+        raise TransitionRefused("requested state %r is not one of %s" % (requested, ", ".join(REQUESTABLE_STATES)))
     if not holder:
-        raise MoveRefused("holder must be a non-empty string naming this run")
+        raise TransitionRefused("holder must be a non-empty string naming this run")
     annotations = _annotations(hostedcluster)
     labels = _labels(hostedcluster)
     current = state_of_annotations(annotations)
@@ -349,14 +360,14 @@ def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE
         return _plan_rollback(hostedcluster, current, requested, annotations, labels, holder, now, lease_seconds,
                               takeover, reason)
     if current == IN_PROGRESS and lease_direction(annotations) == ROLLBACK:
-        raise MoveRefused(
+        raise TransitionRefused(
             "%s: cannot move from in-progress to %s: the lock was taken to roll it back to standard CAPI types (lock "
             "held by %r, direction rollback) and a rollback lock ends only in legacy. Resume the rollback "
             "(playbooks/rollback.yml with that run id, or this module with rollback: true); nothing was written"
-            % (describe(hostedcluster), requested, annotations.get(LEASE_HOLDER_ANNOTATION) or "nobody"))
+            % (describe_hostedcluster(hostedcluster), requested, annotations.get(LEASE_HOLDER_ANNOTATION) or "nobody"))
     if requested == FAILED and not reason:
-        raise MoveRefused("%s: moving to failed needs a reason (the reason option); it is written to %s"
-                          % (describe(hostedcluster), FAILED_ANNOTATION))
+        raise TransitionRefused("%s: moving to failed needs a reason (the reason option); it is written to %s"
+                          % (describe_hostedcluster(hostedcluster), FAILED_ANNOTATION))
     at = format_time(now)
     took_over = False
     if requested == current:
@@ -391,7 +402,7 @@ def plan_move(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE
 
 
 def _planned(hostedcluster, current, requested, annotations, labels, holder, at, reason, took_over, rollback=False):
-    """The MovePlan of a real move: history entry, mirror label, Event."""
+    """The TransitionPlan of a real transition: history entry, mirror label, Event."""
     entry = {"from": current, "to": requested, "at": at, "by": holder}
     if reason:
         entry["reason"] = reason
@@ -404,7 +415,7 @@ def _planned(hostedcluster, current, requested, annotations, labels, holder, at,
     event_type, event_reason = EVENT_REASONS[(current, requested)]
     message = "CAPI migration state %s -> %s%s by %s%s" % (
         current, requested, " (rollback)" if rollback else "", holder, ": %s" % reason if reason else "")
-    return MovePlan(hostedcluster, current, requested, annotations, labels, changed=True, write=True,
+    return TransitionPlan(hostedcluster, current, requested, annotations, labels, changed=True, write=True,
                     event=(event_type, event_reason, message), took_over=took_over, message=message)
 
 
@@ -425,18 +436,18 @@ _ROLLBACK_REFUSALS = {
 
 
 def _refuse_rollback(hostedcluster, current, requested, why, what_to_do):
-    raise MoveRefused(
+    raise TransitionRefused(
         "%s: cannot roll back from %s to %s: %s. Rollback moves (rollback: true): migrated -> in-progress, then "
         "in-progress -> legacy for a rollback lock only. %s"
-        % (describe(hostedcluster), current, requested, why, what_to_do))
+        % (describe_hostedcluster(hostedcluster), current, requested, why, what_to_do))
 
 
 def _plan_rollback(hostedcluster, current, requested, annotations, labels, holder, now, lease_seconds, takeover, reason):
     """The explicit rollback path: migrated -> in-progress (lease direction rollback) -> legacy; renewals; re-runs."""
     if requested not in (IN_PROGRESS, LEGACY):
-        raise MoveRefused("%s: rollback: true works with state in-progress (take or resume the rollback lock of a "
+        raise TransitionRefused("%s: rollback: true works with state in-progress (take or resume the rollback lock of a "
                           "migrated HostedCluster) or legacy (finish the rollback), not %s; nothing was written"
-                          % (describe(hostedcluster), requested))
+                          % (describe_hostedcluster(hostedcluster), requested))
     if current == IN_PROGRESS and lease_direction(annotations) != ROLLBACK:
         _refuse_rollback(
             hostedcluster, current, requested,
@@ -474,7 +485,7 @@ def _plan_same_state(hostedcluster, current, annotations, labels, holder, now, l
         if lease is not None and lease["holder"] == holder:
             _lease_annotations(annotations, holder, lease["acquire_time"] or format_time(now), now, lease_seconds)
             labels[STATE_LABEL] = current
-            return MovePlan(hostedcluster, current, current, annotations, labels, changed=not label_in_sync,
+            return TransitionPlan(hostedcluster, current, current, annotations, labels, changed=not label_in_sync,
                             write=True, renewed=True, message="lease renewed by %s" % holder)
         _check_lease(hostedcluster, annotations, current, holder, now, lease_seconds, takeover)
         previous = lease["holder"] if lease else None
@@ -486,13 +497,13 @@ def _plan_same_state(hostedcluster, current, annotations, labels, holder, now, l
         labels[STATE_LABEL] = current
         message = "CAPI migration lock taken over by %s from %s" % (holder, previous or "nobody (no lease recorded)")
         event_type, event_reason = EVENT_REASONS[(IN_PROGRESS, IN_PROGRESS)]
-        return MovePlan(hostedcluster, current, current, annotations, labels, changed=True, write=True,
+        return TransitionPlan(hostedcluster, current, current, annotations, labels, changed=True, write=True,
                         event=(event_type, event_reason, message), took_over=True, message=message)
     if current in LABELLED_STATES and not label_in_sync:
         labels[STATE_LABEL] = current
-        return MovePlan(hostedcluster, current, current, annotations, labels, changed=True, write=True,
+        return TransitionPlan(hostedcluster, current, current, annotations, labels, changed=True, write=True,
                         message="mirror label %s set to %s (annotations already said %s)" % (STATE_LABEL, current, current))
-    return MovePlan(hostedcluster, current, current, annotations, labels, changed=False, write=False,
+    return TransitionPlan(hostedcluster, current, current, annotations, labels, changed=False, write=False,
                     message="already %s" % current)
 
 
@@ -506,18 +517,18 @@ def repair_target(standard_count, private_count):
 
 
 def plan_repair(hostedcluster, standard_count, private_count, holder, now, hcp_namespace):
-    """Plan the repair of an invalid HostedCluster; MoveRefused when the objects cannot tell."""
+    """Plan the repair of an invalid HostedCluster; TransitionRefused when the objects cannot tell."""
     annotations = _annotations(hostedcluster)
     labels = _labels(hostedcluster)
     current = state_of_annotations(annotations)
     if current != INVALID:
-        raise MoveRefused("%s is %s, not invalid; nothing to repair" % (describe(hostedcluster), current))
+        raise TransitionRefused("%s is %s, not invalid; nothing to repair" % (describe_hostedcluster(hostedcluster), current))
     target = repair_target(standard_count, private_count)
     if target is None:
-        raise MoveRefused(
+        raise TransitionRefused(
             "%s: invalid state (%s) and its HCP namespace %s holds %d standard-group and %d private-group CAPI "
             "objects, so the real state cannot be judged. Inspect the namespace and fix the annotations by hand"
-            % (describe(hostedcluster), json.dumps(markers(annotations), sort_keys=True), hcp_namespace,
+            % (describe_hostedcluster(hostedcluster), json.dumps(markers(annotations), sort_keys=True), hcp_namespace,
                standard_count, private_count)
         )
     removed = {key: annotations[key] for key in MARKER_ANNOTATIONS + LEASE_ANNOTATIONS if key in annotations}
@@ -532,7 +543,7 @@ def plan_repair(hostedcluster, standard_count, private_count, holder, now, hcp_n
     labels[STATE_LABEL] = target
     event_type, event_reason = EVENT_REASONS[(INVALID, target)]
     message = "CAPI migration state invalid -> %s by %s: %s" % (target, holder, reason)
-    return MovePlan(hostedcluster, INVALID, target, annotations, labels, changed=True, write=True,
+    return TransitionPlan(hostedcluster, INVALID, target, annotations, labels, changed=True, write=True,
                     event=(event_type, event_reason, message), message=message)
 
 
@@ -600,7 +611,7 @@ ACTION_STATUS = {
 
 def _decide_migrate(found, holder, retry_failed, takeover):
     state, lease = found["state"], found.get("lease")
-    who = "HostedCluster %s/%s" % (found.get("namespace"), found.get("name"))
+    who = describe_hostedcluster({"metadata": found})
     if state == MIGRATED:
         return ACTION_SKIP, "already migrated"
     if state == FAILED:
@@ -631,7 +642,7 @@ def _decide_migrate(found, holder, retry_failed, takeover):
 
 def _decide_rollback(found, holder, takeover):
     state, lease = found["state"], found.get("lease")
-    who = "HostedCluster %s/%s" % (found.get("namespace"), found.get("name"))
+    who = describe_hostedcluster({"metadata": found})
     rollback_lock = state == IN_PROGRESS and lease is not None and lease.get("direction", MIGRATE) == ROLLBACK
     if state == MIGRATED:
         return ACTION_ROLLBACK, ""

@@ -2,8 +2,8 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Runner and API work of hypershift.private_capi.migration_state (state machine: machine.py).
 
-Every move is one PUT of the HostedCluster carrying the resourceVersion it was judged on. A 409
-Conflict means someone else wrote in between: the object is read again and the move judged again
+Every transition is one PUT of the HostedCluster carrying the resourceVersion it was judged on. A 409
+Conflict means someone else wrote in between: the object is read again and the transition judged again
 (so of two runs racing for the lock, the loser re-reads, sees the winner's lease, and fails clearly).
 """
 
@@ -19,7 +19,8 @@ import uuid
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import format_event_time, format_mark, utc_now
-from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap, describe
+from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_with_tail
@@ -36,18 +37,7 @@ CAPI_EVIDENCE_PLURALS = ("clusters", "machinedeployments", "machinesets", "machi
 
 
 class MigrationStateError(PrivateCapiError):
-    """A refused move or an unusable request; the message names the HostedCluster and what to do."""
-
-
-class RefusedMove(MigrationStateError):
-    """A move the state machine refused; result() adds RV(refused): why in a word, the lock holder, the status to record."""
-
-    def __init__(self, message, refusal):
-        super().__init__(message)
-        self.refusal = refusal
-
-    def result(self):
-        return {"refused": dict(self.refusal)}
+    """A refused repair or an unusable request; the message names the HostedCluster and what to do."""
 
 
 class RepairFailed(MigrationStateError):
@@ -71,7 +61,7 @@ def hostedcluster_path(namespace=None, name=None):
 
 
 def hostedcluster_event(metadata, event_type, reason, message, now, instance):
-    """A core/v1 Event about the HostedCluster of `metadata` (a move, or a module process fenced off its lock)."""
+    """A core/v1 Event about the HostedCluster of `metadata` (a transition, or a module process fenced off its lock)."""
     stamp = format_event_time(now)
     return {
         "apiVersion": "v1",
@@ -120,7 +110,7 @@ class MigrationStateService(object):
         self.lease_seconds = params["lease_seconds"]
         self.warnings = []
         self._group_versions = {}
-        # the lease fence of the module process that moves (move_held_lock): its token must be on the object judged
+        # the lease fence of the module process that makes the transition (transition_held_lock): its token must be on the object judged
         self.fence = lease_fence(client)
 
     # --- reads -------------------------------------------------------------------------------------
@@ -129,8 +119,8 @@ class MigrationStateService(object):
                                                 "get %s" % describe("HostedCluster", name, namespace))
         if hostedcluster is None:
             raise MigrationStateError(
-                "HostedCluster %s/%s not found (GET %s); check hostedcluster_name and hostedcluster_namespace"
-                % (namespace, name, hostedcluster_path(namespace, name)))
+                "%s not found (GET %s); check hostedcluster_name and hostedcluster_namespace"
+                % (describe("HostedCluster", name, namespace), hostedcluster_path(namespace, name)))
         return hostedcluster
 
     def list(self, namespace, query_states):
@@ -149,7 +139,7 @@ class MigrationStateService(object):
                                    "update %s" % describe("HostedCluster", metadata["name"], metadata["namespace"]))
 
     def emit_event(self, written, plan, now):
-        """A core/v1 Event on the HostedCluster; a failure here is a warning (the move is already written)."""
+        """A core/v1 Event on the HostedCluster; a failure here is a warning (the transition is already written)."""
         event_type, reason, message = plan.event
         metadata = written["metadata"]
         try:
@@ -165,11 +155,11 @@ class MigrationStateService(object):
             hostedcluster = self.read(namespace, name)
             try:
                 plan = make_plan(hostedcluster, utc_now())
-            except MigrationStateError as exc:
+            except (MigrationStateError, states.TransitionRefused) as exc:
                 if conflicts:
                     message = "%s (judged again after %d conflicting write(s): another writer got in first)" % (exc, conflicts)
-                    if isinstance(exc, RefusedMove):
-                        raise RefusedMove(message, exc.refusal)
+                    if isinstance(exc, states.TransitionRefused):
+                        raise exc.again(message)
                     raise MigrationStateError(message)
                 raise
             if not plan.write:
@@ -185,29 +175,26 @@ class MigrationStateService(object):
                 raise
             return plan, written, conflicts
         raise MigrationStateError(
-            "HostedCluster %s/%s kept changing while we wrote it (%d conflicts in a row); nothing was written, re-run"
-            % (namespace, name, conflicts)
+            "%s kept changing while we wrote it (%d conflicts in a row); nothing was written, re-run"
+            % (describe("HostedCluster", name, namespace), conflicts)
         )
 
     # --- operations --------------------------------------------------------------------------------
-    def move(self):
+    def transition(self):
         params = self.params
         namespace, name = params["hostedcluster_namespace"], params["hostedcluster_name"]
 
         def make_plan(hostedcluster, now):
-            try:
-                plan = states.plan_move(hostedcluster, params["state"], self.holder, now, lease_seconds=self.lease_seconds,
-                                        takeover=params["takeover"], force=params["force"], reason=params.get("reason"),
-                                        rollback=params.get("rollback") or False)
-            except states.MoveRefused as exc:
-                raise RefusedMove(str(exc), exc.refusal())
+            plan = states.plan_transition(hostedcluster, params["state"], self.holder, now, lease_seconds=self.lease_seconds,
+                                          takeover=params["takeover"], force=params["force"], reason=params.get("reason"),
+                                          rollback=params.get("rollback") or False)
             if self.fence is not None and plan.write:
                 self.fence.require(hostedcluster)
             return plan
 
         plan, written, conflicts = self.apply_guarded(namespace, name, make_plan)
         if self.fence is not None and plan.to_state != states.IN_PROGRESS:
-            self.fence.retire(done=True)  # the move dropped the token with the lease: nothing more to check
+            self.fence.retire(done=True)  # the transition dropped the token with the lease: nothing more to check
         now = utc_now()
         event = self.emit_event(written, plan, now) if plan.write and plan.event else None
         before = plan.hostedcluster.get("metadata") or {}
@@ -258,11 +245,11 @@ class MigrationStateService(object):
 
         def make_plan(current, now):
             if states.state_of(current) != states.INVALID:
-                return states.MovePlan(current, states.state_of(current), states.state_of(current),
+                return states.TransitionPlan(current, states.state_of(current), states.state_of(current),
                                        {}, {}, changed=False, write=False, message="no longer invalid")
             try:
                 return states.plan_repair(current, standard_count, private_count, self.holder, now, hcp_namespace)
-            except states.MoveRefused as exc:
+            except states.TransitionRefused as exc:
                 raise MigrationStateError(str(exc))
 
         plan, written, _conflicts = self.apply_guarded(namespace, name, make_plan)
@@ -315,18 +302,18 @@ class MigrationStateService(object):
         return result
 
 
-def move_held_lock(client, namespace, name, state, holder, rollback=False, reason=None):
-    """The move a module that holds the lock makes at its end (hcp_migrate_finish, hcp_migrate_rollback), as
+def transition_held_lock(client, namespace, name, state, holder, rollback=False, reason=None):
+    """The transition a module that holds the lock makes at its end (hcp_migrate_finish, hcp_migrate_rollback), as
     migration_state makes it: (its result, its warnings)."""
-    mover = MigrationStateService(client, dict(
+    service = MigrationStateService(client, dict(
         hostedcluster_namespace=namespace, hostedcluster_name=name, state=state, holder=holder,
         lease_seconds=states.DEFAULT_LEASE_SECONDS, takeover=False, force=False, reason=reason, rollback=rollback))
-    return mover.move(), mover.warnings
+    return service.transition(), service.warnings
 
 
 def run_module(module):
-    """migration_state's run through the shared runner (k8s/runner.py): checks, the query or the move, its warnings
-    and diff; a refused move or a failed repair fails the module with its message (no traceback)."""
+    """migration_state's run through the shared runner (k8s/runner.py): checks, the query or the transition, its warnings
+    and diff; a refused transition or a failed repair fails the module with its message (no traceback)."""
     params = module.params
 
     def work(run):
@@ -350,7 +337,7 @@ def run_module(module):
         client = run.connect(namespaces=[("hostedcluster_namespace", params["hostedcluster_namespace"])]
                              if params.get("hostedcluster_namespace") else ())
         service = MigrationStateService(client, params)
-        result = service.query() if params["state"] == "query" else service.move()
+        result = service.query() if params["state"] == "query" else service.transition()
         for warning in service.warnings:
             module.warn(warning)
         diff = result.pop("diff", None)

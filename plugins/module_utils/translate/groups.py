@@ -28,6 +28,7 @@ import re
 
 # the translation errors' root lives below translate/ and k8s/ (errors.py); re-exported here for the core's callers
 from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import CapiTranslationError  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe_object
 
 STANDARD_SUFFIX = "cluster.x-k8s.io"
 PRIVATE_SUFFIX = "cluster.hypershift.openshift.io"
@@ -400,24 +401,6 @@ def copy_json(value):
     if isinstance(value, (list, tuple)):
         return [copy_json(item) for item in value]
     return copy.deepcopy(value)
-
-
-def describe(kind, name=None, namespace=None):
-    """'Kind namespace/name' for messages (or 'Kind name' when cluster-scoped, 'Kind in namespace ns' for a
-    collection): the one way every message of the collection names an object."""
-    if name is None:
-        return kind if namespace is None else "%s in namespace %s" % (kind, namespace)
-    return "%s %s/%s" % (kind, namespace, name) if namespace else "%s %s" % (kind, name)
-
-
-def describe_object(obj, kind=None):
-    """describe() of an object as read or given (kind, when given, wins over the object's own)."""
-    if not hasattr(obj, "get") or isinstance(obj, (str, bytes)):
-        return "%s %r" % (kind or type(obj).__name__, obj)
-    metadata = obj.get("metadata")
-    metadata = metadata if hasattr(metadata, "get") else {}
-    return describe(kind or obj.get("kind") or "object", metadata.get("name") or metadata.get("generateName") or "<no name>",
-                    metadata.get("namespace"))
 
 
 class _Walker(object):

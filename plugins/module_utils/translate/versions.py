@@ -25,11 +25,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe_object
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     DEFAULT_GROUP_MAP,
     GroupMap,
     copy_json,
-    describe_object,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_cluster import (
     CLUSTER_FREE_FORM_PATHS,
@@ -242,7 +242,7 @@ def convert_object(obj, target_version, ref_versions=None, crds=None, group_map=
     ref_versions: {"<group>/<Kind>": "<version>"} for contract references (either group spelling).
     crds: CRD dicts; the referenced kind's version comes from its cluster.x-k8s.io/v1beta2 (then
     /v1beta1) contract label, highest kube-aware version of the "_"-separated value.
-    group_map: capi_groups.GroupMap used to match private/standard spellings (default: DEFAULT_GROUP_MAP).
+    group_map: translate.groups.GroupMap used to match private/standard spellings (default: DEFAULT_GROUP_MAP).
 
     Lossy by upstream design (v1beta1 -> v1beta2 -> v1beta1): topology.rolloutAfter, variables
     definitionFrom, MachineDeployment progressDeadlineSeconds/revisionHistoryLimit, reference
@@ -262,7 +262,7 @@ def convert_object(obj, target_version, ref_versions=None, crds=None, group_map=
     if group_map is None:
         group_map = DEFAULT_GROUP_MAP
     elif not isinstance(group_map, GroupMap):
-        raise ConversionError("group_map must be a capi_groups.GroupMap, got %s" % type(group_map).__name__)
+        raise ConversionError("group_map must be a translate.groups.GroupMap, got %s" % type(group_map).__name__)
     kind = obj.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and "items" in obj:
         return _convert_list(obj, target_version, ref_versions, crds, group_map)

@@ -14,10 +14,10 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe_object
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     DEFAULT_GROUP_MAP,
     CapiTranslationError,
-    describe_object,
 )
 
 V1BETA1 = "v1beta1"

@@ -69,7 +69,7 @@ def _hostedcluster(name, migrated):
     if migrated:
         now = datetime.datetime.now(datetime.timezone.utc)
         for requested, seconds in ((machine.IN_PROGRESS, -300), (machine.MIGRATED, -60)):
-            hostedcluster = machine.plan_move(hostedcluster, requested, "role-test",
+            hostedcluster = machine.plan_transition(hostedcluster, requested, "role-test",
                                               now + datetime.timedelta(seconds=seconds)).updated_object()
     return hostedcluster
 

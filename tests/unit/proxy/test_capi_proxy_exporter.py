@@ -1,5 +1,5 @@
 """The fleet exporter, its pure parts: each HostedCluster's record (judged by the state machine the migration_state
-module uses: the objects here are moved by machine.plan_move itself), the series computed from the records, malformed
+module uses: the objects here are moved by machine.plan_transition itself), the series computed from the records, malformed
 annotations as the state invalid (no error, one log line naming the HostedCluster), and the paged list."""
 import datetime
 import io
@@ -35,9 +35,9 @@ def _hostedcluster(name, namespace="clusters", annotations=None):
 
 
 def _moved(hostedcluster, *moves):
-    """hostedcluster after machine.plan_move of each (state, seconds after T0, options)."""
+    """hostedcluster after machine.plan_transition of each (state, seconds after T0, options)."""
     for requested, seconds, options in moves:
-        hostedcluster = machine.plan_move(hostedcluster, requested, options.pop("holder", "run-1"), _at(seconds),
+        hostedcluster = machine.plan_transition(hostedcluster, requested, options.pop("holder", "run-1"), _at(seconds),
                                           **options).updated_object()
     return hostedcluster
 

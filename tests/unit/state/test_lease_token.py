@@ -68,7 +68,7 @@ def test_the_token_may_write_only_while_its_run_holds_the_lock_and_the_token_is_
 
 
 def test_a_move_out_of_in_progress_drops_the_token_with_the_lease():
-    plan = ms.plan_move(hostedcluster(LOCKED, token()), ms.MIGRATED, "run-a", NOW)
+    plan = ms.plan_transition(hostedcluster(LOCKED, token()), ms.MIGRATED, "run-a", NOW)
     assert ms.LEASE_TOKEN_ANNOTATION not in plan.annotations
     assert ms.LEASE_TOKEN_RENEW_TIME_ANNOTATION not in plan.annotations
 
@@ -98,5 +98,5 @@ def test_a_failed_rescue_is_noted_with_the_lock_read_by_the_query_named_by_the_r
         "copy: forbidden)")
     assert ms.report(hostedcluster(LOCKED), NOW)["rollback_failed"] is None
     for target, reason in ((ms.MIGRATED, None), (ms.FAILED, "copy: refused")):
-        plan = ms.plan_move(hostedcluster(LOCKED, note), target, "run-a", NOW, reason=reason)
+        plan = ms.plan_transition(hostedcluster(LOCKED, note), target, "run-a", NOW, reason=reason)
         assert ms.ROLLBACK_FAILED_ANNOTATION not in plan.annotations

@@ -18,7 +18,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.state.mach
     LEGACY,
     MIGRATED,
     NEW,
-    MoveRefused,
+    TransitionRefused,
 )
 from ansible_collections.hypershift.private_capi.plugins.modules import migration_state
 from tests.unit.module_docs import assert_argspec_matches_documentation
@@ -78,9 +78,9 @@ LEGAL = [(NEW, LEGACY), (LEGACY, IN_PROGRESS), (IN_PROGRESS, MIGRATED), (IN_PROG
 def test_legal_moves_write_markers_label_history_and_event(current, requested):
     source = hostedcluster(current)
     pristine = copy.deepcopy(source)
-    plan = ms.plan_move(source, requested, "run-a", NOW, reason="because" if requested == FAILED else None,
+    plan = ms.plan_transition(source, requested, "run-a", NOW, reason="because" if requested == FAILED else None,
                         force=current == FAILED)
-    assert source == pristine, "plan_move mutated its input"
+    assert source == pristine, "plan_transition mutated its input"
     assert (plan.from_state, plan.to_state, plan.changed, plan.write) == (current, requested, True, True)
     updated = plan.updated_object()
     assert ms.state_of(updated) == requested
@@ -110,8 +110,8 @@ ILLEGAL = [(c, r) for c in ms.STATES for r in ms.REQUESTABLE_STATES if c != r an
 @pytest.mark.parametrize("current, requested", ILLEGAL)
 def test_illegal_moves_are_refused_with_current_requested_and_legal_moves(current, requested):
     source = hostedcluster(current)
-    with pytest.raises(MoveRefused) as raised:
-        ms.plan_move(source, requested, "run-a", NOW, reason="r", force=True, takeover=True)
+    with pytest.raises(TransitionRefused) as raised:
+        ms.plan_transition(source, requested, "run-a", NOW, reason="r", force=True, takeover=True)
     message = str(raised.value)
     assert "HostedCluster clusters/prod-01: cannot move from %s to %s" % (current, requested) in message
     legal = ", ".join(ms.LEGAL_MOVES[current]) or "none"
@@ -122,23 +122,23 @@ def test_illegal_moves_are_refused_with_current_requested_and_legal_moves(curren
 
 @pytest.mark.parametrize("state", [LEGACY, MIGRATED, FAILED])
 def test_asking_the_current_state_is_a_no_op_or_a_label_repair(state):
-    plan = ms.plan_move(hostedcluster(state), state, "run-a", NOW, reason="r")
+    plan = ms.plan_transition(hostedcluster(state), state, "run-a", NOW, reason="r")
     assert (plan.changed, plan.write, plan.event) == (False, False, None)
-    unlabelled = ms.plan_move(hostedcluster(state, label=False), state, "run-a", NOW, reason="r")
+    unlabelled = ms.plan_transition(hostedcluster(state, label=False), state, "run-a", NOW, reason="r")
     assert (unlabelled.changed, unlabelled.write) == (True, True)
     assert unlabelled.labels[ms.STATE_LABEL] == state and unlabelled.annotations == STATE_ANNOTATIONS[state]
 
 
 def test_failed_needs_a_reason_and_leaving_failed_needs_force():
-    with pytest.raises(MoveRefused, match="moving to failed needs a reason"):
-        ms.plan_move(hostedcluster(IN_PROGRESS), FAILED, "run-a", NOW)
-    with pytest.raises(MoveRefused, match=r"leaving failed \(reason: copy: Machine x conflicted\) needs explicit remediation.*force: true"):
-        ms.plan_move(hostedcluster(FAILED), LEGACY, "run-a", NOW)
-    assert ms.state_of(ms.plan_move(hostedcluster(FAILED), LEGACY, "run-a", NOW, force=True).updated_object()) == LEGACY
+    with pytest.raises(TransitionRefused, match="moving to failed needs a reason"):
+        ms.plan_transition(hostedcluster(IN_PROGRESS), FAILED, "run-a", NOW)
+    with pytest.raises(TransitionRefused, match=r"leaving failed \(reason: copy: Machine x conflicted\) needs explicit remediation.*force: true"):
+        ms.plan_transition(hostedcluster(FAILED), LEGACY, "run-a", NOW)
+    assert ms.state_of(ms.plan_transition(hostedcluster(FAILED), LEGACY, "run-a", NOW, force=True).updated_object()) == LEGACY
 
 
 def test_same_holder_renews_without_change():
-    plan = ms.plan_move(hostedcluster(IN_PROGRESS), IN_PROGRESS, "run-a", NOW, lease_seconds=600)
+    plan = ms.plan_transition(hostedcluster(IN_PROGRESS), IN_PROGRESS, "run-a", NOW, lease_seconds=600)
     assert (plan.changed, plan.write, plan.renewed, plan.took_over, plan.event) == (False, True, True, False, None)
     lease = ms.lease_of(plan.annotations)
     assert lease["acquire_time"] == "2026-03-01T11:59:00.000000Z"
@@ -147,14 +147,14 @@ def test_same_holder_renews_without_change():
 
 
 def test_other_holder_is_refused_naming_holder_and_age():
-    with pytest.raises(MoveRefused) as raised:
-        ms.plan_move(hostedcluster(IN_PROGRESS), IN_PROGRESS, "run-b", NOW)
+    with pytest.raises(TransitionRefused) as raised:
+        ms.plan_transition(hostedcluster(IN_PROGRESS), IN_PROGRESS, "run-b", NOW)
     message = str(raised.value)
     assert "held by 'run-a'" in message and "renewed 30s ago" in message and "expires in 870s" in message
     assert "takeover: true" in message
     for target in (MIGRATED, FAILED):
-        with pytest.raises(MoveRefused, match="held by 'run-a'"):
-            ms.plan_move(hostedcluster(IN_PROGRESS), target, "run-b", NOW, reason="r")
+        with pytest.raises(TransitionRefused, match="held by 'run-a'"):
+            ms.plan_transition(hostedcluster(IN_PROGRESS), target, "run-b", NOW, reason="r")
 
 
 @pytest.mark.parametrize("how", ["expired", "takeover", "no-lease", "unreadable-time"])
@@ -169,13 +169,13 @@ def test_takeover_of_an_expired_missing_or_forced_lease(how):
     else:
         extra = {ms.LEASE_RENEW_TIME_ANNOTATION: "yesterday", ms.LEASE_ACQUIRE_TIME_ANNOTATION: "?"}
     source = hostedcluster(IN_PROGRESS, extra=extra)
-    plan = ms.plan_move(source, IN_PROGRESS, "run-b", now, takeover=takeover)
+    plan = ms.plan_transition(source, IN_PROGRESS, "run-b", now, takeover=takeover)
     assert (plan.changed, plan.took_over) == (True, True)
     assert ms.lease_of(plan.annotations)["holder"] == "run-b"
     history = json.loads(plan.annotations[ms.HISTORY_ANNOTATION])
     assert history[-1]["takeover"] is True and history[-1]["by"] == "run-b"
     assert plan.event[1] == "CAPIMigrationLeaseTakenOver"
-    finished = ms.plan_move(hostedcluster(IN_PROGRESS, extra=extra), MIGRATED, "run-b", now, takeover=takeover)
+    finished = ms.plan_transition(hostedcluster(IN_PROGRESS, extra=extra), MIGRATED, "run-b", now, takeover=takeover)
     assert finished.took_over is (how != "no-lease")  # nobody held it: finishing is no takeover
     assert ms.state_of(finished.updated_object()) == MIGRATED
 
@@ -191,11 +191,11 @@ def test_expiry_uses_the_recorded_duration_then_the_default():
 
 def test_history_is_bounded_and_tolerates_garbage():
     source = hostedcluster(LEGACY, extra={ms.HISTORY_ANNOTATION: json.dumps([{"n": i} for i in range(25)])})
-    plan = ms.plan_move(source, IN_PROGRESS, "run-a", NOW)
+    plan = ms.plan_transition(source, IN_PROGRESS, "run-a", NOW)
     history = json.loads(plan.annotations[ms.HISTORY_ANNOTATION])
     assert len(history) == ms.HISTORY_LIMIT and history[0] == {"n": 6} and history[-1]["to"] == IN_PROGRESS
     garbage = hostedcluster(LEGACY, extra={ms.HISTORY_ANNOTATION: "{not json"})
-    assert len(json.loads(ms.plan_move(garbage, IN_PROGRESS, "run-a", NOW).annotations[ms.HISTORY_ANNOTATION])) == 1
+    assert len(json.loads(ms.plan_transition(garbage, IN_PROGRESS, "run-a", NOW).annotations[ms.HISTORY_ANNOTATION])) == 1
 
 
 @pytest.mark.parametrize("standard, private, target", [(3, 0, LEGACY), (0, 11, MIGRATED)])
@@ -213,9 +213,9 @@ def test_repair_follows_the_objects(standard, private, target):
 
 @pytest.mark.parametrize("standard, private", [(0, 0), (2, 5)])
 def test_repair_refuses_when_the_objects_cannot_tell(standard, private):
-    with pytest.raises(MoveRefused, match="namespace clusters-prod-01 holds %d standard-group and %d private-group" % (standard, private)):
+    with pytest.raises(TransitionRefused, match="namespace clusters-prod-01 holds %d standard-group and %d private-group" % (standard, private)):
         ms.plan_repair(hostedcluster(INVALID), standard, private, "run-a", NOW, "clusters-prod-01")
-    with pytest.raises(MoveRefused, match="is legacy, not invalid"):
+    with pytest.raises(TransitionRefused, match="is legacy, not invalid"):
         ms.plan_repair(hostedcluster(LEGACY), 1, 0, "run-a", NOW, "clusters-prod-01")
 
 
@@ -262,8 +262,8 @@ def test_any_plan_either_refuses_or_lands_exactly_on_the_requested_state(markers
     current = ms.state_of(source)
     now = NOW + datetime.timedelta(seconds=seconds)
     try:
-        plan = ms.plan_move(source, requested, holder, now, takeover=takeover, force=force, reason="r")
-    except MoveRefused as exc:
+        plan = ms.plan_transition(source, requested, holder, now, takeover=takeover, force=force, reason="r")
+    except TransitionRefused as exc:
         assert source == pristine
         assert re.search(r"cannot move|held by|needs", str(exc))
         return
@@ -277,7 +277,7 @@ def test_any_plan_either_refuses_or_lands_exactly_on_the_requested_state(markers
         assert ms.lease_of(plan.annotations)["holder"] == holder
     else:
         assert ms.lease_of(plan.annotations) is None or current == requested
-    again = ms.plan_move(updated, requested, holder, now, takeover=takeover, force=force, reason="r")
+    again = ms.plan_transition(updated, requested, holder, now, takeover=takeover, force=force, reason="r")
     assert again.changed is False, "a second identical request must report no change"
 
 
@@ -298,8 +298,8 @@ def rollback_locked(extra=None):
 def test_rollback_takes_the_lock_then_ends_legacy_and_a_rerun_changes_nothing():
     source = hostedcluster(MIGRATED, extra={ms.HISTORY_ANNOTATION: json.dumps([{"from": "in-progress", "to": "migrated"}])})
     pristine = copy.deepcopy(source)
-    locked = ms.plan_move(source, IN_PROGRESS, "rb-1", NOW, lease_seconds=600, rollback=True, reason="new operator crashes")
-    assert source == pristine, "plan_move mutated its input"
+    locked = ms.plan_transition(source, IN_PROGRESS, "rb-1", NOW, lease_seconds=600, rollback=True, reason="new operator crashes")
+    assert source == pristine, "plan_transition mutated its input"
     assert (locked.from_state, locked.to_state, locked.changed, locked.write) == (MIGRATED, IN_PROGRESS, True, True)
     annotations = locked.annotations
     assert ms.PRIVATE_TYPES_ANNOTATION not in annotations
@@ -313,10 +313,10 @@ def test_rollback_takes_the_lock_then_ends_legacy_and_a_rerun_changes_nothing():
     assert locked.event[:2] == ("Warning", "CAPIMigrationRollbackStarted") and "(rollback)" in locked.event[2]
     assert ms.report(locked.updated_object(), NOW)["lease"]["direction"] == ms.ROLLBACK
     lock_object = locked.updated_object()
-    renewed = ms.plan_move(lock_object, IN_PROGRESS, "rb-1", NOW, rollback=True)
+    renewed = ms.plan_transition(lock_object, IN_PROGRESS, "rb-1", NOW, rollback=True)
     assert (renewed.changed, renewed.renewed) == (False, True)
     assert ms.lease_direction(renewed.annotations) == ms.ROLLBACK
-    done = ms.plan_move(lock_object, LEGACY, "rb-1", NOW, rollback=True)
+    done = ms.plan_transition(lock_object, LEGACY, "rb-1", NOW, rollback=True)
     updated = done.updated_object()
     assert ms.state_of(updated) == LEGACY and updated["metadata"]["labels"][ms.STATE_LABEL] == LEGACY
     assert not [key for key in done.annotations if key.startswith("hypershift.openshift.io/capi-migration-lease")]
@@ -325,26 +325,26 @@ def test_rollback_takes_the_lock_then_ends_legacy_and_a_rerun_changes_nothing():
     assert [(e["from"], e["to"], e.get("rollback")) for e in history] == [
         (IN_PROGRESS, MIGRATED, None), (MIGRATED, IN_PROGRESS, True), (IN_PROGRESS, LEGACY, True)]
     assert done.event[:2] == ("Normal", "CAPIMigrationRolledBack")
-    again = ms.plan_move(updated, LEGACY, "rb-1", NOW, rollback=True)
+    again = ms.plan_transition(updated, LEGACY, "rb-1", NOW, rollback=True)
     assert (again.changed, again.write, again.event) == (False, False, None)
 
 
 def test_rollback_moves_are_refused_without_rollback_true():
-    with pytest.raises(MoveRefused) as raised:
-        ms.plan_move(hostedcluster(MIGRATED), IN_PROGRESS, "rb-1", NOW, force=True, takeover=True)
+    with pytest.raises(TransitionRefused) as raised:
+        ms.plan_transition(hostedcluster(MIGRATED), IN_PROGRESS, "rb-1", NOW, force=True, takeover=True)
     message = str(raised.value)
     assert "cannot move from migrated to in-progress" in message and "Legal moves from migrated: none." in message
     assert "rollback move only" in message and "playbooks/rollback.yml" in message
-    with pytest.raises(MoveRefused, match="Legal moves from in-progress: migrated, failed.*rollback move only"):
-        ms.plan_move(hostedcluster(IN_PROGRESS), LEGACY, "run-a", NOW)
+    with pytest.raises(TransitionRefused, match="Legal moves from in-progress: migrated, failed.*rollback move only"):
+        ms.plan_transition(hostedcluster(IN_PROGRESS), LEGACY, "run-a", NOW)
 
 
 @pytest.mark.parametrize("requested", [MIGRATED, FAILED, IN_PROGRESS, LEGACY])
 @pytest.mark.parametrize("holder, takeover", [("run-a", False), ("run-b", True)])
 def test_a_rollback_lock_is_never_renewed_taken_over_or_finished_as_a_migration(requested, holder, takeover):
     source = rollback_locked()
-    with pytest.raises(MoveRefused) as raised:
-        ms.plan_move(source, requested, holder, NOW + datetime.timedelta(hours=2), takeover=takeover, force=True,
+    with pytest.raises(TransitionRefused) as raised:
+        ms.plan_transition(source, requested, holder, NOW + datetime.timedelta(hours=2), takeover=takeover, force=True,
                      reason="r")
     message = str(raised.value)
     assert "HostedCluster clusters/prod-01: cannot move from in-progress to %s" % requested in message
@@ -369,8 +369,8 @@ FORWARD_LOCK = "it is locked for a migration to private CAPI types (lock held by
 def test_rollback_from_anything_but_migrated_or_its_own_lock_is_refused(current, requested, why):
     source = hostedcluster(current)
     pristine = copy.deepcopy(source)
-    with pytest.raises(MoveRefused) as raised:
-        ms.plan_move(source, requested, "run-a", NOW, rollback=True, force=True, takeover=True, reason="r")
+    with pytest.raises(TransitionRefused) as raised:
+        ms.plan_transition(source, requested, "run-a", NOW, rollback=True, force=True, takeover=True, reason="r")
     message = str(raised.value)
     assert "HostedCluster clusters/prod-01: cannot roll back from %s to %s" % (current, requested) in message
     assert why in message and "migrated -> in-progress, then in-progress -> legacy" in message
@@ -380,30 +380,30 @@ def test_rollback_from_anything_but_migrated_or_its_own_lock_is_refused(current,
 @pytest.mark.parametrize("current", ms.STATES)
 @pytest.mark.parametrize("requested", [MIGRATED, FAILED])
 def test_rollback_true_only_asks_for_in_progress_or_legacy(current, requested):
-    with pytest.raises(MoveRefused, match="rollback: true works with state in-progress .* or legacy .*, not %s" % requested):
-        ms.plan_move(hostedcluster(MIGRATED if current == INVALID else current), requested, "run-a", NOW, rollback=True,
+    with pytest.raises(TransitionRefused, match="rollback: true works with state in-progress .* or legacy .*, not %s" % requested):
+        ms.plan_transition(hostedcluster(MIGRATED if current == INVALID else current), requested, "run-a", NOW, rollback=True,
                      reason="r")
-    with pytest.raises(MoveRefused, match="repair: true"):
-        ms.plan_move(hostedcluster(INVALID), IN_PROGRESS, "run-a", NOW, rollback=True)
+    with pytest.raises(TransitionRefused, match="repair: true"):
+        ms.plan_transition(hostedcluster(INVALID), IN_PROGRESS, "run-a", NOW, rollback=True)
 
 
 def test_rollback_lock_is_refused_to_others_until_expired_or_taken_over_and_keeps_its_direction():
-    with pytest.raises(MoveRefused) as raised:
-        ms.plan_move(rollback_locked(), LEGACY, "run-b", NOW, rollback=True)
+    with pytest.raises(TransitionRefused) as raised:
+        ms.plan_transition(rollback_locked(), LEGACY, "run-b", NOW, rollback=True)
     assert "the migration lock is held by 'run-a'" in str(raised.value) and "takeover: true" in str(raised.value)
     assert raised.value.refusal() == {"reason": "lock-held", "holder": "run-a", "status": "skipped"}
-    taken = ms.plan_move(rollback_locked(), IN_PROGRESS, "run-b", NOW, rollback=True, takeover=True)
+    taken = ms.plan_transition(rollback_locked(), IN_PROGRESS, "run-b", NOW, rollback=True, takeover=True)
     assert (taken.changed, taken.took_over) == (True, True)
     assert ms.lease_direction(taken.annotations) == ms.ROLLBACK and ms.lease_of(taken.annotations)["holder"] == "run-b"
     expired = NOW + datetime.timedelta(seconds=900)
-    finished = ms.plan_move(rollback_locked(), LEGACY, "run-c", expired, rollback=True)
+    finished = ms.plan_transition(rollback_locked(), LEGACY, "run-c", expired, rollback=True)
     assert finished.took_over is True and ms.state_of(finished.updated_object()) == LEGACY
     assert json.loads(finished.annotations[ms.HISTORY_ANNOTATION])[-1]["takeover"] is True
 
 
 def test_a_migration_lock_never_inherits_a_stray_rollback_direction():
     source = hostedcluster(LEGACY, extra={ms.LEASE_DIRECTION_ANNOTATION: ms.ROLLBACK})
-    plan = ms.plan_move(source, IN_PROGRESS, "run-a", NOW)
+    plan = ms.plan_transition(source, IN_PROGRESS, "run-a", NOW)
     assert ms.LEASE_DIRECTION_ANNOTATION not in plan.annotations
     assert ms.report(plan.updated_object(), NOW)["lease"]["direction"] == ms.MIGRATE
 
@@ -431,9 +431,9 @@ def test_any_plan_with_directions_keeps_rollback_and_migration_apart(markers, di
     current = ms.state_of(source)
     rollback_lock = current == IN_PROGRESS and direction == ms.ROLLBACK
     try:
-        plan = ms.plan_move(source, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
+        plan = ms.plan_transition(source, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
                             force=True, reason="r", rollback=rollback)
-    except MoveRefused as exc:
+    except TransitionRefused as exc:
         assert source == pristine
         assert re.search(r"cannot (move|roll back)|held by|works with state", str(exc))
         return
@@ -452,7 +452,7 @@ def test_any_plan_with_directions_keeps_rollback_and_migration_apart(markers, di
         assert ms.lease_direction(plan.annotations) == expected and ms.lease_of(plan.annotations)["holder"] == holder
     elif current != requested:
         assert ms.LEASE_DIRECTION_ANNOTATION not in plan.annotations and ms.lease_of(plan.annotations) is None
-    again = ms.plan_move(updated, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
+    again = ms.plan_transition(updated, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
                          force=True, reason="r", rollback=rollback)
     assert again.changed is False
 
@@ -480,7 +480,7 @@ MIGRATE_TABLE = [
     (IN_PROGRESS, None, "run-b", False, False, "locked", LOCKED_MIGRATION),
     (IN_PROGRESS, None, "run-b", False, True, "resume", "took over the lock of run run-a (takeover)"),
     (IN_PROGRESS, EXPIRED, "run-b", False, False, "resume", "took over the lock of run run-a (its lease had expired)"),
-    # a rollback lock is judged like any lock here; the in-progress move then refuses it (plan_move)
+    # a rollback lock is judged like any lock here; the in-progress move then refuses it (plan_transition)
     (IN_PROGRESS, ROLLBACK_LEASE, "run-b", False, False, "locked", LOCKED_MIGRATION),
 ]
 
@@ -565,11 +565,11 @@ def test_decide_goes_ahead_exactly_when_the_lock_move_would_be_allowed(state, ex
     source = hostedcluster(state, extra=extra)
     action = ms.decide(ms.report(source, NOW), holder, retry_failed=retry_failed, takeover=takeover)["action"]
     if action == "mark-legacy-and-migrate":
-        source = ms.plan_move(source, LEGACY, holder, NOW, force=True).updated_object()
+        source = ms.plan_transition(source, LEGACY, holder, NOW, force=True).updated_object()
     try:
-        ms.plan_move(source, IN_PROGRESS, holder, NOW, takeover=takeover)
+        ms.plan_transition(source, IN_PROGRESS, holder, NOW, takeover=takeover)
         lock_allowed = True
-    except MoveRefused:
+    except TransitionRefused:
         lock_allowed = False
     rollback_lock = state == IN_PROGRESS and extra == ROLLBACK_LEASE
     if action in ("migrate", "mark-legacy-and-migrate", "resume") and not rollback_lock:
