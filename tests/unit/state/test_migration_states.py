@@ -392,6 +392,10 @@ def test_rollback_lock_is_refused_to_others_until_expired_or_taken_over_and_keep
         ms.plan_transition(rollback_locked(), LEGACY, "run-b", NOW, rollback=True)
     assert "the migration lock is held by 'run-a'" in str(raised.value) and "takeover: true" in str(raised.value)
     assert raised.value.refusal() == {"reason": "lock-held", "holder": "run-a", "status": "skipped"}
+    # the one refusal class carries RV(refused) itself, and keeps it when judged again after a conflict
+    assert raised.value.result() == {"refused": raised.value.refusal()}
+    again = raised.value.again("judged again")
+    assert str(again) == "judged again" and again.result() == {"refused": raised.value.refusal()}
     taken = ms.plan_transition(rollback_locked(), IN_PROGRESS, "run-b", NOW, rollback=True, takeover=True)
     assert (taken.changed, taken.took_over) == (True, True)
     assert ms.lease_direction(taken.annotations) == ms.ROLLBACK and ms.lease_of(taken.annotations)["holder"] == "run-b"
