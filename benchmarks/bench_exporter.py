@@ -98,7 +98,7 @@ def _print(mode, count, text, scrape_seconds, rss_listed, rss_scraped):
     per_cluster, cluster_samples = _per_cluster(samples, count)
     print("mode: %s" % mode)
     print("HostedClusters: %d (%s)" % (count, ", ".join("%s %d" % (state, MIX.count(state) * count // len(MIX))
-                                                         for state in ("legacy", "in-progress", "migrated", "failed"))))
+                                                        for state in ("legacy", "in-progress", "migrated", "failed"))))
     print("series total: %d; carrying a HostedCluster's name: %d (%.2f per HostedCluster); fleet-wide: %d"
           % (len(samples), cluster_samples, per_cluster, len(samples) - cluster_samples))
     print("scrape: %.1f ms median of 20, %d bytes" % (scrape_seconds * 1000, len(text.encode())))

@@ -242,7 +242,7 @@ class Begin(object):
             outcome = self._decide()
         if outcome["mark_legacy"]:
             self.answers["legacy"] = self._transition(state="legacy", force=True,
-                                                reason="retry requested by run %s" % self.params["holder"])
+                                                      reason="retry requested by run %s" % self.params["holder"])
         if outcome["lock"]:
             try:
                 self.answers["lock"] = self._transition(state="in-progress")

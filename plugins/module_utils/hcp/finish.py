@@ -130,7 +130,7 @@ class FinishService(PhasedRun):
         if not self.check_mode:  # in check mode the lock was not written: the state is still the one found
             self._begin(STATE)
             self.moved, warnings = transition_held_lock(self.client, params["hostedcluster_namespace"],
-                                                  params["hostedcluster_name"], states.MIGRATED, params["holder"])
+                                                        params["hostedcluster_name"], states.MIGRATED, params["holder"])
             self.warnings += warnings
         return report
 

@@ -384,8 +384,8 @@ class RollbackService(PhasedRun):
             return
         self.begin(STATE)
         self.moved, warnings = transition_held_lock(self.client, self.params["hostedcluster_namespace"],
-                                              self.params["hostedcluster_name"], state, self.params["holder"],
-                                              rollback=rollback, reason=reason)
+                                                    self.params["hostedcluster_name"], state, self.params["holder"],
+                                                    rollback=rollback, reason=reason)
         self.warnings += warnings
 
     # --- the result -----------------------------------------------------------------------------------

@@ -340,7 +340,7 @@ def _check_lease(hostedcluster, annotations, requested, holder, now, lease_secon
 
 
 def plan_transition(hostedcluster, requested, holder, now, lease_seconds=DEFAULT_LEASE_SECONDS, takeover=False,
-              force=False, reason=None, rollback=False):
+                    force=False, reason=None, rollback=False):
     """Plan the transition of hostedcluster to `requested` on behalf of `holder` at time `now` (aware datetime).
 
     rollback=True asks for the rollback path instead (ROLLBACK_MOVES); without it a rollback lock is refused.
@@ -367,7 +367,7 @@ def plan_transition(hostedcluster, requested, holder, now, lease_seconds=DEFAULT
             % (describe_hostedcluster(hostedcluster), requested, annotations.get(LEASE_HOLDER_ANNOTATION) or "nobody"))
     if requested == FAILED and not reason:
         raise TransitionRefused("%s: moving to failed needs a reason (the reason option); it is written to %s"
-                          % (describe_hostedcluster(hostedcluster), FAILED_ANNOTATION))
+                                % (describe_hostedcluster(hostedcluster), FAILED_ANNOTATION))
     at = format_time(now)
     took_over = False
     if requested == current:
@@ -416,7 +416,7 @@ def _planned(hostedcluster, current, requested, annotations, labels, holder, at,
     message = "CAPI migration state %s -> %s%s by %s%s" % (
         current, requested, " (rollback)" if rollback else "", holder, ": %s" % reason if reason else "")
     return TransitionPlan(hostedcluster, current, requested, annotations, labels, changed=True, write=True,
-                    event=(event_type, event_reason, message), took_over=took_over, message=message)
+                          event=(event_type, event_reason, message), took_over=took_over, message=message)
 
 
 # Why a rollback from a state other than migrated (or a rollback lock) is refused, and what to do instead.
@@ -446,8 +446,8 @@ def _plan_rollback(hostedcluster, current, requested, annotations, labels, holde
     """The explicit rollback path: migrated -> in-progress (lease direction rollback) -> legacy; renewals; re-runs."""
     if requested not in (IN_PROGRESS, LEGACY):
         raise TransitionRefused("%s: rollback: true works with state in-progress (take or resume the rollback lock of a "
-                          "migrated HostedCluster) or legacy (finish the rollback), not %s; nothing was written"
-                          % (describe_hostedcluster(hostedcluster), requested))
+                                "migrated HostedCluster) or legacy (finish the rollback), not %s; nothing was written"
+                                % (describe_hostedcluster(hostedcluster), requested))
     if current == IN_PROGRESS and lease_direction(annotations) != ROLLBACK:
         _refuse_rollback(
             hostedcluster, current, requested,
@@ -486,7 +486,7 @@ def _plan_same_state(hostedcluster, current, annotations, labels, holder, now, l
             _lease_annotations(annotations, holder, lease["acquire_time"] or format_time(now), now, lease_seconds)
             labels[STATE_LABEL] = current
             return TransitionPlan(hostedcluster, current, current, annotations, labels, changed=not label_in_sync,
-                            write=True, renewed=True, message="lease renewed by %s" % holder)
+                                  write=True, renewed=True, message="lease renewed by %s" % holder)
         _check_lease(hostedcluster, annotations, current, holder, now, lease_seconds, takeover)
         previous = lease["holder"] if lease else None
         _lease_annotations(annotations, holder, format_time(now), now, lease_seconds)
@@ -498,13 +498,13 @@ def _plan_same_state(hostedcluster, current, annotations, labels, holder, now, l
         message = "CAPI migration lock taken over by %s from %s" % (holder, previous or "nobody (no lease recorded)")
         event_type, event_reason = EVENT_REASONS[(IN_PROGRESS, IN_PROGRESS)]
         return TransitionPlan(hostedcluster, current, current, annotations, labels, changed=True, write=True,
-                        event=(event_type, event_reason, message), took_over=True, message=message)
+                              event=(event_type, event_reason, message), took_over=True, message=message)
     if current in LABELLED_STATES and not label_in_sync:
         labels[STATE_LABEL] = current
         return TransitionPlan(hostedcluster, current, current, annotations, labels, changed=True, write=True,
-                        message="mirror label %s set to %s (annotations already said %s)" % (STATE_LABEL, current, current))
+                              message="mirror label %s set to %s (annotations already said %s)" % (STATE_LABEL, current, current))
     return TransitionPlan(hostedcluster, current, current, annotations, labels, changed=False, write=False,
-                    message="already %s" % current)
+                          message="already %s" % current)
 
 
 def repair_target(standard_count, private_count):
@@ -544,7 +544,7 @@ def plan_repair(hostedcluster, standard_count, private_count, holder, now, hcp_n
     event_type, event_reason = EVENT_REASONS[(INVALID, target)]
     message = "CAPI migration state invalid -> %s by %s: %s" % (target, holder, reason)
     return TransitionPlan(hostedcluster, INVALID, target, annotations, labels, changed=True, write=True,
-                    event=(event_type, event_reason, message), message=message)
+                          event=(event_type, event_reason, message), message=message)
 
 
 def report(hostedcluster, now, default_lease_seconds=DEFAULT_LEASE_SECONDS):

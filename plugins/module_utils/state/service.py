@@ -246,7 +246,7 @@ class MigrationStateService(object):
         def make_plan(current, now):
             if states.state_of(current) != states.INVALID:
                 return states.TransitionPlan(current, states.state_of(current), states.state_of(current),
-                                       {}, {}, changed=False, write=False, message="no longer invalid")
+                                             {}, {}, changed=False, write=False, message="no longer invalid")
             try:
                 return states.plan_repair(current, standard_count, private_count, self.holder, now, hcp_namespace)
             except states.TransitionRefused as exc:

@@ -70,7 +70,7 @@ def _hostedcluster(name, migrated):
         now = datetime.datetime.now(datetime.timezone.utc)
         for requested, seconds in ((machine.IN_PROGRESS, -300), (machine.MIGRATED, -60)):
             hostedcluster = machine.plan_transition(hostedcluster, requested, "role-test",
-                                              now + datetime.timedelta(seconds=seconds)).updated_object()
+                                                    now + datetime.timedelta(seconds=seconds)).updated_object()
     return hostedcluster
 
 
@@ -125,7 +125,7 @@ def test_the_role_runs_the_exporter_which_lists_the_fleet_in_cluster(server, pla
     rule = get(server, OBJECTS[5][1])
     assert rule["spec"] == monitoring.prometheus_rule({"namespace": NAMESPACE})["spec"]
     assert get(server, OBJECTS[3][1])["rules"] == [{"apiGroups": ["hypershift.openshift.io"],
-                                                     "resources": ["hostedclusters"], "verbs": ["list", "watch"]}]
+                                                    "resources": ["hostedclusters"], "verbs": ["list", "watch"]}]
     # Ready only once it has listed every HostedCluster, with its own service account's rights
     pod = wait_for(lambda: _exporter_pod(server), "the exporter's Pod to be Ready", timeout=120, interval=0.5)
     with urllib.request.urlopen("http://%s:9091/metrics" % pod["status"]["podIP"], timeout=10) as response:

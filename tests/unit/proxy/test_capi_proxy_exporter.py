@@ -38,7 +38,7 @@ def _moved(hostedcluster, *moves):
     """hostedcluster after machine.plan_transition of each (state, seconds after T0, options)."""
     for requested, seconds, options in moves:
         hostedcluster = machine.plan_transition(hostedcluster, requested, options.pop("holder", "run-1"), _at(seconds),
-                                          **options).updated_object()
+                                                **options).updated_object()
     return hostedcluster
 
 
@@ -86,7 +86,7 @@ def test_an_in_progress_migration_names_its_lock_holder_and_has_no_end():
 
 def test_a_taken_over_lock_keeps_the_migrations_start_and_names_the_new_holder():
     hostedcluster = _moved(in_progress("busy-1", started=60), (machine.IN_PROGRESS, 5000, {"holder": "run-2",
-                                                                                            "takeover": True}))
+                                                                                           "takeover": True}))
     record = exporter.record_of(hostedcluster)
     assert (record.holder, record.start) == ("run-2", _at(60).timestamp())
 

@@ -79,7 +79,7 @@ def test_legal_moves_write_markers_label_history_and_event(current, requested):
     source = hostedcluster(current)
     pristine = copy.deepcopy(source)
     plan = ms.plan_transition(source, requested, "run-a", NOW, reason="because" if requested == FAILED else None,
-                        force=current == FAILED)
+                              force=current == FAILED)
     assert source == pristine, "plan_transition mutated its input"
     assert (plan.from_state, plan.to_state, plan.changed, plan.write) == (current, requested, True, True)
     updated = plan.updated_object()
@@ -345,7 +345,7 @@ def test_a_rollback_lock_is_never_renewed_taken_over_or_finished_as_a_migration(
     source = rollback_locked()
     with pytest.raises(TransitionRefused) as raised:
         ms.plan_transition(source, requested, holder, NOW + datetime.timedelta(hours=2), takeover=takeover, force=True,
-                     reason="r")
+                           reason="r")
     message = str(raised.value)
     assert "HostedCluster clusters/prod-01: cannot move from in-progress to %s" % requested in message
     assert "held by 'run-a', direction rollback" in message and "ends only in legacy" in message
@@ -382,7 +382,7 @@ def test_rollback_from_anything_but_migrated_or_its_own_lock_is_refused(current,
 def test_rollback_true_only_asks_for_in_progress_or_legacy(current, requested):
     with pytest.raises(TransitionRefused, match="rollback: true works with state in-progress .* or legacy .*, not %s" % requested):
         ms.plan_transition(hostedcluster(MIGRATED if current == INVALID else current), requested, "run-a", NOW, rollback=True,
-                     reason="r")
+                           reason="r")
     with pytest.raises(TransitionRefused, match="repair: true"):
         ms.plan_transition(hostedcluster(INVALID), IN_PROGRESS, "run-a", NOW, rollback=True)
 
@@ -436,7 +436,7 @@ def test_any_plan_with_directions_keeps_rollback_and_migration_apart(markers, di
     rollback_lock = current == IN_PROGRESS and direction == ms.ROLLBACK
     try:
         plan = ms.plan_transition(source, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
-                            force=True, reason="r", rollback=rollback)
+                                  force=True, reason="r", rollback=rollback)
     except TransitionRefused as exc:
         assert source == pristine
         assert re.search(r"cannot (move|roll back)|held by|works with state", str(exc))
@@ -457,7 +457,7 @@ def test_any_plan_with_directions_keeps_rollback_and_migration_apart(markers, di
     elif current != requested:
         assert ms.LEASE_DIRECTION_ANNOTATION not in plan.annotations and ms.lease_of(plan.annotations) is None
     again = ms.plan_transition(updated, requested, holder, NOW + datetime.timedelta(seconds=seconds), takeover=takeover,
-                         force=True, reason="r", rollback=rollback)
+                               force=True, reason="r", rollback=rollback)
     assert again.changed is False
 
 
