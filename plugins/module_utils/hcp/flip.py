@@ -51,10 +51,12 @@ class FlipError(PrivateCapiError):
     """A flip refused before any change, or not acknowledged in time; the message names the objects and what to do."""
 
 
-def sidecar_problems(deployments, names, namespace):
-    """Why a flip in namespace must not start, one line per Deployment of names found in deployments (as read): no
-    sidecar, a sidecar that does not follow the mode ConfigMap, or a rollout of it not finished. Each names the
-    Deployment and the step that fixes it."""
+# what is wrong with a Deployment's sidecar for a flip (_sidecar_problems); only ROLLING_OUT is cured by waiting
+NO_SIDECAR, OLD_SIDECAR, ROLLING_OUT = "no-sidecar", "old-sidecar", "rolling-out"
+
+
+def _sidecar_problems(deployments, names, namespace):
+    """(kind, message) of each Deployment of names found in deployments (as read) that must not be flipped yet."""
     problems = []
     for deployment in deployments:
         name = (deployment.get("metadata") or {}).get("name")
@@ -62,25 +64,27 @@ def sidecar_problems(deployments, names, namespace):
             continue
         who = "Deployment %s/%s" % (namespace, name)
         if not has_sidecar(deployment):
-            problems.append("%s has no API proxy sidecar: put it in first with %s" % (who, PREINSTALL))
+            problems.append((NO_SIDECAR, "%s has no API proxy sidecar: put it in first with %s" % (who, PREINSTALL)))
         elif not follows_mode(deployment, namespace):
-            problems.append("%s has an API proxy sidecar that does not follow the mode ConfigMap %s (put in by an older "
-                            "release): run %s again to update it" % (who, PROXY_MODE_CONFIG_MAP, PREINSTALL))
+            problems.append((OLD_SIDECAR, "%s has an API proxy sidecar that does not follow the mode ConfigMap %s (put "
+                                          "in by an older release): run %s again to update it"
+                                          % (who, PROXY_MODE_CONFIG_MAP, PREINSTALL)))
         elif not rolled_out(deployment):
             status = deployment.get("status") or {}
-            problems.append("%s is still rolling out its API proxy sidecar (replicas %s wanted, %s updated, %s "
-                            "available, %s in all): wait until `kubectl -n %s rollout status deployment/%s` succeeds, "
-                            "then run again" % (who, (deployment.get("spec") or {}).get("replicas", 1),
-                                                status.get("updatedReplicas", 0), status.get("availableReplicas", 0),
-                                                status.get("replicas", 0), namespace, name))
+            problems.append((ROLLING_OUT, "%s is still rolling out its API proxy sidecar (replicas %s wanted, %s "
+                                          "updated, %s available, %s in all): wait until `kubectl -n %s rollout status "
+                                          "deployment/%s` succeeds, then run again"
+                                          % (who, (deployment.get("spec") or {}).get("replicas", 1),
+                                             status.get("updatedReplicas", 0), status.get("availableReplicas", 0),
+                                             status.get("replicas", 0), namespace, name)))
     return problems
 
 
-def rolling_out(deployments, names, namespace):
-    """Names of the Deployments of names found in deployments (as read) whose sidecar is in and follows the mode
-    ConfigMap but has not rolled out (a Pod not Ready yet, or not Ready again): the one problem a wait can cure."""
-    return sorted(d["metadata"]["name"] for d in deployments if (d.get("metadata") or {}).get("name") in names
-                  and has_sidecar(d) and follows_mode(d, namespace) and not rolled_out(d))
+def sidecar_problems(deployments, names, namespace):
+    """Why a flip in namespace must not start, one line per Deployment of names found in deployments (as read): no
+    sidecar, a sidecar that does not follow the mode ConfigMap, or a rollout of it not finished. Each names the
+    Deployment and the step that fixes it."""
+    return [message for _kind, message in _sidecar_problems(deployments, names, namespace)]
 
 
 def mode_problem(config_map, namespace, allowed):
@@ -172,14 +176,13 @@ class FlipService(object):
         that failed for a while) is waited for up to rollout_timeout seconds before it is refused
         (result rollout_waited_seconds)."""
         started = self.clock()
-        deployments = self.read_deployments()
-        problems = sidecar_problems(deployments, self.names, self.namespace)
-        while (problems and len(rolling_out(deployments, self.names, self.namespace)) == len(problems)
+        problems = _sidecar_problems(self.read_deployments(), self.names, self.namespace)
+        while (problems and all(kind == ROLLING_OUT for kind, _message in problems)
                and self.clock() - started < rollout_timeout):
             self.sleep(RUNNING_SECONDS)
-            deployments = self.read_deployments()
-            problems = sidecar_problems(deployments, self.names, self.namespace)
+            problems = _sidecar_problems(self.read_deployments(), self.names, self.namespace)
         self.result["rollout_waited_seconds"] = round(self.clock() - started, 3)
+        problems = [message for _kind, message in problems]
         config_map = self.read_config_map()
         problem = mode_problem(config_map, self.namespace, allowed)
         if problem:

@@ -39,7 +39,12 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     parse_time,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hypershift import describe_hostedcluster, hcp_namespace
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hypershift import (
+    HOSTEDCLUSTER_KIND,
+    describe_hostedcluster,
+    hcp_namespace,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 NEW = "new"
 LEGACY = "legacy"
@@ -611,7 +616,7 @@ ACTION_STATUS = {
 
 def _decide_migrate(found, holder, retry_failed, takeover):
     state, lease = found["state"], found.get("lease")
-    who = describe_hostedcluster({"metadata": found})
+    who = describe(HOSTEDCLUSTER_KIND, found.get("name"), found.get("namespace"))
     if state == MIGRATED:
         return ACTION_SKIP, "already migrated"
     if state == FAILED:
@@ -642,7 +647,7 @@ def _decide_migrate(found, holder, retry_failed, takeover):
 
 def _decide_rollback(found, holder, takeover):
     state, lease = found["state"], found.get("lease")
-    who = describe_hostedcluster({"metadata": found})
+    who = describe(HOSTEDCLUSTER_KIND, found.get("name"), found.get("namespace"))
     rollback_lock = state == IN_PROGRESS and lease is not None and lease.get("direction", MIGRATE) == ROLLBACK
     if state == MIGRATED:
         return ACTION_ROLLBACK, ""
