@@ -5,7 +5,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 # What every module that talks to the API server documents alike, in one fragment: the options for authenticating
-# with the API, the checks made before the first API call (k8s/runner.py module_main) and the requirements on the
+# with the API, the checks made before the first API call (k8s/runner.py run_module) and the requirements on the
 # managed node.
 #
 # The options and the first note are kubernetes.core 6.2.0's doc fragment k8s_auth_options

@@ -22,6 +22,10 @@ def hcp_namespace(namespace, name):
     return "%s-%s" % (namespace, name.replace(".", "-"))
 
 
+# O(hcp_namespace) filled where it is empty (k8s/runner.py ModuleService.DERIVED)
+HCP_NAMESPACE_DERIVED = {"hcp_namespace": (("hostedcluster_namespace", "hostedcluster_name"), hcp_namespace)}
+
+
 def describe_hostedcluster(hostedcluster):
     """'HostedCluster <namespace>/<name>' for messages (messages.describe_object)."""
     return describe_object(hostedcluster if isinstance(hostedcluster, dict) else {}, kind=HOSTEDCLUSTER_KIND)

@@ -5,19 +5,18 @@
 names kept as deprecated aliases, and the HCP namespace derived from the HostedCluster by the one rule
 (hypershift.hcp_namespace).
 
-A module's argspec() takes ``hostedcluster_options(renamed_from={"hcp_namespace": "namespace"})`` and its main() is
-``hostedcluster_main(argspec, NAME_RULES, run_module)``, which runs the service through hostedcluster_run: that fills
-an empty O(hcp_namespace). The services read the options by these names; ansible-core puts a value given under an old
-name (an alias) there and warns.
+A module's argspec() takes ``hostedcluster_options(renamed_from={"hcp_namespace": "namespace"})``; its main() is
+k8s/runner.py's run_module, which fills an empty O(hcp_namespace) where the service derives it
+(hypershift.HCP_NAMESPACE_DERIVED). The services read the options by these names; ansible-core puts a value given
+under an old name (an alias) there and warns. action_only() is main() of the modules that are action plugins.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
+from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 
 COLLECTION_NAME = "hypershift.private_capi"
 # galaxy.yml's 1.0.0 is released (changelogs/changelog.yaml): the old names ship deprecated in the next minor
@@ -27,13 +26,13 @@ OLD_NAMES_REMOVED_IN = "2.0.0"
 
 HOSTEDCLUSTER_NAME = dict(type="str", required=True)
 HOSTEDCLUSTER_NAMESPACE = dict(type="str", default="clusters")
-# empty: derived from the HostedCluster (fill_hcp_namespace)
+# empty: derived from the HostedCluster (hypershift.HCP_NAMESPACE_DERIVED, filled by k8s/runner.py)
 HCP_NAMESPACE = dict(type="str", default="")
 # the modules that work in an HCP namespace without a HostedCluster option
 HCP_NAMESPACE_REQUIRED = dict(type="str", required=True)
 # O(hcp_namespace)'s name rule (k8s/names.py) where it may be empty
 HCP_NAMESPACE_RULE = NAMESPACE.or_empty("derived from hostedcluster_namespace and hostedcluster_name")
-# the name rules (module_main's NAME_RULES) of hostedcluster_options() where the HostedCluster is required
+# the name rules (run_module's NAME_RULES) of hostedcluster_options() where the HostedCluster is required
 HOSTEDCLUSTER_NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME),
                             ("hostedcluster_namespace", NAMESPACE)]
 
@@ -62,30 +61,9 @@ def hostedcluster_options(renamed_from=None, hcp_namespace=True, **changes):
     return dict((name, option(base, renamed_from.get(name), **changes.get(name, {}))) for name, base in bases.items())
 
 
-def fill_hcp_namespace(module):
-    """An empty O(hcp_namespace) becomes the HostedCluster's (hypershift.hcp_namespace); without a HostedCluster
-    either, the module fails naming both options."""
-    params = module.params
-    if params["hcp_namespace"]:
-        return
-    if not params.get("hostedcluster_name"):
-        module.fail_json(msg="hcp_namespace is empty and so is hostedcluster_name: give the HCP namespace "
-                             "(hcp_namespace) or the HostedCluster it belongs to (hostedcluster_name and "
-                             "hostedcluster_namespace)", changed=False)
-    params["hcp_namespace"] = hypershift.hcp_namespace(params["hostedcluster_namespace"], params["hostedcluster_name"])
-
-
-def hostedcluster_run(run_module, derive_hcp_namespace=True):
-    """module_main's run for a module with the HostedCluster options: an empty O(hcp_namespace) filled in
-    (fill_hcp_namespace, where the module has one), then run_module(module)."""
-    def run(module):
-        if derive_hcp_namespace and "hcp_namespace" in module.params:
-            fill_hcp_namespace(module)
-        run_module(module)
-    return run
-
-
-def hostedcluster_main(argspec, name_rules, run_module, derive_hcp_namespace=True, **constraints):
-    """main() of a module with the HostedCluster options: module_main (k8s/runner.py) with the service run through
-    hostedcluster_run."""
-    module_main(argspec, name_rules, hostedcluster_run(run_module, derive_hcp_namespace), **constraints)
+def action_only(argspec, module_name):
+    """main() of a module that is an action plugin (it runs on the controller): its argument spec, for ansible-doc and
+    validation, and a failure saying so when it is run as a module on a host."""
+    AnsibleModule(argument_spec=argspec(), supports_check_mode=True).fail_json(
+        msg="%s.%s runs as an action plugin on the controller; call it as a task (it cannot run as a module on a host)"
+            % (COLLECTION_NAME, module_name))

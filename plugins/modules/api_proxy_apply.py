@@ -286,45 +286,13 @@ rollout:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployment_unchanged, merge_patch_changes
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import RolloutService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.proxy_apply import OPTIONS, ProxyApplyService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, parallel_map
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main, run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME), ("config_map_name", OBJECT_NAME)]
-# (group, version, plural) of each kind sidecar.role_reads reads and sidecar.role_plan writes
-RESOURCES = dict([("Deployment", ("apps", "v1", "deployments")), ("ConfigMap", ("", "v1", "configmaps"))]
-                 + [(kind, ("rbac.authorization.k8s.io", "v1", plural)) for plural, kind in sidecar.RBAC_KINDS.items()])
-# what the server keeps of its own in an object's metadata: never compared
-SERVER_METADATA = ("resourceVersion", "managedFields", "generation", "uid", "creationTimestamp")
-OPTIONS = dict(
-    state=dict(type="str", choices=["present", "absent"], default="present"),
-    steps=dict(type="str", choices=["all", "prepare"], default="all"),
-    hcp_namespace=dict(type="str", required=True),
-    deployments=dict(type="list", elements="str", required=True),
-    skip_missing=dict(type="bool", default=False),
-    rbac=dict(type="bool", default=True),
-    upstream_server=dict(type="str", default="https://kubernetes.default.svc"),
-    mode=dict(type="str", choices=["translate", "passthrough"], default="translate"),
-    follow_mode=dict(type="bool", default=True),
-    image=dict(type="str", default="quay.io/hypershift/capi-proxy:1.0.0"),
-    image_pull_policy=dict(type="str", default="IfNotPresent"),
-    mount_path=dict(type="str", default="/etc/capi-proxy"),
-    port=dict(type="int", default=8080),
-    metrics_port=dict(type="int", default=9090),
-    log_level=dict(type="str", default="info"),
-    use_own_credentials=dict(type="bool", default=True),
-    extra_args=dict(type="list", elements="str", default=[]),
-    resources=dict(type="dict", default={}),
-    liveness_probe=dict(type="dict", default={}),
-    readiness_probe=dict(type="dict", default={}),
-    config_map_name=dict(type="str", default=sidecar.DEFAULT_CONFIG_MAP),
-    main_containers=dict(type="list", elements="str", default=[]),
-)
 
 
 def argspec():
@@ -336,146 +304,8 @@ def argspec():
     return spec
 
 
-def object_path(obj, collection=False):
-    """The REST path of one object sidecar.role_plan names (its kind one of RESOURCES), or of its collection."""
-    metadata = obj.get("metadata") or {}
-    group, version, plural = RESOURCES[obj["kind"]]
-    return api_path(group, version, plural, metadata.get("namespace") or None, None if collection else metadata.get("name"))
-
-
-def identity(obj):
-    metadata = obj.get("metadata") or {}
-    return {"kind": obj.get("kind"), "namespace": metadata.get("namespace") or "", "name": metadata.get("name")}
-
-
-def label(obj):
-    return "/".join(part for part in (obj.get("kind"), (obj.get("metadata") or {}).get("namespace"),
-                                      (obj.get("metadata") or {}).get("name")) if part)
-
-
-def comparable(obj):
-    """obj without what the server keeps of its own (resourceVersion, managed fields ...), for comparing."""
-    if obj is None:
-        return None
-    result = dict(obj)
-    result["metadata"] = dict((key, value) for key, value in (obj.get("metadata") or {}).items()
-                              if key not in SERVER_METADATA)
-    result.pop("status", None)
-    return result
-
-
-class ProxyApply(object):
-    """One run: read what sidecar.role_reads names, plan with sidecar.role_plan, write what differs, await the rollout."""
-
-    def __init__(self, client, params, check_mode):
-        self.client = client
-        self.params = params
-        self.check_mode = check_mode
-        # sidecar.role_plan's settings: the options, the namespace under the role's own name
-        self.settings = dict((name, params[name]) for name in OPTIONS if name != "hcp_namespace")
-        self.settings["namespace"] = params["hcp_namespace"]
-        self.actions = []
-        self.before = {}
-        self.after = {}
-        self.warnings = []
-
-    def _read(self, wanted):
-        group, version, plural = RESOURCES[wanted["kind"]]
-        path = api_path(group, version, plural, wanted["namespace"] or None)
-        what = "list %s%s" % (plural, " in namespace %s" % wanted["namespace"] if wanted["namespace"] else "")
-        selector = ",".join(wanted.get("label_selectors") or ()) or None
-        return {"resources": self.client.list(path, what, label_selector=selector)}
-
-    def _record(self, obj, action, before=None, after=None):
-        self.actions.append(dict(identity(obj), action=action))
-        if action != "unchanged":
-            self.before[label(obj)] = comparable(before)
-            self.after[label(obj)] = comparable(after)
-
-    def _apply(self, obj):
-        """Create obj, or merge-patch it where the live object differs (labels, data, rules, subjects ...)."""
-        path = object_path(obj)
-        live = self.client.get_or_none(path, "get " + label(obj))
-        if live is None:
-            created = self.client.create(object_path(obj, collection=True), obj, "create " + label(obj))
-            self._record(obj, "created", None, created)
-        elif merge_patch_changes(live, obj):
-            patched = self.client.patch(path, obj, "patch " + label(obj))
-            self._record(obj, "patched" if comparable(patched) != comparable(live) else "unchanged", live, patched)
-        else:
-            self._record(obj, "unchanged")
-
-    def _patch(self, deployment, patch):
-        """Send a Deployment's merge patch unless it is in place. A patch of a list (the containers) lacks the fields
-        the API server defaults: where it differs from the object as read, the answer (a dry run in check mode) says
-        whether it changed the spec, the labels or the annotations."""
-        if not merge_patch_changes(deployment, patch):
-            self._record(patch, "unchanged")
-            return
-        answer = self.client.patch(object_path(patch), patch, "patch " + label(patch))
-        self._record(patch, "unchanged" if deployment_unchanged(deployment, answer) else "patched", deployment, answer)
-
-    def _delete(self, obj):
-        path = object_path(obj)
-        live = self.client.get_or_none(path, "get " + label(obj))
-        if live is None:
-            return
-        try:
-            self.client.delete(path, "delete " + label(obj))
-        except ApiError as error:
-            if not error.is_not_found:  # gone since the GET: what the run wanted
-                raise
-        self._record(obj, "deleted", live, None)
-
-    def summary(self):
-        """What the run did so far (also what a failed run returns beside its message)."""
-        return {"changed": any(action["action"] != "unchanged" for action in self.actions), "actions": self.actions}
-
-    def run(self):
-        reads = sidecar.role_reads(self.settings)
-        self.client.require_namespace(self.settings["namespace"], "hcp_namespace")
-        results = parallel_map(lambda index: self._read(reads[index]), range(len(reads)), len(reads))
-        plan = sidecar.role_plan(results, self.settings)
-        if plan["error"]:
-            raise sidecar.SidecarError(plan["error"])
-        for obj in plan["apply"]:
-            self._apply(obj)
-        deployments = dict(((item.get("metadata") or {}).get("name"), item) for item in results[0]["resources"])
-        if plan["patch"]:
-            for patch in plan["patches"]:
-                self._patch(deployments[patch["metadata"]["name"]], patch)
-        for obj in plan["delete"]:
-            self._delete(obj)
-        result = dict(self.summary(), patches=plan["patches"], rollout={})
-        # awaited whenever patches are sent (a re-run after a kill finds them in place, its rollout maybe not done)
-        if plan["patch"] and plan["patches"] and self.params["wait_timeout"] > 0 and not self.check_mode:
-            names = [name for name in self.settings["deployments"] if name in deployments]
-            rollout = RolloutService(self.client, self.settings["namespace"], names, self.params["wait_timeout"],
-                                     self.params["poll_seconds"], pods=self.params["count_replaced_pods"],
-                                     leases=self.params["leader_handover"])
-            result["rollout"] = rollout.run()
-            self.warnings += rollout.warnings
-        return result
-
-
-def run(module):
-    services = []
-
-    def work(module_run):
-        services.append(ProxyApply(module_run.connect(connections=4), module_run.params, module.check_mode))
-        result = services[0].run()
-        for warning in services[0].warnings:
-            module.warn(warning)
-        if module._diff and result["changed"]:
-            result["diff"] = {"before": services[0].before, "after": services[0].after}
-        return result
-
-    run_module(module, work, partial=lambda: services[0].summary() if services else {},
-               minimums={"wait_timeout": 0, "poll_seconds": 0.1})
-
-
 def main():
-    module_main(argspec, NAME_RULES, run)
+    run_module(argspec, NAME_RULES, ProxyApplyService)
 
 
 if __name__ == "__main__":

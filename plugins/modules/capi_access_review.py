@@ -131,11 +131,11 @@ api_calls: {returned: success, type: dict, description: "Requests this run sent 
 elapsed_seconds: {returned: success, type: float, description: "Wall time of the run."}
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.service import AccessReviewModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import JOB_ENTRY_POINTS
-from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.service import run_module
 
 NAME_RULES = [("hostedcluster_namespaces[]", NAMESPACE), ("hcp_namespaces[]", NAMESPACE),
               ("operator_namespace", NAMESPACE)]
@@ -157,7 +157,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module)
+    run_module(argspec, NAME_RULES, AccessReviewModule)
 
 
 if __name__ == "__main__":

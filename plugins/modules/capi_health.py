@@ -133,10 +133,11 @@ rounds:
   sample: 1
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import health_options, run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.health import HealthModule, health_options
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_REQUIRED, hostedcluster_main, option
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_REQUIRED, option
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
@@ -151,7 +152,7 @@ def argspec():
 
 
 def main():
-    hostedcluster_main(argspec, NAME_RULES, run_module)
+    run_module(argspec, NAME_RULES, HealthModule)
 
 
 if __name__ == "__main__":

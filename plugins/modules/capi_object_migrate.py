@@ -246,10 +246,11 @@ direction:
   type: str
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import ObjectMigrateModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_REQUIRED, hostedcluster_main, option
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_REQUIRED, option
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", NAMESPACE)]
@@ -273,7 +274,7 @@ def argspec():
 
 
 def main():
-    hostedcluster_main(argspec, NAME_RULES, run_module)
+    run_module(argspec, NAME_RULES, ObjectMigrateModule)
 
 
 if __name__ == "__main__":

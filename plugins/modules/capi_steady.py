@@ -95,10 +95,11 @@ polls:
   sample: 3
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.steady import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.steady import SteadyService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options)
+    HOSTEDCLUSTER_NAME_RULES, hostedcluster_options)
 
 
 NAME_RULES = HOSTEDCLUSTER_NAME_RULES
@@ -116,7 +117,7 @@ def argspec():
 
 
 def main():
-    hostedcluster_main(argspec, NAME_RULES, run_module)
+    run_module(argspec, NAME_RULES, SteadyService)
 
 
 if __name__ == "__main__":

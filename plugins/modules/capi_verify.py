@@ -170,11 +170,12 @@ outside_owners:
   elements: dict
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.verify import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.verify import VerifyService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
     auth_argspec, extra_groups_option, parallelism_option)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_main, hostedcluster_options
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_options
 # extra_groups: every provider a HostedCluster may use, the Agent provider's pair included
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS as AGENT_DEFAULT)
@@ -202,8 +203,7 @@ def argspec():
 
 
 def main():
-    # the service derives an empty hcp_namespace itself (hypershift.hcp_namespace) and names the option it came from
-    hostedcluster_main(argspec, NAME_RULES, run_module, derive_hcp_namespace=False)
+    run_module(argspec, NAME_RULES, VerifyService)
 
 
 if __name__ == "__main__":

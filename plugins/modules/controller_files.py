@@ -76,7 +76,7 @@ directories:
   sample: ["/tmp/reports", "/tmp/reports/run-1"]
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import action_only
 
 
 def argspec():
@@ -85,9 +85,7 @@ def argspec():
 
 
 def main():
-    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    module.fail_json(msg="hypershift.private_capi.controller_files runs as an action plugin on the controller; "
-                         "call it as a task (it cannot run as a module on a host)", files=module.params["files"])
+    action_only(argspec, "controller_files")
 
 
 if __name__ == "__main__":

@@ -98,10 +98,9 @@ crds:
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, SERVICE_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main, run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.shim.references import crds_naming_service
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.shim.users import WebhookUsersService
 
-CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("service_namespace", NAMESPACE), ("service_name", SERVICE_NAME)]
 
@@ -116,16 +115,8 @@ def argspec():
     return spec
 
 
-def work(run):
-    """One LIST of the CRDs, judged by references.crds_naming_service."""
-    params = run.params
-    crds = run.connect().list(CRD_PATH, "list CustomResourceDefinitions")
-    users = crds_naming_service(crds, params["service_namespace"], params["service_name"])
-    return dict(changed=False, in_use=bool(users), crds=users)
-
-
 def main():
-    module_main(argspec, NAME_RULES, lambda module: run_module(module, work, elapsed=False))
+    run_module(argspec, NAME_RULES, WebhookUsersService)
 
 
 if __name__ == "__main__":

@@ -107,10 +107,10 @@ polls:
   sample: 108
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import RolloutService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import RolloutModule
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main, run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 
 NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME)]
 
@@ -127,20 +127,8 @@ def argspec():
     return spec
 
 
-def work(run):
-    params = run.params
-    client = run.connect(namespaces=[("hcp_namespace", params["hcp_namespace"])])
-    result = RolloutService(client, params["hcp_namespace"], params["deployments"], params["wait_timeout"],
-                            params["poll_seconds"]).run()
-    return dict(result, changed=False)
-
-
-def run(module):
-    run_module(module, work, minimums={"wait_timeout": 0, "poll_seconds": 0.1})
-
-
 def main():
-    module_main(argspec, NAME_RULES, run)
+    run_module(argspec, NAME_RULES, RolloutModule)
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ summary:
   sample: ["Fleet migration run-1: 6 HostedClusters - migrated 5, failed 1"]
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import action_only
 
 
 def argspec():
@@ -116,9 +116,7 @@ def argspec():
 
 
 def main():
-    module = AnsibleModule(argument_spec=argspec(), supports_check_mode=True)
-    module.fail_json(msg="hypershift.private_capi.fleet_report_files runs as an action plugin on the controller; "
-                         "call it as a task (it cannot run as a module on a host)")
+    action_only(argspec, "fleet_report_files")
 
 
 if __name__ == "__main__":

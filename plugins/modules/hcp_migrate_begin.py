@@ -154,17 +154,11 @@ hcp_namespace:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.record import decide_migration
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.steady import SteadyService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.begin import BeginService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, error_result
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import (
-    HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.service import review_entry_point
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import MigrationStateService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HOSTEDCLUSTER_NAME_RULES, hostedcluster_options
 
 NAME_RULES = HOSTEDCLUSTER_NAME_RULES + [("operator_namespace", NAMESPACE)]
 
@@ -187,89 +181,8 @@ def argspec():
     return copy.deepcopy(spec)
 
 
-class Begin(object):
-    """The parts in order, each decided from the answers so far (record.decide_migration)."""
-
-    def __init__(self, client, params, check_mode, warn):
-        self.client = client
-        self.params = params
-        self.check_mode = check_mode
-        self.warn = warn
-        self.answers = {"found": {}, "access": {}, "steady": {}, "legacy": {}, "lock": {}}
-        self.diff = None
-
-    def _state(self, **params):
-        base = dict(hostedcluster_name=self.params["hostedcluster_name"], reason=None, rollback=False,
-                    hostedcluster_namespace=self.params["hostedcluster_namespace"], holder=self.params["holder"],
-                    lease_seconds=self.params["lease_seconds"], takeover=self.params["takeover"], force=False,
-                    repair=False, retry_failed=False, direction=None)
-        base.update(params)
-        return MigrationStateService(self.client, base)
-
-    def _decide(self):
-        return decide_migration(dict(self.answers, check_mode=self.check_mode, access_review=self.params["access_review"],
-                                     allow_unsteady=self.params["allow_unsteady"]))
-
-    def _transition(self, **params):
-        service = self._state(**params)
-        answer = service.transition()
-        for warning in service.warnings:
-            self.warn(warning)
-        self.diff = answer.pop("diff", None)
-        return answer
-
-    def run(self):
-        query = self._state(state="query", direction="migrate", retry_failed=self.params["retry_failed"])
-        self.answers["found"] = query.query()
-        for warning in query.warnings:
-            self.warn(warning)
-        outcome = self._decide()
-        if outcome["stop"]:
-            return self.result()
-        if outcome["review"]:
-            subject = describe("HostedCluster", self.params["hostedcluster_name"], self.params["hostedcluster_namespace"])
-            self.answers["access"] = review_entry_point(
-                self.client, "migrate", [self.params["hostedcluster_namespace"]], [self.params["hcp_namespace"]],
-                self.params["operator_namespace"], subject)
-            outcome = self._decide()
-        if outcome["wait_steady"]:
-            steady = SteadyService(self.client, dict(
-                hcp_namespace=self.params["hcp_namespace"], hostedcluster_name=self.params["hostedcluster_name"],
-                hostedcluster_namespace=self.params["hostedcluster_namespace"],
-                wait_timeout=0 if self.check_mode else self.params["steady_timeout"],
-                poll_seconds=self.params["steady_poll_seconds"])).run()
-            self.answers["steady"] = dict(steady, changed=False)
-            outcome = self._decide()
-        if outcome["mark_legacy"]:
-            self.answers["legacy"] = self._transition(state="legacy", force=True,
-                                                      reason="retry requested by run %s" % self.params["holder"])
-        if outcome["lock"]:
-            try:
-                self.answers["lock"] = self._transition(state="in-progress")
-            except USER_ERRORS as error:  # an answer: the role skips a lock another run holds, stops on the others
-                self.answers["lock"] = dict(error_result(error), msg=str(error), changed=False)
-        return self.result()
-
-    def result(self):
-        changed = any(answer.get("changed") for key, answer in self.answers.items() if key in ("legacy", "lock"))
-        return dict(self.answers, changed=changed, hcp_namespace=self.params["hcp_namespace"])
-
-
-def run(module):
-    def work(module_run):
-        params = module.params
-        client = module_run.connect(namespaces=[("hostedcluster_namespace", params["hostedcluster_namespace"])])
-        begin = Begin(client, params, module.check_mode, module.warn)
-        result = begin.run()
-        if module._diff and begin.diff is not None and result["changed"]:
-            result["diff"] = begin.diff
-        return result
-
-    run_module(module, work, minimums={"lease_seconds": 1, "steady_timeout": 0, "steady_poll_seconds": 1})
-
-
 def main():
-    hostedcluster_main(argspec, NAME_RULES, run)
+    run_module(argspec, NAME_RULES, BeginService)
 
 
 if __name__ == "__main__":

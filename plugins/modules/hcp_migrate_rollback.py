@@ -298,13 +298,14 @@ lease_token: {returned: "with a lock holder, not in check mode", type: dict, sam
   with nothing to do succeeds, a write is refused), or null."]}
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollback import RollbackService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollback import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import STRATEGIES, ZERO_STOP
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HOSTEDCLUSTER_NAME_RULES, hostedcluster_main, hostedcluster_options
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HOSTEDCLUSTER_NAME_RULES, hostedcluster_options
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = HOSTEDCLUSTER_NAME_RULES + [("deployments[]", OBJECT_NAME), ("proxy_config_map", OBJECT_NAME)]
@@ -329,7 +330,7 @@ def argspec():
 
 
 def main():
-    hostedcluster_main(argspec, NAME_RULES, run_module)
+    run_module(argspec, NAME_RULES, RollbackService)
 
 
 if __name__ == "__main__":

@@ -294,12 +294,13 @@ lease_token: {returned: "with a lock holder, not in check mode", type: dict, sam
   with nothing to do succeeds, a write is refused), or null."]}
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import WindowService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployments_options
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import STRATEGIES, ZERO_STOP
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import copy_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_main, hostedcluster_options
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_options
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("deployments[]", OBJECT_NAME),
@@ -331,7 +332,7 @@ def argspec():
 
 
 def main():
-    hostedcluster_main(argspec, NAME_RULES, run_module)
+    run_module(argspec, NAME_RULES, WindowService)
 
 
 if __name__ == "__main__":

@@ -227,10 +227,11 @@ lease_token: {returned: "with a lock holder, not in check mode", type: dict, sam
   with nothing to do succeeds, a write is refused), or null."]}
 """
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import QuiesceModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import API_GROUP, NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_main, hostedcluster_options
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import HCP_NAMESPACE_RULE, hostedcluster_options
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hcp_namespace", HCP_NAMESPACE_RULE), ("hostedcluster_name", OBJECT_NAME.or_empty("no HostedCluster")),
@@ -258,7 +259,7 @@ def argspec():
 
 
 def main():
-    hostedcluster_main(argspec, NAME_RULES, run_module)
+    run_module(argspec, NAME_RULES, QuiesceModule)
 
 
 if __name__ == "__main__":

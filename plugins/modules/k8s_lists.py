@@ -129,13 +129,10 @@ results:
 
 import copy
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import (
-    PARALLELISM_MINIMUM, auth_argspec, parallelism_option)
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import parallel_map
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main, run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec, parallelism_option
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.lists import ListsService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
-from ansible_collections.kubernetes.core.plugins.module_utils.k8s.exceptions import CoreException
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 
 LIST_OPTIONS = dict(
     api_version=dict(type="str", required=True),
@@ -158,51 +155,8 @@ def argspec():
     return copy.deepcopy(spec)
 
 
-def resolve(client, wanted):
-    """(what, path or None, namespace listed in) of one O(lists) entry, by discovery."""
-    namespace = wanted["namespace"] or None
-    what = "%s %s%s" % (wanted["api_version"], wanted["kind"], " in namespace %s" % namespace if namespace else "")
-    path, namespaced = client.collection_path(wanted["api_version"], wanted["kind"], namespace, what)
-    return what, path, (namespace or "") if namespaced else ""
-
-
-def read(client, wanted, resolved):
-    """One k8s_info-shaped result for one O(lists) entry."""
-    what, path, namespace = resolved
-    result = dict(api_version=wanted["api_version"], kind=wanted["kind"], namespace=namespace,
-                  api_found=path is not None, resources=[])
-    if path is not None:
-        result["resources"] = client.list(path, what, label_selector=",".join(wanted["label_selectors"]) or None,
-                                          field_selector=",".join(wanted["field_selectors"]) or None)
-    return result
-
-
-def work(run):
-    """Discovery, the namespace checks, then the LISTs in parallel: the module's result (k8s/runner.py adds api_calls)."""
-    params = run.params
-    client = run.connect(connections=params["parallelism"])
-    wanted = params["lists"]
-    try:
-        # discovery first, one entry at a time (the client's discovery cache is not thread-safe); then the LISTs
-        resolved = [resolve(client, entry) for entry in wanted]
-        # a namespace that does not exist fails (one GET each), so a typo does not read as "no objects"
-        client.require_namespaces(("lists[%d].namespace" % index, namespace)
-                                  for index, (_what, path, namespace) in enumerate(resolved) if path is not None)
-        results = parallel_map(lambda index: read(client, wanted[index], resolved[index]), range(len(wanted)),
-                               params["parallelism"])
-    except PrivateCapiError:
-        raise
-    except CoreException as error:  # kubernetes.core's own (discovery): no message of ours to add but what failed
-        raise PrivateCapiError("could not read: %s" % error)
-    return dict(changed=False, results=results)
-
-
-def run(module):
-    run_module(module, work, minimums=PARALLELISM_MINIMUM, elapsed=False)
-
-
 def main():
-    module_main(argspec, NAME_RULES, run)
+    run_module(argspec, NAME_RULES, ListsService)
 
 
 if __name__ == "__main__":

@@ -435,15 +435,20 @@ label_selector:
 
 import copy
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import MigrationStateModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import hostedcluster_main, hostedcluster_options
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import run_module
+from ansible_collections.hypershift.private_capi.plugins.module_utils.modules import hostedcluster_options
 
 MOVE_STATES = ["legacy", "in-progress", "migrated", "failed"]
 QUERYABLE_STATES = ["new", "legacy", "in-progress", "migrated", "failed", "invalid"]
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("hostedcluster_name", OBJECT_NAME), ("hostedcluster_namespace", NAMESPACE)]
+HOSTEDCLUSTER = ("hostedcluster_name", "hostedcluster_namespace")
+# a transition names its HostedCluster (a move to failed, why)
+REQUIRED_IF = [("state", state, HOSTEDCLUSTER) for state in ("legacy", "in-progress", "migrated")] + [
+    ("state", "failed", HOSTEDCLUSTER + ("reason",))]
 
 
 def argspec():
@@ -469,13 +474,8 @@ def argspec():
 
 
 def main():
-    hostedcluster = ("hostedcluster_name", "hostedcluster_namespace")
-    hostedcluster_main(argspec, NAME_RULES, run_module, required_if=[
-        ("state", "legacy", hostedcluster),
-        ("state", "in-progress", hostedcluster),
-        ("state", "migrated", hostedcluster),
-        ("state", "failed", hostedcluster + ("reason",)),
-    ], required_by={"hostedcluster_name": "hostedcluster_namespace"})  # HostedClusters are namespaced
+    run_module(argspec, NAME_RULES, MigrationStateModule, required_if=REQUIRED_IF,
+               required_by={"hostedcluster_name": "hostedcluster_namespace"})  # HostedClusters are namespaced
 
 
 if __name__ == "__main__":

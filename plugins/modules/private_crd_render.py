@@ -247,10 +247,10 @@ diff:
   elements: dict
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.service import PrivateCrdModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec, extra_groups_option
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, SERVICE_NAME
-from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.service import run_module
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [("conversion_webhook_service_name", SERVICE_NAME), ("conversion_webhook_service_namespace", NAMESPACE)]
@@ -280,7 +280,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, run_module, mutually_exclusive=[["definitions", "src"]])
+    run_module(argspec, NAME_RULES, PrivateCrdModule, mutually_exclusive=[["definitions", "src"]])
 
 
 if __name__ == "__main__":

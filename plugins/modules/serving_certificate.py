@@ -252,14 +252,14 @@ diff:
   type: dict
 """
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.shim.serving import ServingCertificateModule
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import (
     NAMESPACE,
     OBJECT_NAME,
     SERVICE_NAME,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import module_main
-from ansible_collections.hypershift.private_capi.plugins.module_utils.shim.serving import run_module
 
 # options holding a namespace or object names (checked before any API call)
 NAME_RULES = [
@@ -269,7 +269,6 @@ NAME_RULES = [
     ("ca_config_map_name", OBJECT_NAME.or_empty("<secret_name>-service-ca")),
     ("service_name", SERVICE_NAME),
 ]
-MINIMUMS = {"validity_days": 1, "ca_validity_days": 1, "renew_before_days": 0, "wait_timeout": 0}
 
 
 def argspec():
@@ -294,7 +293,7 @@ def argspec():
 
 
 def main():
-    module_main(argspec, NAME_RULES, lambda module: run_module(module, MINIMUMS))
+    run_module(argspec, NAME_RULES, ServingCertificateModule)
 
 
 if __name__ == "__main__":

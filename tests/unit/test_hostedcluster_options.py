@@ -9,6 +9,8 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift, modules
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s import runner
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 from testenv import REPO_ROOT
 
 MODULE_PACKAGE = "ansible_collections.hypershift.private_capi.plugins.modules."
@@ -99,26 +101,28 @@ def test_the_new_name_does_not_warn(module_name, old, new):
     assert not result.error_messages and not result._deprecations
 
 
-class FakeModule(object):
+class FakeRun(object):
+    """What runner.derive reads and notes (k8s/runner.py ModuleRun)."""
+
     def __init__(self, **params):
         self.params = params
-        self.failed = None
+        self.derived = {}
 
-    def fail_json(self, **result):
-        self.failed = result
-        raise SystemExit(1)
+
+def derived(**params):
+    run = FakeRun(**params)
+    runner.derive(run, hypershift.HCP_NAMESPACE_DERIVED)
+    return run
 
 
 def test_an_empty_hcp_namespace_is_the_hostedclusters_by_the_one_rule():
-    module = FakeModule(hcp_namespace="", hostedcluster_name="prod.01", hostedcluster_namespace="clusters")
-    seen = []
-    modules.hostedcluster_run(lambda m: seen.append(dict(m.params)))(module)
+    run = derived(hcp_namespace="", hostedcluster_name="prod.01", hostedcluster_namespace="clusters")
     # the services read the new names: nothing is added under a 1.0.0 name
-    assert seen[0] == {"hcp_namespace": hypershift.hcp_namespace("clusters", "prod.01"), "hostedcluster_name": "prod.01",
-                       "hostedcluster_namespace": "clusters"}
-    given = FakeModule(hcp_namespace="elsewhere", hostedcluster_name="prod.01", hostedcluster_namespace="clusters")
-    modules.hostedcluster_run(lambda m: seen.append(dict(m.params)))(given)
-    assert seen[1]["hcp_namespace"] == "elsewhere"
+    assert run.params == {"hcp_namespace": hypershift.hcp_namespace("clusters", "prod.01"),
+                          "hostedcluster_name": "prod.01", "hostedcluster_namespace": "clusters"}
+    assert run.derived == {"hcp_namespace": ("hostedcluster_namespace", "hostedcluster_name")}
+    given = derived(hcp_namespace="elsewhere", hostedcluster_name="prod.01", hostedcluster_namespace="clusters")
+    assert given.params["hcp_namespace"] == "elsewhere" and given.derived == {}
 
 
 @pytest.mark.parametrize("module_name, old, new", RENAMED)
@@ -126,10 +130,9 @@ def test_a_value_given_under_an_old_name_reaches_the_service_under_the_new_one(m
     value = "clusters-hc" if "namespace" in old else "hc"
     parameters = dict(REQUIRED.get(module_name, {}), **{old: value})
     parameters.pop(new, None)
-    module = FakeModule(**ArgumentSpecValidator(argspec(module_name)).validate(parameters).validated_parameters)
-    seen = []
-    modules.hostedcluster_run(lambda m: seen.append(dict(m.params)))(module)
-    assert seen[0][new] == value
+    run = FakeRun(**ArgumentSpecValidator(argspec(module_name)).validate(parameters).validated_parameters)
+    runner.derive(run, hypershift.HCP_NAMESPACE_DERIVED)
+    assert run.params[new] == value
 
 
 # the services of the renamed modules; serving_certificate's namespace (shim/) is an option of its own
@@ -151,8 +154,6 @@ def test_no_service_reads_an_old_name(package):
 
 
 def test_without_the_hcp_namespace_or_the_hostedcluster_the_module_fails_naming_both():
-    module = FakeModule(hcp_namespace="", hostedcluster_name="", hostedcluster_namespace="clusters")
-    with pytest.raises(SystemExit):
-        modules.hostedcluster_run(lambda m: None)(module)
-    assert "hcp_namespace" in module.failed["msg"] and "hostedcluster_name" in module.failed["msg"]
-    assert module.failed["changed"] is False
+    with pytest.raises(OptionError) as failed:
+        derived(hcp_namespace="", hostedcluster_name="", hostedcluster_namespace="clusters")
+    assert str(failed.value).startswith("hcp_namespace is empty and so is hostedcluster_name: ")

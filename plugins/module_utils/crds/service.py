@@ -28,7 +28,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.rende
     strip_server_fields,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 
 try:
     import yaml
@@ -123,9 +123,8 @@ def _diff_entry(name, changes):
 class PrivateCrdService(object):
     """Applies or removes rendered twins; every write is conflict-checked, dry-run in check mode."""
 
-    def __init__(self, client, module):
+    def __init__(self, client):
         self.client = client
-        self.module = module
 
     def apply(self, desired):
         name = desired["metadata"]["name"]
@@ -263,54 +262,67 @@ class PrivateCrdService(object):
             time.sleep(sleep)
 
 
-def run_module(module):
-    """The module's run (k8s/runner.py): no RV(api_calls) or RV(elapsed_seconds), as documented."""
-    run_module_with(module, _work, calls=False, elapsed=False)
+class PrivateCrdModule(ModuleService):
+    """private_crd_render's service (k8s/runner.py): render, then apply or remove. No RV(api_calls) or
+    RV(elapsed_seconds), as documented; a client only where the run reads or writes the cluster."""
 
+    TAIL = ()
 
-def _work(run):
-    module = run.module
-    params = module.params
-    state = params["state"]
-    if params.get("from_cluster") and (params.get("src") or params.get("definitions") is not None):
-        raise CrdRenderError("from_cluster: true reads the CRDs from the cluster; do not also pass src or definitions")
-    if not params.get("from_cluster") and not params.get("src") and params.get("definitions") is None:
-        raise CrdRenderError("no input: pass definitions (a list of CRDs), src (a file or directory) or from_cluster: true")
-    options = build_options(params)
-    if params.get("from_cluster"):
-        documents = load_cluster_sources(run.connect(), options.group_map)
-    elif params.get("src"):
-        documents = load_src(params["src"])
-    else:
-        documents = [("definitions", index, document) for index, document in enumerate(params.get("definitions") or ())]
-    rendering = render_all(documents, options)
-    outcome = {
-        "changed": False,
-        "state": state,
-        "rendered": rendering.rendered_names,
-        "skipped": rendering.skipped,
-        "results": [],
-    }
-    if not rendering.rendered:
-        module.warn("no standard CAPI CRD found in the input; nothing to %s" % ("render" if state == "rendered" else state))
-    if state == "rendered" or (state == "present" and module.check_mode):
-        # in check mode nothing is applied: what would be (the private_crds role judges its twins by it)
-        outcome["crds"] = rendering.rendered
-    if state == "rendered":
-        return outcome
-    service = PrivateCrdService(run.connect(), module)
-    if state == "present":
-        results = [service.apply(crd) for crd in rendering.rendered]
-        if params["wait"] and not module.check_mode and results:
-            service.wait_established([result["name"] for result in results], params["wait_timeout"])
-    else:
-        results = service.remove(rendering.rendered)
+    @classmethod
+    def option_problems(cls, params):
+        if params["from_cluster"] and (params["src"] or params["definitions"] is not None):
+            return ["from_cluster: true reads the CRDs from the cluster; do not also pass src or definitions"]
+        if not params["from_cluster"] and not params["src"] and params["definitions"] is None:
+            return ["no input: pass definitions (a list of CRDs), src (a file or directory) or from_cluster: true"]
+        return []
+
+    @classmethod
+    def from_run(cls, run):
+        reads = run.params["from_cluster"] or run.params["state"] != "rendered"
+        service = cls(cls.connect(run) if reads else None, run.params, check_mode=run.check_mode, diff=run.diff)
+        service.warnings = []
+        return service
+
+    def _documents(self, group_map):
+        params = self.params
+        if params["from_cluster"]:
+            return load_cluster_sources(self.client, group_map)
+        if params["src"]:
+            return load_src(params["src"])
+        return [("definitions", index, document) for index, document in enumerate(params["definitions"] or ())]
+
+    def _write(self, rendered):
+        """apply (state present) or remove (state absent) the rendered twins, awaited where O(wait): the results."""
+        params = self.params
+        service = PrivateCrdService(self.client)
+        if params["state"] == "present":
+            results = [service.apply(crd) for crd in rendered]
+            if params["wait"] and not self.check_mode and results:
+                service.wait_established([result["name"] for result in results], params["wait_timeout"])
+            return results
+        results = service.remove(rendered)
         going = [result["name"] for result in results if result["action"] in ("deleted", "deleting")]
-        if params["wait"] and not module.check_mode and going:
+        if params["wait"] and not self.check_mode and going:
             service.wait_gone(going, params["wait_timeout"])
-    diffs = [result.pop("diff") for result in results if "diff" in result]
-    outcome["results"] = results
-    outcome["changed"] = any(result["changed"] for result in results)
-    if module._diff:
-        outcome["diff"] = diffs
-    return outcome
+        return results
+
+    def run(self):
+        state = self.params["state"]
+        options = build_options(self.params)
+        rendering = render_all(self._documents(options.group_map), options)
+        outcome = {"changed": False, "state": state, "rendered": rendering.rendered_names,
+                   "skipped": rendering.skipped, "results": []}
+        if not rendering.rendered:
+            self.warnings.append("no standard CAPI CRD found in the input; nothing to %s"
+                                 % ("render" if state == "rendered" else state))
+        if state == "rendered" or (state == "present" and self.check_mode):
+            # in check mode nothing is applied: what would be (the private_crds role judges its twins by it)
+            outcome["crds"] = rendering.rendered
+        if state == "rendered":
+            return outcome
+        results = self._write(rendering.rendered)
+        diffs = [result.pop("diff") for result in results if "diff" in result]
+        outcome.update(results=results, changed=any(result["changed"] for result in results))
+        if self.diff:
+            outcome["diff"] = diffs
+        return outcome

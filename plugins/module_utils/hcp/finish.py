@@ -30,7 +30,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesc
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import PhasedRun, recorded_phase
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM, minimum_problems
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
     migrate_params,
@@ -72,10 +71,12 @@ def record_patch(hostedcluster, source_counts, leaderless_seconds=None):
 class FinishService(PhasedRun):
     """One run of hcp_migrate_finish: record, delete, release, state - in that order, with one client."""
 
-    def __init__(self, client, params, hold_lease=None, **options):
+    MINIMUMS = PARALLELISM_MINIMUM
+
+    def __init__(self, client, params, **options):
         super(FinishService, self).__init__(client, params, **options)
         # takes this process's lease token (state/fence.py hold_lease) once the read-only health checks passed
-        self.hold_lease = hold_lease or (lambda: None)
+        self.hold_lease = lambda: None
         self.step = None
         self.health = None
         self.record = {"changed": False, "annotations": {}}
@@ -83,6 +84,16 @@ class FinishService(PhasedRun):
         self.delete = self.release = None
         self.moved = None
         self.warnings = []
+
+    @classmethod
+    def option_problems(cls, params):
+        return ["health: " + problem for problem in minimum_problems(params["health"] or {}, {"stable_seconds": 0})]
+
+    def hold(self, run):
+        """The lease token is taken later, once the read-only health checks passed (run())."""
+        params = self.params
+        self.hold_lease = lambda: hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"],
+                                             params["holder"])
 
     def _record(self):
         patch = record_patch(self.read_hostedcluster(), self.params["source_counts"], self.params["leaderless_seconds"])
@@ -132,7 +143,8 @@ class FinishService(PhasedRun):
             self.moved, warnings = transition_held_lock(self.client, params["hostedcluster_namespace"],
                                                         params["hostedcluster_name"], states.MIGRATED, params["holder"])
             self.warnings += warnings
-        return report
+        self.warnings[:0] = report.warnings
+        return self.result()
 
     @property
     def changed(self):
@@ -160,25 +172,3 @@ class FinishService(PhasedRun):
         if self.diff and diffs:
             result["diff"] = diffs
         return result
-
-
-def run_module(module):
-    """Run step 7 and exit with the result; a failure names its step (RV(step)) beside what the run got done."""
-    def work(run, start):
-        params = module.params
-        problems = minimum_problems(params["health"] or {}, {"stable_seconds": 0})
-        if problems:
-            raise OptionError("health: " + "; ".join(problems))
-        client = run.connect(connections=params["parallelism"] + 2,
-                             namespaces=[("hcp_namespace", params["hcp_namespace"]),
-                                         ("hostedcluster_namespace", params["hostedcluster_namespace"])])
-        service = start(FinishService(
-            client, params, check_mode=module.check_mode, diff=module._diff,
-            hold_lease=lambda: hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"],
-                                          params["holder"])))
-        report = service.run()
-        for warning in report.warnings + service.warnings:
-            module.warn(warning)
-        return service.result()
-
-    FinishService.run_module(module, work, minimums=PARALLELISM_MINIMUM)

@@ -16,7 +16,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.conver
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import leaving
 
 
@@ -190,13 +190,18 @@ class HealthChecksFailed(PrivateCapiError):
         return dict(self.checked)
 
 
-def run_module(module):
-    def work(run):
-        result = {"changed": False}
-        client = run.connect(namespaces=[("hcp_namespace", module.params["hcp_namespace"])])
-        result.update(HealthService(client, module.params).run())
+class HealthModule(HealthService, ModuleService):
+    """capi_health's service (k8s/runner.py): read-only; a failed check fails the module (HealthChecksFailed)."""
+
+    MINIMUMS = {"stable_seconds": 0}
+    NAMESPACES = (("hcp_namespace", None),)
+
+    @classmethod
+    def from_run(cls, run):
+        return cls(cls.connect(run), run.params)
+
+    def run(self):
+        result = dict(HealthService.run(self), changed=False)
         if result["failures"]:
             raise HealthChecksFailed(result)
         return result
-
-    run_module_with(module, work, minimums={"stable_seconds": 0})

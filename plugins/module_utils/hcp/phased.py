@@ -13,19 +13,19 @@ they have in common lives here, once (PhasedRun):
 - the managers' leader election (watch_leaders, observe_leaders): the window and the way back read the Leases when
   they begin, where their Deployments' Pods are gone (a Lease whose holder went is handed over: leadership.py), and
   when they end; RV(leaderless_seconds) is the longest time one had no live leader;
-- the partial result: run_module() exits with the service's result(), and on a user error with result() of what the
-  run got done beside the message (NOT_STARTED when it failed before its service existed).
-
-hcp_quiesce's run is one step, not phased; it shares the partial result through run_service().
+- the module's service (k8s/runner.py ModuleService): run() returns result(), and partial() on a user error is
+  result() of what the run got done (the runner returns NOT_STARTED when it failed before its service existed).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PHASE_ANNOTATION, format_mark, utc_now
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leadership import LeadershipWatch
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import hostedcluster_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
@@ -47,27 +47,13 @@ def recorded_phase(hostedcluster):
     return ((hostedcluster.get("metadata") or {}).get("annotations") or {}).get(PHASE_ANNOTATION) or ""
 
 
-def run_service(module, work, minimums=None, partial_of=lambda service: service.result(), not_started=None):
-    """k8s/runner.run_module for a run built around one service: work(run, start) builds the service, hands it to
-    start (which returns it), runs it and returns the module's result. On a user error, partial_of(service) - what the
-    run got done - comes back beside the message; not_started when the run failed before start was called."""
-    started = []
-
-    def start(service):
-        started.append(service)
-        return service
-
-    def partial():
-        return partial_of(started[-1]) if started else dict(not_started or {})
-
-    run_module_with(module, lambda run: work(run, start), partial=partial, minimums=minimums)
-
-
-class PhasedRun(object):
+class PhasedRun(ModuleService):
     """One run of a phased module on one HostedCluster: its client, parameters, phase marks and records."""
 
-    # the partial result of a run that failed before its service existed (the connection, the namespaces, the lease)
-    NOT_STARTED = {}
+    DERIVED = hypershift.HCP_NAMESPACE_DERIVED
+    MINIMUMS = dict(PARALLELISM_MINIMUM, scale_down_timeout=0, available_timeout=0)
+    NAMESPACES = (("hcp_namespace", None), ("hostedcluster_namespace", None))
+    PARALLELISM_OPTION, CONNECTIONS = "parallelism", 2
 
     def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
         self.client = client
@@ -107,7 +93,7 @@ class PhasedRun(object):
 
     def describe_hostedcluster(self):
         """The HostedCluster of O(hostedcluster_name) in O(hostedcluster_namespace), as messages name it."""
-        return describe("HostedCluster", self.params["hostedcluster_name"], self.params["hostedcluster_namespace"])
+        return describe(hypershift.HOSTEDCLUSTER_KIND, self.params["hostedcluster_name"], self.params["hostedcluster_namespace"])
 
     def _hostedcluster_path(self):
         return hostedcluster_path(self.params["hostedcluster_namespace"], self.params["hostedcluster_name"])
@@ -133,7 +119,5 @@ class PhasedRun(object):
         """The module's result (also its partial result on a failure: what the run got done)."""
         raise NotImplementedError
 
-    @classmethod
-    def run_module(cls, module, work, minimums=None):
-        """run_service with the service's result() as the partial result, NOT_STARTED before the service exists."""
-        run_service(module, work, minimums=minimums, not_started=cls.NOT_STARTED)
+    def partial(self):
+        return self.result()

@@ -29,17 +29,17 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     format_time,
     utc_now,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.merge_patch import merge_patch
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import run_service
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 # ApiError: re-exported, callers and tests catch it from here
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (  # noqa: F401 pylint: disable=unused-import
     ApiError,
     api_path,
     parallel_map,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import HoldsLease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 NO_PAUSED_UNTIL = "none"
@@ -606,24 +606,26 @@ class QuiesceService(object):
         return self.result
 
 
-def run_module(module):
-    """Run the service and exit with the result (k8s/runner.py: fail_json naming the step on any error)."""
-    def work(run, start):
-        params = module.params
-        # a typo must not read as "nothing to stop"; the HostedCluster's namespace only matters when one is named
-        client = run.connect(namespaces=[("hcp_namespace", params["hcp_namespace"]),
-                                         ("hostedcluster_namespace", params["hostedcluster_name"]
-                                          and params["hostedcluster_namespace"])])
-        if params["holder"]:
-            if not params["hostedcluster_name"]:
-                raise OptionError("holder needs hostedcluster_name (the HostedCluster whose lock the run holds)")
-            hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
-        service = start(QuiesceService(client, params, check_mode=module.check_mode))
-        service.run()
-        return quiesce_result(service, module._diff)
+class QuiesceModule(HoldsLease, QuiesceService, ModuleService):
+    """hcp_quiesce's service (k8s/runner.py): one QuiesceService run, its result quiesce_result."""
 
-    run_service(module, work, minimums={"settle_seconds": 0, "wait_timeout": 0},
-                partial_of=lambda service: quiesce_result(service, module._diff), not_started={"changed": False})
+    DERIVED = hypershift.HCP_NAMESPACE_DERIVED
+    MINIMUMS = {"settle_seconds": 0, "wait_timeout": 0}
+    # a typo must not read as "nothing to stop"; the HostedCluster's namespace only matters when one is named
+    NAMESPACES = (("hcp_namespace", None), ("hostedcluster_namespace", "hostedcluster_name"))
+
+    @classmethod
+    def from_run(cls, run):
+        service = cls(cls.connect(run), run.params, check_mode=run.check_mode)
+        service.diff = run.diff
+        return service
+
+    def run(self):
+        QuiesceService.run(self)
+        return quiesce_result(self, self.diff)
+
+    def partial(self):
+        return quiesce_result(self, self.diff)
 
 
 def quiesce_result(service, diff):

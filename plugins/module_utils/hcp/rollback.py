@@ -61,16 +61,15 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import ZERO_STOP
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.window import hostedcontrolplane_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, OptionError, PrivateCapiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import USER_ERRORS, PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
     migrate_params,
     migrate_result,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import LeaseLost, hold_lease
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import HoldsLease, LeaseLost
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
     create_hostedcluster_event,
     transition_held_lock,
@@ -124,11 +123,19 @@ def plan_lines(result, hostedcluster, holder):
             "8-9. delete the private objects (dependents re-pointed first, Orphan); in-progress -> legacy"]
 
 
-class RollbackService(PhasedRun):
+class RollbackService(HoldsLease, PhasedRun):
     """One run of hcp_migrate_rollback (see the module docstring for the steps of each path)."""
 
     # a failure before the first step (the connection, the namespaces, the lease token) is the "start" phase's
     NOT_STARTED = {"phase": "start", "marks": []}
+    MINIMUMS = dict(PhasedRun.MINIMUMS, settle_seconds=0)
+
+    @classmethod
+    def option_problems(cls, params):
+        if params["path"] == RESCUE and not (params["reason"] or "").strip():
+            return ["path: rescue needs reason (why the migration failed: it is written to the HostedCluster with the "
+                    "move to failed)"]
+        return []
 
     def __init__(self, client, params, **options):
         super(RollbackService, self).__init__(client, params, **options)
@@ -240,6 +247,13 @@ class RollbackService(PhasedRun):
 
     # --- the two paths --------------------------------------------------------------------------------
     def run(self):
+        try:
+            return self._run()
+        except USER_ERRORS as error:
+            self.note_failure(error)
+            raise
+
+    def _run(self):
         hostedcluster = self.read_hostedcluster()
         if self.params["strategy"] == ZERO_STOP:
             flip = FlipService(self.client, self.hcp_namespace, self.params["deployments"], check_mode=self.check_mode)
@@ -424,28 +438,3 @@ class RollbackService(PhasedRun):
             result["plan"] = plan_lines(result, "%s/%s" % (self.params["hostedcluster_namespace"],
                                                            self.params["hostedcluster_name"]), self.params["holder"])
         return self.leaders_result(result)
-
-
-def run_module(module):
-    """Run the way back and exit with the result; a failure names its phase (RV(phase)) beside what the run got done."""
-    def work(run, start):
-        params = module.params
-        if params["path"] == RESCUE and not (params["reason"] or "").strip():
-            raise OptionError("path: rescue needs reason (why the migration failed: it is written to the HostedCluster "
-                              "with the move to failed)")
-        client = run.connect(connections=params["parallelism"] + 2,
-                             namespaces=[("hcp_namespace", params["hcp_namespace"]),
-                                         ("hostedcluster_namespace", params["hostedcluster_namespace"])])
-        hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
-        service = start(RollbackService(client, params, check_mode=module.check_mode, diff=module._diff))
-        try:
-            result = service.run()
-        except USER_ERRORS as error:
-            service.note_failure(error)
-            raise
-        for warning in service.warnings:
-            module.warn(warning)
-        return result
-
-    RollbackService.run_module(module, work, minimums=dict(PARALLELISM_MINIMUM, scale_down_timeout=0,
-                                                           available_timeout=0, settle_seconds=0))

@@ -22,6 +22,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.errors imp
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leadership import LeadershipWatch, longest_stretch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 
@@ -143,3 +144,19 @@ class RolloutService(object):
                                                "; not released: " + waited["why"] for waited in figures["waited"]
                                                if waited["lease"] == lease["lease"]), self.namespace, lease["lease"]))
         return figures
+
+
+class RolloutModule(RolloutService, ModuleService):
+    """deployment_rollout's service (k8s/runner.py): read-only, never changed."""
+
+    MINIMUMS = {"wait_timeout": 0, "poll_seconds": 0.1}
+    NAMESPACES = (("hcp_namespace", None),)
+
+    @classmethod
+    def from_run(cls, run):
+        params = run.params
+        return cls(cls.connect(run), params["hcp_namespace"], params["deployments"], params["wait_timeout"],
+                   params["poll_seconds"])
+
+    def run(self):
+        return dict(RolloutService.run(self), changed=False)

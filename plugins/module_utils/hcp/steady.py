@@ -27,7 +27,7 @@ import time
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, parallel_map
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     DEFAULT_GROUP_MAP, PRIVATE_SUFFIX, STANDARD_SUFFIX)
@@ -196,8 +196,13 @@ def steady_reasons(inputs):
     return reasons
 
 
-class SteadyService(object):
-    """One run of capi_steady: read, judge, and while not steady read again until wait_timeout."""
+class SteadyService(ModuleService):
+    """One run of capi_steady: read, judge, and while not steady read again until wait_timeout. Read-only: never
+    changed; a cluster that is not steady is a result (steady: false), not a failure."""
+
+    DERIVED = hypershift.HCP_NAMESPACE_DERIVED
+    MINIMUMS = {"wait_timeout": 0, "poll_seconds": 1}
+    NAMESPACES = (("hcp_namespace", None), ("hostedcluster_namespace", None))
 
     CORE_KINDS = (("MachineDeployment", "machine_deployments"), ("MachineSet", "machine_sets"),
                   ("Machine", "machines"), ("MachineHealthCheck", "machine_health_checks"))
@@ -208,7 +213,11 @@ class SteadyService(object):
         self.hcp_namespace = params["hcp_namespace"]
         self.sleep = sleep
         self.clock = clock
-        self.result = {"steady": False, "reasons": [], "waited_seconds": 0.0, "polls": 0}
+        self.result = {"changed": False, "steady": False, "reasons": [], "waited_seconds": 0.0, "polls": 0}
+
+    @classmethod
+    def from_run(cls, run):
+        return cls(cls.connect(run), run.params)
 
     def _kinds(self):
         """(kind, group, storage version, plural, served versions, conversion) of the namespaced standard CAPI CRDs,
@@ -320,15 +329,3 @@ class SteadyService(object):
                 self.result["waited_seconds"] = round(waited, 3)
                 return self.result
             self.sleep(delay)
-
-
-def run_module(module):
-    """Read-only: never changed; a cluster that is not steady is a result (steady: false), not a failure."""
-    def work(run):
-        params = module.params
-        client = run.connect(namespaces=[("hcp_namespace", params["hcp_namespace"]),
-                                         ("hostedcluster_namespace", params["hostedcluster_namespace"])])
-        result = SteadyService(client, params).run()
-        return dict(result, changed=False)
-
-    run_module_with(module, work, minimums={"wait_timeout": 0, "poll_seconds": 1})

@@ -29,7 +29,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.judge 
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import OwnershipCycleError, leaving
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     api_path,
     parallel_map,
@@ -56,14 +56,23 @@ def counts_by_kind(listed, only=None):
     return counts
 
 
-class VerifyService(object):
+class VerifyService(ModuleService):
+    """capi_verify's service (k8s/runner.py): read-only, never changed."""
+
+    DERIVED = hypershift.HCP_NAMESPACE_DERIVED
+    MINIMUMS = PARALLELISM_MINIMUM
+    NAMESPACES = (("hostedcluster_namespace", None), ("hcp_namespace", None))
+
+    @classmethod
+    def from_run(cls, run):
+        return cls(cls.connect(run), run.params)
+
     def __init__(self, client, params):
         self.client = client
         self.params = params
         self.hostedcluster_name = params["hostedcluster_name"]
         self.hostedcluster_namespace = params["hostedcluster_namespace"]
-        self.hcp_namespace = params.get("hcp_namespace") or hypershift.hcp_namespace(self.hostedcluster_namespace,
-                                                                                     self.hostedcluster_name)
+        self.hcp_namespace = params["hcp_namespace"]
         self.group_map = GroupMap(params.get("extra_groups") or {})
         self.parallelism = params.get("parallelism") or 8
 
@@ -143,19 +152,5 @@ class VerifyService(object):
         result.update(hcp_namespace=self.hcp_namespace, standard_counts=inputs["standard_counts"],
                       private_counts=inputs["private_counts"], leaving_counts=inputs["leaving_counts"],
                       record=inputs["record"],
-                      outside_owners=inputs["outside_owners"])
+                      outside_owners=inputs["outside_owners"], changed=False)
         return result
-
-
-def run_module(module):
-    def work(run):
-        service = VerifyService(run.connect(), module.params)
-        run.client.require_namespaces([("hostedcluster_namespace", service.hostedcluster_namespace),
-                                       ("hcp_namespace" if module.params.get("hcp_namespace") else
-                                        "hcp_namespace, derived from hostedcluster_namespace and hostedcluster_name",
-                                        service.hcp_namespace)])
-        result = service.run()
-        result["changed"] = False
-        return result
-
-    run_module_with(module, work, minimums=PARALLELISM_MINIMUM)

@@ -53,16 +53,14 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesc
     start_patch,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.phased import PhasedRun, annotations_patch
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path, parallel_map
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import read_served_resources
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.service import (
     MigrateService,
     migrate_params,
     migrate_result,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import HoldsLease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
@@ -88,8 +86,11 @@ def hostedcontrolplane_path(namespace, name):
                     namespace, name)
 
 
-class WindowService(PhasedRun):
+class WindowService(HoldsLease, PhasedRun):
     """One run of hcp_migrate_window: stop, copy, start, signal - in that order, with one client."""
+
+    # the HostedCluster's namespace is checked where the run holds its lock
+    NAMESPACES = (("hcp_namespace", None), ("hostedcluster_namespace", "holder"))
 
     def __init__(self, client, params, **options):
         super(WindowService, self).__init__(client, params, **options)
@@ -141,7 +142,8 @@ class WindowService(PhasedRun):
         self.watch_leaders()
         report = self._run_zero_stop() if self.params["strategy"] == ZERO_STOP else self._run_scale_down()
         self.observe_leaders()
-        return report
+        self.warnings = report.warnings
+        return self.result()
 
     def _run_scale_down(self):
         self.begin(STOP)
@@ -278,24 +280,3 @@ class WindowService(PhasedRun):
         if diffs:
             result["diff"] = diffs
         return self.leaders_result(result)
-
-
-def run_module(module):
-    """Run the window and exit with the result; a failure names its phase (RV(phase)) beside what the run got done."""
-    def work(run, start):
-        params = module.params
-        if params["holder"] and not params["hostedcluster_name"]:
-            raise OptionError("holder needs hostedcluster_name (the name of the HostedCluster whose lock the run "
-                              "holds)")
-        client = run.connect(connections=params["parallelism"] + 2, namespaces=[
-            ("hcp_namespace", params["hcp_namespace"]),
-            ("hostedcluster_namespace", params["holder"] and params["hostedcluster_namespace"])])
-        if params["holder"]:
-            hold_lease(run, params["hostedcluster_namespace"], params["hostedcluster_name"], params["holder"])
-        service = start(WindowService(client, params, check_mode=module.check_mode, diff=module._diff))
-        report = service.run()
-        for warning in report.warnings:
-            module.warn(warning)
-        return service.result()
-
-    WindowService.run_module(module, work, minimums=dict(PARALLELISM_MINIMUM, scale_down_timeout=0, available_timeout=0))

@@ -1,14 +1,23 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""The head and tail every API module's run shares, as kubernetes.core's runner.py does for its modules.
+"""The one runner of every API module, as kubernetes.core's runner.py is for its modules (2026-12-02, issue 58).
 
-A module's main() is ``module_main(argspec, NAME_RULES, run)``: it builds the AnsibleK8SModule (the argument spec and
-its constraints), checks the names and namespaces before anything else, and calls the service's runner, which hands
-``run_module`` a ``work(run)`` function: work builds the client with ``run.connect()``, does the service's work and
-returns the result. run_module adds the tail - RV(api_calls) (the requests the run's client sent) and
-RV(elapsed_seconds) - and exits; a user error (USER_ERRORS, errors.py) fails the module with the error's own message
-and its result() fields beside what the run got done, outside any except block, so the result has no exception key.
-Any other exception is a bug and keeps Ansible's traceback.
+A module's main() is one statement, ``run_module(argspec, NAME_RULES, TheService)``. run_module owns the whole run:
+
+1. the AnsibleK8SModule: the argument spec, check mode, the constraints (mutually_exclusive ...);
+2. the names and namespaces of NAME_RULES (k8s/names.py), checked before anything else;
+3. the options a service derives (DERIVED: an empty O(hcp_namespace) becomes its HostedCluster's), the minimums
+   (MINIMUMS) and the service's option_problems() - all before any API call;
+4. the connection: the keep-alive pool (PARALLELISM_OPTION, CONNECTIONS) and the namespaces that must exist
+   (NAMESPACES), so that a typo does not read as "nothing there" (ModuleService.from_run);
+5. what the run holds to its end (service.hold(run): the HostedCluster's lease token, state/fence.py);
+6. service.run(), the module's result, and the service's warnings (a failed run's too);
+7. the tail (TAIL: RV(api_calls), RV(elapsed_seconds)) and, on a user error (USER_ERRORS, errors.py), fail_json with
+   the error's message, its result() fields and service.partial() - what the run got done (NOT_STARTED before the
+   service existed) - outside any except block, so the result has no exception key. Any other exception is a bug and
+   keeps Ansible's traceback.
+
+A service is a ModuleService: it declares what it needs as class attributes and offers run() and partial().
 """
 
 from __future__ import absolute_import, division, print_function
@@ -27,6 +36,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import check_names
 
+API_CALLS = "api_calls"
+ELAPSED_SECONDS = "elapsed_seconds"
+
 
 class ModuleRun(object):
     """One run of a module: its client (built on demand by connect()), its start time and what it holds to its end."""
@@ -34,9 +46,12 @@ class ModuleRun(object):
     def __init__(self, module):
         self.module = module
         self.params = module.params
+        self.check_mode = module.check_mode
+        self.diff = module._diff
         self.started = time.monotonic()
         self.client = None
         self.holdings = []
+        self.derived = {}  # {option: the options it was derived from} (derive)
 
     def connect(self, connections=None, namespaces=()):
         """The run's ApiClient (built once, authenticated as kubernetes.core does).
@@ -51,9 +66,16 @@ class ModuleRun(object):
         self.client.require_namespaces(namespaces)
         return self.client
 
+    def option_label(self, option):
+        """How a message names an option: 'hcp_namespace, derived from hostedcluster_namespace and hostedcluster_name'
+        where the run derived it."""
+        sources = self.derived.get(option)
+        return "%s, derived from %s" % (option, " and ".join(sources)) if sources else option
+
     def hold(self, key, holding):
-        """Keep `holding` (state/fence.py's lease token) to the run's end: holding.finished() once work returned (a
-        user error there fails the run), holding.release() whatever happened, holding.summary() as RV(key)."""
+        """Keep `holding` (state/fence.py's lease token) to the run's end: holding.finished() once the service's run
+        returned (a user error there fails the run), holding.release() whatever happened, holding.summary() as
+        RV(key)."""
         self.holdings.append((key, holding))
 
     def release(self):
@@ -61,50 +83,128 @@ class ModuleRun(object):
         for _key, holding in self.holdings:
             holding.release()
 
-    def tail(self, calls=True, elapsed=True):
-        """RV(api_calls) (once a client was built) and RV(elapsed_seconds), as the module documents them."""
+    def tail(self, keys):
+        """What the run holds (summaries), RV(api_calls) (once a client was built) and RV(elapsed_seconds), of keys."""
         result = dict((key, holding.summary()) for key, holding in self.holdings)
-        if calls and self.client is not None:
-            result["api_calls"] = {"total": self.client.calls, "by_method": dict(self.client.calls_by_method)}
-        if elapsed:
-            result["elapsed_seconds"] = round(time.monotonic() - self.started, 3)
+        if API_CALLS in keys and self.client is not None:
+            result[API_CALLS] = {"total": self.client.calls, "by_method": dict(self.client.calls_by_method)}
+        if ELAPSED_SECONDS in keys:
+            result[ELAPSED_SECONDS] = round(time.monotonic() - self.started, 3)
         return result
 
 
-def run_module(module, work, partial=None, minimums=None, calls=True, elapsed=True):
-    """exit_json(work(run) + tail), or fail_json for a user error.
+class ModuleService(object):
+    """The service contract: what a module's service declares to the runner, and what it offers it."""
 
-    minimums: {option: lowest value} checked before work runs (an argument spec cannot say it).
-    partial(): what the run got done before the error (counts, plan, changed), returned beside msg; changed is False
-    unless partial says otherwise. calls/elapsed: whether the module returns RV(api_calls)/RV(elapsed_seconds).
-    """
+    # {option: lowest value}, checked before any API call (an argument spec cannot say it)
+    MINIMUMS = {}
+    # {option: (the options it is derived from, rule(*their values))}: an empty option is filled before anything else
+    DERIVED = {}
+    # (option, condition): the namespace each option names must exist - checked unless its value is empty, or the
+    # condition (another option) is given and empty
+    NAMESPACES = ()
+    # the keep-alive connections: CONNECTIONS, plus the value of PARALLELISM_OPTION where there is one
+    PARALLELISM_OPTION = None
+    CONNECTIONS = 0
+    # what the module returns of the run's tail (its RETURN documents them)
+    TAIL = (API_CALLS, ELAPSED_SECONDS)
+    # the partial result of a run that failed before its service existed
+    NOT_STARTED = {}
+    # what the module warns about once the run is done (instances set their own list)
+    warnings = ()
+
+    def __init__(self, client, params, check_mode=False, diff=False):
+        self.client = client
+        self.params = params
+        self.check_mode = check_mode
+        self.diff = diff
+
+    @classmethod
+    def option_problems(cls, params):
+        """What is wrong with the options together (an argument spec cannot say it), before any API call."""
+        return []
+
+    @classmethod
+    def connect(cls, run):
+        """The run's client: the keep-alive connections (CONNECTIONS, plus the value of PARALLELISM_OPTION) and the
+        namespaces of NAMESPACES checked - unless a value is empty or its condition option is."""
+        params = run.params
+        connections = (params[cls.PARALLELISM_OPTION] if cls.PARALLELISM_OPTION else 0) + cls.CONNECTIONS
+        return run.connect(connections or None, [(run.option_label(option), params[option])
+                                                 for option, condition in cls.NAMESPACES
+                                                 if condition is None or params.get(condition)])
+
+    @classmethod
+    def from_run(cls, run):
+        """The service of one module run (one whose constructor differs, or that connects later, overrides this)."""
+        return cls(cls.connect(run), run.params, check_mode=run.check_mode, diff=run.diff)
+
+    def hold(self, run):
+        """Take what the run holds to its end (run.hold), before run(): nothing, unless the service holds a lease."""
+
+    def run(self):
+        """The module's result."""
+        raise NotImplementedError
+
+    def partial(self):
+        """What the run got done, returned beside the message of a user error (changed is False unless it says)."""
+        return {}
+
+
+def derive(run, derived):
+    """Fill each empty option of derived ({option: (sources, rule)}) from its sources, noted in run.derived; an option
+    empty with one of its sources empty too is an OptionError naming them."""
+    params = run.params
+    for option, (sources, rule) in derived.items():
+        if option not in params or params[option]:
+            continue
+        empty = [source for source in sources if not params.get(source)]
+        if empty:
+            raise OptionError("%s is empty and so is %s: give %s, or %s to derive it from"
+                              % (option, " and ".join(empty), option, " and ".join(sources)))
+        params[option] = rule(*(params[source] for source in sources))
+        run.derived[option] = sources
+
+
+def _start(run, service):
+    """The checks before any API call, then the service built (ModuleService.from_run)."""
+    derive(run, service.DERIVED)
+    problems = minimum_problems(run.params, service.MINIMUMS) + list(service.option_problems(run.params))
+    if problems:
+        raise OptionError("; ".join(problems))
+    return service.from_run(run)
+
+
+def run_module(argspec, name_rules, service, **constraints):
+    """A module's whole run (see the module docstring): exit_json(service.run() + tail), or fail_json for a user
+    error. constraints: AnsibleK8SModule's (mutually_exclusive, required_if ...)."""
+    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True, **constraints)
+    check_names(module, name_rules)
+    execute(module, service)
+
+
+def execute(module, service):
+    """run_module's run of the service class on the module built (steps 3 to 7 of the module docstring)."""
     run = ModuleRun(module)
-    failure = None
+    built = failure = None
     try:
-        problems = minimum_problems(module.params, minimums or {})
-        if problems:
-            raise OptionError("; ".join(problems))
-        result = work(run)
+        built = _start(run, service)
+        built.hold(run)
+        result = built.run()
         for _key, holding in run.holdings:
             holding.finished()
     except USER_ERRORS as error:
         failure = error
     finally:
         run.release()
+    for warning in built.warnings if built is not None else ():  # a failed run's too
+        module.warn(warning)
     if failure is not None:  # outside the except block: a user error gets no traceback
-        failed = dict(partial() if partial else {})
-        failed.update(run.tail(calls, elapsed))
+        failed = dict(built.partial() if built is not None else service.NOT_STARTED)
+        failed.update(run.tail(service.TAIL))
         failed.update(error_result(failure))
         failed.setdefault("changed", False)
         module.fail_json(msg=str(failure), **failed)
     result = dict(result)
-    result.update(run.tail(calls, elapsed))
+    result.update(run.tail(service.TAIL))
     module.exit_json(**result)
-
-
-def module_main(argspec, name_rules, run, **constraints):
-    """A module's main(): AnsibleK8SModule(argspec(), check mode, constraints such as mutually_exclusive), then the
-    names and namespaces of name_rules checked (no API call before), then run(module)."""
-    module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True, **constraints)
-    check_names(module, name_rules)
-    run(module)

@@ -60,7 +60,8 @@ def what(verb, kind, namespace, name, target=True):
 
 
 class CopyEngine(object):
-    """Copies the copyable sources of one namespace; fills report and returns the owner map."""
+    """Copies the copyable nodes of one namespace's MoveGraph (nodes.py) level by level; fills the report and records
+    each copy on its node."""
 
     def __init__(self, client, report, namespace, direction, group_map, force=False, parallelism=8, diff=False,
                  keep_existing=False):
@@ -110,43 +111,47 @@ class CopyEngine(object):
             "writer (scale the CAPI controllers to 0) and re-run" % (what("update", kind, self.namespace, name), CONFLICT_RETRIES))
 
     # --- one object ------------------------------------------------------------------------------
-    def copy_level(self, members, sources, kinds, owner_targets, targets, moved_set, skipped_orphaning):
-        """Copy one level in parallel; returns {source uid: target object} for the copies that exist now."""
-        owner_uids = {uid: owner[1] for uid, owner in owner_targets.items()}  # source uid -> its copy's uid
+    def copy_level(self, graph, members):
+        """Copy one level of graph's nodes (members) in parallel; each copy that exists now is recorded on its node
+        (copy, owner_target) once the whole level is done, in members' order."""
+        owner_targets = graph.owner_targets()  # the owners' copies: every earlier level's, and the carried ones
+        owner_uids = dict((uid, owner[1]) for uid, owner in owner_targets.items())  # source uid -> its copy's uid
+        orphaning = graph.orphaning()
 
-        def copy_one(uid):
-            source = sources[uid]
-            kind = kinds[uid]
-            refs, dropped = remap_owner_references(source, owner_targets, moved_set, skipped_orphaning)
-            for ref, why in dropped:
-                self.report.warn("%s %s/%s: ownerReference to %s %s (uid %s) not copied: %s"
-                                 % (kind.kind, self.namespace, object_name(source), ref.get("kind"), ref.get("name"),
-                                    ref.get("uid"), why))
-            body, status = desired_target(source, kind, self.direction, self.group_map, refs)
-            existing = targets.get((kind.key, object_name(source)))
-            entries = []
-            if existing is None:
-                target = self._create_copy(kind, source, body, status, entries)
-            else:
-                target = self._settle_existing(kind, source, existing, body, status, entries)
-            ours = ((target or {}).get("metadata") or {}).get("annotations", {}).get(SOURCE_UID_ANNOTATION) == \
-                (source.get("metadata") or {}).get("uid")  # never on someone else's object of that name
-            if ours and not self.dry_run:
-                carried = carried_entries(source, self.direction, self.group_map, owner_uids)
-                if needs_carry(target, carried, FIELD_MANAGER):
-                    entries.append({"action": "carry_managed_fields", "obj_kind": kind.kind, "name": object_name(source)})
-                    target = self._guarded_update(kind, object_name(source), target, lambda current: dict(current, metadata=dict(
-                        current["metadata"], managedFields=with_carried(current, carried, FIELD_MANAGER))))
-            return target, entries
+        def copy_one(node):
+            return self._copy_one(node, owner_targets, owner_uids, graph.moved_set, orphaning)
 
         outcomes = parallel_map(copy_one, members, self.parallelism)
-        copied = {}
-        for uid, (target, entries) in zip(members, outcomes):
+        for node, (target, entries) in zip(members, outcomes):
             self.report.extend(entries)
             if target is not None:
-                copied[uid] = target
-                self.report.map_uid(uid, (target.get("metadata") or {}).get("uid"))
-        return copied
+                node.copy = target
+                self.report.map_uid(node.uid, (target.get("metadata") or {}).get("uid"))
+                node.owner_target = (node.kind.target_api_version, target["metadata"]["uid"])
+
+    def _copy_one(self, node, owner_targets, owner_uids, moved_set, orphaning):
+        """(the copy of node's source as it is now or None, the report's entries for it)."""
+        source, kind = node.source, node.kind
+        refs, dropped = remap_owner_references(source, owner_targets, moved_set, orphaning)
+        for ref, why in dropped:
+            self.report.warn("%s %s/%s: ownerReference to %s %s (uid %s) not copied: %s"
+                             % (kind.kind, self.namespace, object_name(source), ref.get("kind"), ref.get("name"),
+                                ref.get("uid"), why))
+        body, status = desired_target(source, kind, self.direction, self.group_map, refs)
+        entries = []
+        if node.target is None:
+            target = self._create_copy(kind, source, body, status, entries)
+        else:
+            target = self._settle_existing(kind, source, node.target, body, status, entries)
+        ours = ((target or {}).get("metadata") or {}).get("annotations", {}).get(SOURCE_UID_ANNOTATION) == \
+            (source.get("metadata") or {}).get("uid")  # never on someone else's object of that name
+        if ours and not self.dry_run:
+            carried = carried_entries(source, self.direction, self.group_map, owner_uids)
+            if needs_carry(target, carried, FIELD_MANAGER):
+                entries.append({"action": "carry_managed_fields", "obj_kind": kind.kind, "name": object_name(source)})
+                target = self._guarded_update(kind, object_name(source), target, lambda current: dict(current, metadata=dict(
+                    current["metadata"], managedFields=with_carried(current, carried, FIELD_MANAGER))))
+        return target, entries
 
     def _create_copy(self, kind, source, body, status, entries):
         name = object_name(source)

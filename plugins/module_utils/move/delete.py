@@ -59,8 +59,11 @@ class DeleteEngine(object):
         self.parallelism = parallelism
 
     # --- dependents ------------------------------------------------------------------------------
-    def repoint_dependents(self, resources, owner_targets):
-        """Re-point every ownerReference of a scanned resource that names a moved source (by uid)."""
+    def repoint_dependents(self, graph, resources):
+        """Re-point every ownerReference of a scanned resource that names a moved source (by uid) at the source's copy
+        (the nodes' owner_target)."""
+        owner_targets = graph.owner_targets()
+
         def scan(resource):
             path = api_path(resource.group, resource.version, resource.plural, self.namespace)
             items, _meta = call_with_retries(lambda: self.client.list_all(
@@ -97,17 +100,17 @@ class DeleteEngine(object):
         raise MigrationError("%s: it kept changing (%d conflicts); stop its writer and re-run" % (description, CONFLICT_RETRIES))
 
     # --- sources ---------------------------------------------------------------------------------
-    def delete_sources(self, levels, sources, kinds):
-        """levels: lists of source uids, owners first (as copied); deleted deepest level first."""
-        for members in reversed(levels):
-            with_finalizers = [uid for uid in members if (sources[uid].get("metadata") or {}).get("finalizers")]
-            marked = [uid for uid in members if uid not in with_finalizers and is_marked_for_deletion(sources[uid])]
-            plain = [uid for uid in members if uid not in with_finalizers and uid not in marked]
-            parallel_map(lambda uid: self._mark(kinds[uid], sources[uid]), with_finalizers, self.parallelism)
-            parallel_map(lambda uid: self._delete_one(kinds[uid], sources[uid]), plain, self.parallelism)
+    def delete_sources(self, graph, nodes):
+        """Deletes the sources of nodes (of graph) children first: graph's levels (owners first), deepest first."""
+        for members in reversed(graph.levels(nodes)):
+            with_finalizers = [node for node in members if (node.source.get("metadata") or {}).get("finalizers")]
+            marked = [node for node in members if node not in with_finalizers and is_marked_for_deletion(node.source)]
+            plain = [node for node in members if node not in with_finalizers and node not in marked]
+            parallel_map(lambda node: self._mark(node.kind, node.source), with_finalizers, self.parallelism)
+            parallel_map(lambda node: self._delete_one(node.kind, node.source), plain, self.parallelism)
             by_kind = {}
-            for uid in with_finalizers + marked:
-                by_kind.setdefault(kinds[uid].key, (kinds[uid], []))[1].append(uid)
+            for node in with_finalizers + marked:
+                by_kind.setdefault(node.kind.key, (node.kind, []))[1].append(node)
             parallel_map(lambda pair: self._delete_marked(pair[0], pair[1]), sorted(by_kind.values(), key=lambda p: p[0].key),
                          self.parallelism)
 
@@ -142,11 +145,11 @@ class DeleteEngine(object):
         self.report.count(kind.kind, "deleted")
         self.report.step("delete", kind.kind, name, api_version=kind.source_api_version, propagation_policy=ORPHAN)
 
-    def _delete_marked(self, kind, uids):
+    def _delete_marked(self, kind, nodes):
         path = object_path(kind, self.namespace, None, target=False)
         description = "delete %s in namespace %s labelled %s (%s/%s)" % (kind.plural, self.namespace, DELETE_SELECTOR,
                                                                          kind.source_group, kind.version)
         call_with_retries(lambda: self.client.delete_collection(path, description, DELETE_SELECTOR, propagation_policy=ORPHAN))
-        self.report.count(kind.kind, "deleted", len(uids))
-        self.report.step("delete_collection", kind.kind, "%d object(s)" % len(uids), api_version=kind.source_api_version,
+        self.report.count(kind.kind, "deleted", len(nodes))
+        self.report.step("delete_collection", kind.kind, "%d object(s)" % len(nodes), api_version=kind.source_api_version,
                          label_selector=DELETE_SELECTOR, propagation_policy=ORPHAN)

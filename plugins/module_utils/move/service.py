@@ -3,9 +3,10 @@
 """Runner of hypershift.private_capi.capi_object_migrate: discovery, reads, checks, copy, verify, delete.
 
 The order of one run: discover the moved kinds (capi_migrate_discovery); LIST every source and target
-kind in parallel (paginated); refuse an unpaused Cluster (require_paused); build the ownership graph
-(capi_migrate_graph); copy owners first (capi_migrate_copy); optionally verify (capi_migrate_verify);
-with delete_source re-point dependents and delete the sources children first (capi_migrate_delete).
+kind in parallel (paginated) into one MoveGraph (nodes.py: a node per source object); refuse an unpaused Cluster
+(require_paused); order the graph by ownership (capi_migrate_graph); copy owners first (capi_migrate_copy); optionally
+verify (capi_migrate_verify); with delete_source re-point dependents and delete the sources children first
+(capi_migrate_delete). Each step takes the graph and records what it learns on its nodes.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,16 +29,10 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.copy 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.delete import DeleteEngine
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import read_served_resources
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.kinds import dependent_resources, moved_kinds
-from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import (
-    DELETION_ORPHAN_FINALIZER,
-    OwnershipGraph,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.graph import DELETION_ORPHAN_FINALIZER
+from ansible_collections.hypershift.private_capi.plugins.module_utils.move.nodes import MoveGraph, MoveNode
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
-    GC_FINALIZERS,
-    carried_copy_uid,
     carried_mark,
-    carries_deletion,
-    deleted_by_this_module,
     desired_target,
     is_carried,
     is_marked_for_deletion,
@@ -49,7 +44,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.verif
     verify_copies,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import (
     ApiError,
     api_path,
@@ -69,6 +64,8 @@ def is_paused(cluster):
 
 
 class MigrateService(object):
+    """The object move of one HCP namespace (see the module docstring); run() returns its MigrationReport."""
+
     def __init__(self, client, params, group_map, diff=False, served=None):
         self.client = client
         self.served = served  # read_served_resources' answer when the caller read it ahead (before a pause), else None
@@ -126,10 +123,10 @@ class MigrateService(object):
         """The core CAPI group (where Cluster lives) in the source naming."""
         return STANDARD_SUFFIX if self.direction == TO_PRIVATE else self.group_map.to_private(STANDARD_SUFFIX)
 
-    def check_paused(self, sources, kind_of):
-        unpaused = [obj for uid, obj in sources.items()
-                    if kind_of[uid].kind == "Cluster" and kind_of[uid].source_group == self.core_group()
-                    and not (obj.get("metadata") or {}).get("deletionTimestamp") and not is_paused(obj)]
+    def check_paused(self, graph):
+        unpaused = [node.source for node in graph.nodes.values()
+                    if node.kind.kind == "Cluster" and node.kind.source_group == self.core_group()
+                    and not (node.source.get("metadata") or {}).get("deletionTimestamp") and not is_paused(node.source)]
         if unpaused and self.params["require_paused"]:
             names = ", ".join("Cluster %s/%s" % (self.hcp_namespace, object_name(obj)) for obj in unpaused)
             raise MigrationError(
@@ -158,137 +155,93 @@ class MigrateService(object):
 
     # --- run -------------------------------------------------------------------------------------
     def run(self):
-        """The move in its steps: read, check, skips, copy by level, carry deletions, verify, delete."""
-        served, moved, sources, kind_of, targets, kind_by_key = self._read(discard=bool(self.params.get("discard")))
-        self.check_paused(sources, kind_of)
-        graph = OwnershipGraph(list(sources.values()))
+        """The move in its steps over one MoveGraph (nodes.py): read, check, skips, copy by level, carry deletions,
+        verify, delete; or, with discard, read, check and discard."""
+        graph = self.read(every_target=bool(self.params.get("discard")))
+        self.check_paused(graph)
+        graph.link_owners()
         if self.params.get("discard"):
-            self.discard(sources, kind_of, targets, kind_by_key, graph)
+            self.discard(graph)
             return self.report
         carry = bool(self.params.get("carry_deletions"))
-        own = self._report_skips(graph, sources, kind_of, targets, carry)
-        copyable = [uid for uid in sources if (uid not in graph.skipped or carry and uid not in own)
-                    and not is_carried(sources[uid])]
-        moved_set = {(kind.source_group, kind.kind) for kind in moved}
-        orphaning = {uid for uid in graph.skipped
-                     if DELETION_ORPHAN_FINALIZER in ((sources[uid].get("metadata") or {}).get("finalizers") or ())}
-        owner_targets, copies, carried_copies = self._copy(graph.levels(copyable), sources, kind_of, targets, moved_set,
-                                                           orphaning)
-        # being deleted by someone else (copyable holds none of this module's own deletions)
-        deleting = [uid for uid in copyable if (sources[uid].get("metadata") or {}).get("deletionTimestamp")]
-        # carried by an earlier run that may have stopped before deleting the copy: the copy goes now
-        for uid, existing in carried_copies.items():
-            deleting.append(uid)
-            copies[uid] = existing
-        gone = set()
-        if deleting or carry and graph.skipped:
-            gone = self.carry_deletions(deleting, [uid for uid in graph.skipped if uid in copies
-                                                   and not is_carried(sources[uid])], sources, kind_of, copies)
+        self.skips(graph, carry)
+        self.copy(graph)
+        if graph.deleting() or carry and graph.skipped():
+            self.carry_deletions(graph)
         if self.params["verify"]:
-            # the copies of objects being deleted go away once their controllers have finished: not compared
-            self.verify([uid for uid in copyable if uid not in deleting], sources, kind_of, owner_targets, copies,
-                        moved_set, orphaning)
+            self.verify(graph)
         if self.params["delete_source"]:
-            # the carried sources go like the others (their copies are the target group's now), except those whose
-            # deletion the garbage collector alone holds now (this module's own, an earlier delete phase's)
-            levels = graph.levels([uid for uid in sources if uid not in gone and (
-                uid in copyable or is_carried(sources[uid]) and not _only_the_gc_holds(sources[uid]))])
-            self.delete(served, moved, levels, sources, kind_of, owner_targets, graph, carry)
+            self.delete(graph, carry)
         return self.report
 
-    def _read(self, discard):
-        """Every source object of the moved kinds, and the targets of those with sources (every target for discard):
-        (served, moved kinds, {uid: source}, {uid: its kind}, {(kind key, name): target}, {kind key: kind}). Refused
-        (MigrationError) when a kind whose target is not served holds objects, unless in check mode."""
+    def read(self, every_target):
+        """The MoveGraph of every source object of the moved kinds, with the targets of the kinds that have sources
+        (of every moved kind with every_target: discard). Refused (MigrationError) when a kind whose target is not
+        served holds objects, unless in check mode."""
         served = self.served if self.served is not None else read_served_resources(self.client, self.parallelism)
         moved, unserved = moved_kinds(served, self.group_map, self.direction, self.params.get("kinds"))
         self.kinds = moved
-        source_lists, target_lists, blocked = self.read_all(moved, unserved, every_target=discard)
+        source_lists, target_lists, blocked = self.read_all(moved, unserved, every_target=every_target)
         if blocked and not self.client.dry_run:
             raise MigrationError("namespace %s holds objects that cannot be moved: %s" % (self.hcp_namespace, "; ".join(
                 "%d %s object(s): %s" % (len(items), resource.kind, why) for resource, why, items in blocked)))
         self.plan_unserved(blocked)
-        kind_by_key = {kind.key: kind for kind in moved}
-        sources, kind_of, targets = {}, {}, {}
+        graph = MoveGraph(moved, source_lists, target_lists, served)
         for key, items in source_lists.items():
-            self.report.count(kind_by_key[key].kind, "found", len(items))
-            for item in items:
-                sources[item["metadata"]["uid"]] = item
-                kind_of[item["metadata"]["uid"]] = kind_by_key[key]
-        for key, items in target_lists.items():
-            for item in items:
-                targets[(key, object_name(item))] = item
-        if not sources:
+            self.report.count(graph.kinds_by_key[key].kind, "found", len(items))
+        if not graph.nodes:
             self.report.warn("no %s CAPI objects found in namespace %s (kinds read: %s)"
                              % ("standard" if self.direction == TO_PRIVATE else "private", self.hcp_namespace,
                                 ", ".join(kind.kind for kind in moved) or "none"))
-        return served, moved, sources, kind_of, targets, kind_by_key
+        return graph
 
-    def _report_skips(self, graph, sources, kind_of, targets, carry):
-        """The report's step for each source the graph skips (carried, to carry, or not copied); returns the uids of
-        this module's own deletions (an interrupted delete phase): their copies stay, nothing to carry (a carried
-        source stays carried: its copy goes too)."""
-        own = {uid for uid in graph.skipped if not is_carried(sources[uid])
-               and deleted_by_this_module(sources[uid], targets.get((kind_of[uid].key, object_name(sources[uid]))))}
-        for uid, reason in sorted(graph.skipped.items(), key=lambda pair: (kind_of[pair[0]].kind, object_name(sources[pair[0]]))):
-            if uid not in own:
-                self.report.count(kind_of[uid].kind, "leaving")
-            if is_carried(sources[uid]):  # an earlier run carried it: its copy may be gone already, never recreate it
-                self.report.step("carried", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+    def skips(self, graph, carry):
+        """Chooses what is copied (MoveGraph.choose_copies), then gives the report a step for each node the ownership
+        graph skips: carried, to carry, or not copied. This module's own deletions (an interrupted delete phase) are
+        not counted as leaving: their copies stay, nothing to carry (a carried source stays carried: its copy goes
+        too)."""
+        graph.choose_copies(carry)
+        for node in sorted(graph.skipped(), key=MoveNode.report_order):
+            if not node.own:
+                self.report.count(node.kind.kind, "leaving")
+            if node.carried:  # an earlier run carried it: its copy may be gone already, never recreate it
+                self.report.step("carried", node.kind.kind, node.name, reason=node.skipped)
                 continue
-            if carry and uid not in own:  # copied like the others; the copies of those being deleted are then deleted
-                self.report.step("carry", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
+            if carry and not node.own:  # copied like the others; the copies of those being deleted are then deleted
+                self.report.step("carry", node.kind.kind, node.name, reason=node.skipped)
                 continue
-            self.report.skip(kind_of[uid].kind, object_name(sources[uid]), "not copied: %s" % reason)
-            self.report.step("skip", kind_of[uid].kind, object_name(sources[uid]), reason=reason)
-        return own
+            self.report.skip(node.kind.kind, node.name, "not copied: %s" % node.skipped)
+            self.report.step("skip", node.kind.kind, node.name, reason=node.skipped)
 
-    def _copy(self, levels, sources, kind_of, targets, moved_set, orphaning):
-        """The copies, level by level (an owner's copy before its dependents'): (owner_targets: {source uid: (its copy's
-        apiVersion, uid)}, copies: {source uid: copy}, carried_copies: {source uid: the copy an earlier run carried the
-        deletion of and left})."""
+    def copy(self, graph):
+        """The copies, level by level (an owner's copy before its dependents'), each recorded on its node (copy,
+        owner_target); the nodes an earlier run carried first name their copies (MoveGraph.take_carried)."""
         copier = CopyEngine(self.client, self.report, self.hcp_namespace, self.direction, self.group_map,
                             force=self.params["force"], parallelism=self.parallelism, diff=self.diff,
                             keep_existing=self.params.get("keep_existing", False))
-        owner_targets, copies = {}, {}
-        # carried by an earlier run: not copied again, but their dependents not yet carried (a run stopped between two
-        # marks) still name the copy as their owner; a copy whose deletion was carried, still there, is deleted later
-        carried_copies = {}
-        for uid in sources:
-            copy_uid = carried_copy_uid(sources[uid])
-            if copy_uid is not None:
-                owner_targets[uid] = (kind_of[uid].target_api_version, copy_uid)
-                existing = targets.get((kind_of[uid].key, object_name(sources[uid])))
-                if existing is not None and existing["metadata"].get("uid") == copy_uid \
-                        and carries_deletion(sources[uid]):
-                    carried_copies[uid] = existing
-        for members in levels:
-            copied = copier.copy_level(members, sources, kind_of, owner_targets, targets, moved_set, orphaning)
-            copies.update(copied)
-            for uid, target in copied.items():
-                owner_targets[uid] = (kind_of[uid].target_api_version, target["metadata"]["uid"])
-        return owner_targets, copies, carried_copies
+        graph.take_carried()
+        for members in graph.levels(graph.copyable()):
+            copier.copy_level(graph, members)
 
-    def discard(self, sources, kind_of, targets, kind_by_key, graph):
+    def discard(self, graph):
         """Delete the sources without copying them (discard: the copies a failed attempt made, while the objects they
         were copied from are intact in the target group): first the marks that attempt left on the target objects whose
         deletion it carried (their controllers finish those deletions; a later attempt carries them afresh), then the
         sources, children first, with the delete phase's own rule (DeleteEngine: finalizers removed in the write that
         labels them, propagation Orphan, so nothing cascades into the target group)."""
-        def unmark(item):
-            (key, name), target = item
-            kind = kind_by_key[key]
-            call_with_retries(lambda: self.client.patch(
-                object_path(kind, self.hcp_namespace, name),
-                {"metadata": {"annotations": {CARRIED_ANNOTATION: None, CARRIED_DELETION_ANNOTATION: None}}},
-                what("unmark (the failed attempt carried its deletion)", kind, self.hcp_namespace, name)))
-            self.report.step("unmark_carried", kind.kind, name, api_version=kind.target_api_version)
-        marked = sorted((item for item in targets.items() if is_carried(item[1])), key=lambda item: item[0])
-        parallel_map(unmark, marked, self.parallelism)
+        marked = sorted((item for item in graph.targets.items() if is_carried(item[1])), key=lambda item: item[0])
+        parallel_map(lambda item: self._unmark(graph.kinds_by_key[item[0][0]], item[0][1]), marked, self.parallelism)
         DeleteEngine(self.client, self.report, self.hcp_namespace, self.parallelism).delete_sources(
-            graph.levels(list(sources)), sources, kind_of)
+            graph, list(graph.nodes.values()))
 
-    def carry_deletions(self, deleting, carried, sources, kind_of, copies):
+    def _unmark(self, kind, name):
+        call_with_retries(lambda: self.client.patch(
+            object_path(kind, self.hcp_namespace, name),
+            {"metadata": {"annotations": {CARRIED_ANNOTATION: None, CARRIED_DELETION_ANNOTATION: None}}},
+            what("unmark (the failed attempt carried its deletion)", kind, self.hcp_namespace, name)))
+        self.report.step("unmark_carried", kind.kind, name, api_version=kind.target_api_version)
+
+    def carry_deletions(self, graph):
         """Delete the copy of each source that is being deleted, with the source's propagation, so that its deletion
         goes on in the target group: the copy keeps its finalizers (a Machine's: drain, terminate) and the controllers
         of the target group finish what the source's had begun.
@@ -296,85 +249,97 @@ class MigrateService(object):
         Each carried source (being deleted, or taken along by one that is) is first marked with its copy's uid, and
         whether the copy is deleted here: a later run (the role's delete phase, a resumed run) would otherwise copy it
         again once the target's controllers have finished the deletion, and the drain and termination would run twice.
-        Returns the uids of the sources gone before they could be marked (their deletion finished meanwhile)."""
-        deleting_set = set(deleting)
+        A source gone before it could be marked (its deletion finished meanwhile) is noted gone on its node."""
+        parallel_map(self._mark_carried, sorted(graph.to_mark(), key=MoveNode.report_order), self.parallelism)
+        parallel_map(self._carry_deletion, sorted(graph.deleting(), key=MoveNode.report_order), self.parallelism)
 
-        def mark(uid):
-            kind, name = kind_of[uid], object_name(sources[uid])
-            copy_uid = ((copies.get(uid) or {}).get("metadata") or {}).get("uid") or "unknown"
-            try:
-                patched = call_with_retries(lambda: self.client.patch(
-                    object_path(kind, self.hcp_namespace, name, target=False),
-                    {"metadata": {"annotations": carried_mark(copy_uid, uid in deleting_set)}},
-                    what("mark (its deletion carried to the copy)", kind, self.hcp_namespace, name, target=False)))
-            except ApiError as exc:
-                if not exc.is_not_found:
-                    raise
-                return uid  # its deletion finished in the source group since it was read: the copy still goes
-            if patched:  # the delete phase's preconditions need the new resourceVersion
-                sources[uid] = patched
-            self.report.step("mark_carried", kind.kind, name, copy_uid=copy_uid, deletes_copy=uid in deleting_set)
-            return None
-        gone = parallel_map(mark, sorted(carried, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))),
-                            self.parallelism)
+    def _mark_carried(self, node):
+        kind, name = node.kind, node.name
+        copy_uid = ((node.copy or {}).get("metadata") or {}).get("uid") or "unknown"
+        try:
+            patched = call_with_retries(lambda: self.client.patch(
+                object_path(kind, self.hcp_namespace, name, target=False),
+                {"metadata": {"annotations": carried_mark(copy_uid, node.deleting)}},
+                what("mark (its deletion carried to the copy)", kind, self.hcp_namespace, name, target=False)))
+        except ApiError as exc:
+            if not exc.is_not_found:
+                raise
+            node.gone = True  # its deletion finished in the source group since it was read: the copy still goes
+            return
+        if patched:  # the delete phase's preconditions need the new resourceVersion
+            node.source = patched
+        self.report.step("mark_carried", kind.kind, name, copy_uid=copy_uid, deletes_copy=node.deleting)
 
-        def carry(uid):
-            kind, name = kind_of[uid], object_name(sources[uid])
-            finalizers = (sources[uid].get("metadata") or {}).get("finalizers") or ()
-            policy = ("Foreground" if FOREGROUND_FINALIZER in finalizers
-                      else ORPHAN_POLICY if DELETION_ORPHAN_FINALIZER in finalizers else "Background")
-            copy = copies.get(uid) or {}
-            if (copy.get("metadata") or {}).get("deletionTimestamp"):
-                return  # carried by an earlier run
-            try:
-                call_with_retries(lambda: self.client.delete(
-                    object_path(kind, self.hcp_namespace, name),
-                    what("delete (carrying its deletion)", kind, self.hcp_namespace, name), propagation_policy=policy))
-            except ApiError as exc:
-                if not exc.is_not_found:
-                    raise
-            self.report.step("carry_deletion", kind.kind, name, api_version=kind.target_api_version,
-                             propagation_policy=policy, finalizers=list(finalizers))
-        parallel_map(carry, sorted(deleting, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))),
-                     self.parallelism)
-        return {uid for uid in gone if uid is not None}
+    def _carry_deletion(self, node):
+        kind, name = node.kind, node.name
+        finalizers = (node.source.get("metadata") or {}).get("finalizers") or ()
+        policy = ("Foreground" if FOREGROUND_FINALIZER in finalizers
+                  else ORPHAN_POLICY if DELETION_ORPHAN_FINALIZER in finalizers else "Background")
+        if ((node.copy or {}).get("metadata") or {}).get("deletionTimestamp"):
+            return  # carried by an earlier run
+        try:
+            call_with_retries(lambda: self.client.delete(
+                object_path(kind, self.hcp_namespace, name),
+                what("delete (carrying its deletion)", kind, self.hcp_namespace, name), propagation_policy=policy))
+        except ApiError as exc:
+            if not exc.is_not_found:
+                raise
+        self.report.step("carry_deletion", kind.kind, name, api_version=kind.target_api_version,
+                         propagation_policy=policy, finalizers=list(finalizers))
 
-    def verify(self, copyable, sources, kind_of, owner_targets, copies, moved_set, orphaning):
-        live = copies
-        if not self.client.dry_run:  # read back what the server holds now, not what it answered
-            kinds = sorted({kind_of[uid].key: kind_of[uid] for uid in copyable}.values(), key=lambda kind: kind.key)
-            lists = parallel_map(lambda kind: self._list(kind.target_group, kind.kind, kind.version, kind.plural),
-                                 kinds, self.parallelism)
-            by_name = {(kind.key, object_name(item)): item for kind, items in zip(kinds, lists) for item in items}
-            live = {uid: by_name.get((kind_of[uid].key, object_name(sources[uid]))) for uid in copyable}
+    def verify(self, graph):
+        """Every copy (but those being deleted: they go away once their controllers have finished) compared with its
+        source after translation; refused (MigrationError) when any differs."""
+        checked = [node for node in graph.copyable() if not node.deleting]
+        live = self._live_copies(checked)
+        owner_targets, orphaning = graph.owner_targets(), graph.orphaning()
         pairs = []
-        for uid in sorted(copyable, key=lambda uid: (kind_of[uid].kind, object_name(sources[uid]))):
-            refs, _dropped = remap_owner_references(sources[uid], owner_targets, moved_set, orphaning)
-            body, status = desired_target(sources[uid], kind_of[uid], self.direction, self.group_map, refs)
-            pairs.append(("%s %s/%s" % (kind_of[uid].kind, self.hcp_namespace, object_name(sources[uid])), body, status,
-                          live.get(uid)))
+        for node in sorted(checked, key=MoveNode.report_order):
+            refs, _dropped = remap_owner_references(node.source, owner_targets, graph.moved_set, orphaning)
+            body, status = desired_target(node.source, node.kind, self.direction, self.group_map, refs)
+            pairs.append(("%s %s/%s" % (node.kind.kind, self.hcp_namespace, node.name), body, status, live.get(node.uid)))
         failures = verify_copies(pairs)
         self.verified = {"checked": len(pairs), "failures": failures}
         if failures:
             raise MigrationError(failure_message(failures, len(pairs)))
 
-    def delete(self, served, moved, levels, sources, kind_of, owner_targets, graph, carry):
+    def _live_copies(self, nodes):
+        """source uid -> its copy as the server holds it now (read back, not what it answered), or None; in check mode
+        the dry runs' answers."""
+        if self.client.dry_run:
+            return dict((node.uid, node.copy) for node in nodes)
+        kinds = sorted(dict((node.kind.key, node.kind) for node in nodes).values(), key=lambda kind: kind.key)
+        lists = parallel_map(lambda kind: self._list(kind.target_group, kind.kind, kind.version, kind.plural),
+                             kinds, self.parallelism)
+        by_name = {(kind.key, object_name(item)): item for kind, items in zip(kinds, lists) for item in items}
+        return dict((node.uid, by_name.get((node.kind.key, node.name))) for node in nodes)
+
+    def delete(self, graph, carry):
+        """Re-point the dependents at the copies, then delete the sources children first (DeleteEngine); refused while
+        a copy differs from its source or, without carry, while a deletion is in flight."""
+        self._refuse_unresolved_conflicts()
+        if not carry:  # with carry, nothing was skipped: the copies go on with the deletions
+            self._refuse_deletions_in_flight(graph)
+        deleter = DeleteEngine(self.client, self.report, self.hcp_namespace, self.parallelism)
+        deleter.repoint_dependents(graph, dependent_resources(graph.served, graph.moved, self.params.get("dependent_resources")))
+        deleter.delete_sources(graph, graph.to_delete())
+
+    def _refuse_unresolved_conflicts(self):
         unresolved = [conflict for conflict in self.report.conflicts if not conflict["overwritten"]]
         if unresolved:
             raise MigrationError(
                 "not deleting any source: %d copies differ from their sources (%s); inspect the conflicts, then re-run "
                 "with force: true to overwrite the copies from the sources, or fix the sources"
                 % (len(unresolved), ", ".join("%s %s" % (c["kind"], c["name"]) for c in unresolved[:10])))
-        # An object skipped because it is being deleted (or goes with an owner that is) and that still holds a
-        # finalizer has a deletion in flight: a controller drains its node, terminates its instance. Stripping the
-        # finalizer would complete the deletion without that work, and no controller would ever do it.
-        # The garbage collector's own finalizers (orphan, foregroundDeletion) it removes itself; a source this
-        # module's earlier delete phase deleted (its copy complete) is its own deletion, not one in flight.
-        # With carry, nothing was skipped: the copies go on with the deletions.
-        held = [] if carry else sorted(
-            (kind_of[uid].kind, object_name(sources[uid]), tuple(_controller_finalizers(sources[uid])))
-            for uid in graph.skipped if _controller_finalizers(sources[uid]) and not is_marked_for_deletion(sources[uid])
-            and not is_carried(sources[uid]))
+
+    def _refuse_deletions_in_flight(self, graph):
+        """An object skipped because it is being deleted (or goes with an owner that is) and that still holds a
+        finalizer has a deletion in flight: a controller drains its node, terminates its instance. Stripping the
+        finalizer would complete the deletion without that work, and no controller would ever do it. The garbage
+        collector's own finalizers (orphan, foregroundDeletion) it removes itself; a source this module's earlier
+        delete phase deleted (its copy complete) is its own deletion, not one in flight."""
+        held = sorted((node.kind.kind, node.name, tuple(node.controller_finalizers())) for node in graph.skipped()
+                      if node.controller_finalizers() and not is_marked_for_deletion(node.source) and not node.carried)
         if held:
             raise MigrationError(
                 "not deleting any source: a deletion is in flight - %d object%s not copied (being deleted, or going "
@@ -384,41 +349,27 @@ class MigrateService(object):
                 % (len(held), "" if len(held) == 1 else "s", "s" if len(held) == 1 else "",
                    ", ".join("%s %s/%s [%s]" % (kind, self.hcp_namespace, name, ", ".join(finalizers))
                              for kind, name, finalizers in held[:10])))
-        deleter = DeleteEngine(self.client, self.report, self.hcp_namespace, self.parallelism)
-        deleter.repoint_dependents(dependent_resources(served, moved, self.params.get("dependent_resources")), owner_targets)
-        deleter.delete_sources(levels, sources, kind_of)
 
 
-def _controller_finalizers(source):
-    return [name for name in (source.get("metadata") or {}).get("finalizers") or () if name not in GC_FINALIZERS]
+class ObjectMigrateModule(MigrateService, ModuleService):
+    """capi_object_migrate's service (k8s/runner.py): one MigrateService run, its result migrate_result."""
 
+    MINIMUMS = PARALLELISM_MINIMUM
+    # a typo in the namespace must not read as "nothing to migrate"
+    NAMESPACES = (("hcp_namespace", None),)
+    PARALLELISM_OPTION, CONNECTIONS = "parallelism", 2
 
-def _only_the_gc_holds(source):
-    """Being deleted, held by none but the garbage collector's finalizers: it finishes without anyone's help."""
-    return bool((source.get("metadata") or {}).get("deletionTimestamp")) and not _controller_finalizers(source)
+    @classmethod
+    def from_run(cls, run):
+        group_map = GroupMap(run.params.get("extra_groups") or {})
+        return cls(cls.connect(run), run.params, group_map, diff=run.diff)
 
+    def run(self):
+        self.warnings = MigrateService.run(self).warnings
+        return migrate_result(self)
 
-def run_module(module):
-    state = {}
-
-    def work(run):
-        params = module.params
-        group_map = GroupMap(params.get("extra_groups") or {})
-        # a typo in the namespace must not read as "nothing to migrate"
-        client = run.connect(connections=params["parallelism"] + 2, namespaces=[("hcp_namespace", params["hcp_namespace"])])
-        state["service"] = service = MigrateService(client, params, group_map, diff=module._diff)
-        report = service.run()
-        for warning in report.warnings:
-            module.warn(warning)
-        return migrate_result(service)
-
-    def partial():
-        service = state.get("service")
-        done = migrate_result(service)
-        done["changed"] = bool(service and service.report.changed)
-        return done
-
-    run_module_with(module, work, partial=partial, minimums=PARALLELISM_MINIMUM)
+    def partial(self):
+        return dict(migrate_result(self), changed=bool(self.report.changed))
 
 
 def migrate_params(hcp_namespace, **overrides):

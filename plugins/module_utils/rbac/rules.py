@@ -107,6 +107,16 @@ SHIM_REMOVAL = "rollback.yml removes the conversion shim once no CRD converts th
 SHIM_REMOVAL_WHEN = "only when no CRD converts through the shim any more (the private CRDs were removed)"
 COPY_BACK = "only when a cluster whose standard objects were deleted goes back"
 
+
+def written_rbac(scope, resources, removed, created, corrected):
+    """The three rules of the RBAC objects the roles write (resources in scope): found by label and removed on the way
+    back, created, corrected where they differ - each with why (removed, created, corrected)."""
+    return (Rule(scope, ["rbac.authorization.k8s.io"], resources, ["list", "delete"], FORWARD, removed,
+                 conditional=SIDECARS_OUT),
+            Rule(scope, ["rbac.authorization.k8s.io"], resources, ["get", "create"], (MIGRATE,), created),
+            Rule(scope, ["rbac.authorization.k8s.io"], resources, ["patch"], (MIGRATE,), corrected, conditional=DIFFERS))
+
+
 RULES = (
     # --- cluster-wide --------------------------------------------------------------------------------------------
     Rule(CLUSTER, ["hypershift.openshift.io"], ["hostedclusters"], ["list"], JOB_ENTRY_POINTS,
@@ -131,13 +141,11 @@ RULES = (
          "Held, not used: the proxy sidecar's ClusterRole grants get, list and watch on CRDs, and RBAC lets an "
          "identity grant only what it holds (or escalate, which is broader).",
          conditional="used by the sidecar, not by the job"),
-    Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["list", "delete"], FORWARD,
-         "The proxy sidecars' and the conversion shim's ClusterRoles: found by label and removed on the way back.",
-         conditional=SIDECARS_OUT),
-    Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["get", "create"],
-         (MIGRATE,), "Roles api_proxy and conversion_shim create the sidecars' and the shim's ClusterRoles."),
-    Rule(CLUSTER, ["rbac.authorization.k8s.io"], ["clusterroles", "clusterrolebindings"], ["patch"], (MIGRATE,),
-         "Roles api_proxy and conversion_shim correct the sidecars' and the shim's ClusterRoles.", conditional=DIFFERS),
+) + written_rbac(
+    CLUSTER, ["clusterroles", "clusterrolebindings"],
+    "The proxy sidecars' and the conversion shim's ClusterRoles: found by label and removed on the way back.",
+    "Roles api_proxy and conversion_shim create the sidecars' and the shim's ClusterRoles.",
+    "Roles api_proxy and conversion_shim correct the sidecars' and the shim's ClusterRoles.") + (
     # --- HostedCluster namespaces ---------------------------------------------------------------------------------
     Rule(CLUSTER, [""], ["nodes"], ["get"], FORWARD,
          "Before a leader Lease is handed over: the node of its holder's Pod exists and is Ready (a node that is not "
@@ -219,14 +227,11 @@ RULES = (
          "standard ones (HyperShift's CAPI managers hold every verb), and RBAC lets an identity grant only what it "
          "holds (or escalate, which is broader).",
          conditional="the verbs beyond the rules above are used by the CAPI workloads, not by the job"),
-    Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["list", "delete"], FORWARD,
-         "The proxy sidecars' Roles: found by label and removed on the way back.",
-         conditional=SIDECARS_OUT),
-    Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["get", "create"], (MIGRATE,),
-         "Role api_proxy gives each CAPI workload the private twins of its rules."),
-    Rule(HCP_NAMESPACES, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["patch"], (MIGRATE,),
-         "Role api_proxy corrects a twin Role or binding.",
-         conditional=DIFFERS),
+) + written_rbac(
+    HCP_NAMESPACES, ["roles", "rolebindings"],
+    "The proxy sidecars' Roles: found by label and removed on the way back.",
+    "Role api_proxy gives each CAPI workload the private twins of its rules.",
+    "Role api_proxy corrects a twin Role or binding.") + (
     Rule(HCP_NAMESPACES, ["*"], ["*"], ["list"], FORWARD,
          "The dependents scan before the sources go: every namespaced kind is listed, metadata only "
          "(PartialObjectMetadataList: no Secret data is read), for ownerReferences to a CAPI object. Read-only."),

@@ -14,7 +14,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils import hyp
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.discovery import read_served_resources
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.review import (
     access_review_body, covered, missing_rules, needed, refusal, rules_review_body)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
@@ -95,18 +95,18 @@ def review_entry_point(client, entry_point, hostedcluster_namespaces, hcp_namesp
     return result
 
 
-def run_module(module):
-    """Read-only (access reviews are not stored); a denial is a result (allowed: false) unless fail_on_denied."""
-    def work(run):
-        params = module.params
-        result = review_entry_point(run.connect(), params["entry_point"], params["hostedcluster_namespaces"],
+class AccessReviewModule(ModuleService):
+    """capi_access_review's service (k8s/runner.py). Read-only (access reviews are not stored); a denial is a result
+    (allowed: false) unless fail_on_denied."""
+
+    def run(self):
+        params = self.params
+        result = review_entry_point(self.client, params["entry_point"], params["hostedcluster_namespaces"],
                                     params["hcp_namespaces"], params["operator_namespace"], params["subject"],
                                     params["discover_hostedcluster_namespaces"])
         if not result["allowed"] and params["fail_on_denied"]:
             raise AccessDenied(result["message"], result)
         return result
-
-    run_module_with(module, work)
 
 
 class AccessDenied(PrivateCapiError):

@@ -20,7 +20,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SERVING_CERTIFICATE_LABEL
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError, PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_module_with
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import API_CALLS, ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.shim import certificates
 from ansible_collections.hypershift.private_capi.plugins.module_utils.shim.certificates import (
     TLS_SECRET_TYPE,
@@ -239,6 +239,8 @@ class ServingCertificates(object):
     # --- provider openshift ----------------------------------------------------------------------------------
 
     def openshift(self, dns_names, module):
+        """provider openshift: the service CA's ConfigMap (module: what has check_mode and warn(), the module or the
+        module's service)."""
         params = self.params
         name = params["ca_config_map_name"] or "%s-service-ca" % params["secret_name"]
         what = self._what("ConfigMap", name)
@@ -295,30 +297,39 @@ class ServingCertificates(object):
             time.sleep(sleep)
 
 
-def run_module(module, minimums):
-    """The module's run (k8s/runner.py): minimums checked first; RV(api_calls) but no RV(elapsed_seconds)."""
-    run_module_with(module, _work, minimums=minimums, elapsed=False)
+class ServingCertificateModule(ServingCertificates, ModuleService):
+    """serving_certificate's service (k8s/runner.py): RV(api_calls) but no RV(elapsed_seconds), as documented."""
 
+    MINIMUMS = {"validity_days": 1, "ca_validity_days": 1, "renew_before_days": 0, "wait_timeout": 0}
+    NAMESPACES = (("namespace", None),)
+    TAIL = (API_CALLS,)
 
-def _work(run):
-    module = run.module
-    params = module.params
-    check_options(params)
-    if certificates.CRYPTOGRAPHY_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("cryptography"),
-                         exception=str(certificates.CRYPTOGRAPHY_IMPORT_ERROR))
-    client = run.connect(namespaces=[("namespace", params["namespace"])])
-    service = ServingCertificates(client, params)
-    api, namespace = service.detect() if params["provider"] == "auto" else (None, None)
-    provider, reason = choose_provider(params["provider"], api, namespace)
-    dns_names = wanted_dns_names(params)
-    try:
-        result = service.generate(dns_names) if provider == "generate" else service.openshift(dns_names, module)
-    except CertificateError as error:
-        raise ServingCertificateError(str(error))
-    diff = result.pop("diff", None)
-    result.update(provider=provider, provider_reason=reason,
-                  ca_bundle_base64=certificates.b64(result["ca_bundle"]) if result["ca_bundle"] else "")
-    if module._diff and diff:
-        result["diff"] = diff
-    return result
+    @classmethod
+    def from_run(cls, run):
+        check_options(run.params)
+        if certificates.CRYPTOGRAPHY_IMPORT_ERROR is not None:
+            run.module.fail_json(msg=missing_required_lib("cryptography"),
+                                 exception=str(certificates.CRYPTOGRAPHY_IMPORT_ERROR))
+        service = cls(cls.connect(run), run.params)
+        service.check_mode, service.diff, service.warnings = run.check_mode, run.diff, []
+        return service
+
+    def warn(self, message):
+        """openshift()'s warning, given at the end of the run."""
+        self.warnings.append(message)
+
+    def run(self):
+        params = self.params
+        api, namespace = self.detect() if params["provider"] == "auto" else (None, None)
+        provider, reason = choose_provider(params["provider"], api, namespace)
+        dns_names = wanted_dns_names(params)
+        try:
+            result = self.generate(dns_names) if provider == "generate" else self.openshift(dns_names, self)
+        except CertificateError as error:
+            raise ServingCertificateError(str(error))
+        diff = result.pop("diff", None)
+        result.update(provider=provider, provider_reason=reason,
+                      ca_bundle_base64=certificates.b64(result["ca_bundle"]) if result["ca_bundle"] else "")
+        if self.diff and diff:
+            result["diff"] = diff
+        return result

@@ -96,6 +96,22 @@ def hold_lease(run, namespace, name, holder):
         run.module.warn(warning)
 
 
+class HoldsLease(object):
+    """A module's service (k8s/runner.py ModuleService) that holds its HostedCluster's lease token for the whole run
+    where O(holder) names the run holding the lock."""
+
+    @classmethod
+    def option_problems(cls, params):
+        if params["holder"] and not params["hostedcluster_name"]:
+            return ["holder needs hostedcluster_name (the name of the HostedCluster whose lock the run holds)"]
+        return []
+
+    def hold(self, run):
+        if self.params["holder"]:
+            hold_lease(run, self.params["hostedcluster_namespace"], self.params["hostedcluster_name"],
+                       self.params["holder"])
+
+
 class LeaseFence(object):
     """One module process's token on one HostedCluster's lock (see the module docstring): the before_write hook of
     the client it guards."""

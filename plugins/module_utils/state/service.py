@@ -23,7 +23,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module as run_with_tail
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 
 HOSTEDCLUSTER_GROUP = hypershift.HOSTEDCLUSTER_GROUP
@@ -311,40 +311,51 @@ def transition_held_lock(client, namespace, name, state, holder, rollback=False,
     return service.transition(), service.warnings
 
 
-def run_module(module):
-    """migration_state's run through the shared runner (k8s/runner.py): checks, the query or the transition, its warnings
-    and diff; a refused transition or a failed repair fails the module with its message (no traceback)."""
-    params = module.params
+def option_problems(params):
+    """The first option of migration_state that does not fit its state (an argument spec cannot say it)."""
+    state, query = params["state"], params["state"] == "query"
+    problems = [
+        (not query and params["repair"],
+         "repair: true works with state: query only (it fixes invalid HostedClusters it finds)"),
+        (not query and params.get("query_states"), "query_states works with state: query only"),
+        (not query and params.get("direction"),
+         "direction works with state: query only (it asks what a run should do with each HostedCluster found); "
+         "moves take rollback: true instead"),
+        (not query and params.get("retry_failed"),
+         "retry_failed works with state: query and direction: migrate only; a failed HostedCluster is moved on "
+         "with state: legacy, force: true"),
+        (query and params.get("rollback"),
+         "rollback: true works with state: in-progress or legacy (the rollback moves), not %s" % state),
+        (query and params.get("retry_failed") and params.get("direction") != states.MIGRATE,
+         "retry_failed works with direction: migrate only (got direction: %s)" % (params.get("direction") or "none")),
+    ]
+    return [message for wrong, message in problems if wrong][:1]
 
-    def work(run):
-        if params["state"] != "query":
-            if params["repair"]:
-                raise MigrationStateError("repair: true works with state: query only (it fixes invalid HostedClusters it finds)")
-            if params.get("query_states"):
-                raise MigrationStateError("query_states works with state: query only")
-            if params.get("direction"):
-                raise MigrationStateError("direction works with state: query only (it asks what a run should do with "
-                                          "each HostedCluster found); moves take rollback: true instead")
-            if params.get("retry_failed"):
-                raise MigrationStateError("retry_failed works with state: query and direction: migrate only; a failed "
-                                          "HostedCluster is moved on with state: legacy, force: true")
-        elif params.get("rollback"):
-            raise MigrationStateError("rollback: true works with state: in-progress or legacy (the rollback moves), not query")
-        elif params.get("retry_failed") and params.get("direction") != states.MIGRATE:
-            raise MigrationStateError("retry_failed works with direction: migrate only (got direction: %s)"
-                                      % (params.get("direction") or "none"))
-        # a typo in hostedcluster_namespace must not read as "no HostedClusters here"
-        client = run.connect(namespaces=[("hostedcluster_namespace", params["hostedcluster_namespace"])]
-                             if params.get("hostedcluster_namespace") else ())
-        service = MigrationStateService(client, params)
-        result = service.query() if params["state"] == "query" else service.transition()
-        for warning in service.warnings:
-            module.warn(warning)
+
+class MigrationStateModule(MigrationStateService, ModuleService):
+    """migration_state's service (k8s/runner.py): the query or the transition, its warnings and diff; a refused
+    transition or a failed repair fails the module with its message (no traceback)."""
+
+    MINIMUMS = {"lease_seconds": 1}
+    # a typo in hostedcluster_namespace must not read as "no HostedClusters here"
+    NAMESPACES = (("hostedcluster_namespace", None),)
+    TAIL = ()
+
+    @classmethod
+    def option_problems(cls, params):
+        return option_problems(params)
+
+    @classmethod
+    def from_run(cls, run):
+        service = cls(cls.connect(run), run.params)
+        service.diff = run.diff
+        return service
+
+    def run(self):
+        result = self.query() if self.params["state"] == "query" else self.transition()
         diff = result.pop("diff", None)
-        if module._diff and diff is not None:
+        if self.diff and diff is not None:
             result["diff"] = diff
         if result.get("repair_failures"):
             raise RepairFailed(result)
         return result
-
-    run_with_tail(module, work, minimums={"lease_seconds": 1}, calls=False, elapsed=False)

@@ -12,9 +12,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     drop_go_zero,
     get_in,
     move,
+    paused_intent_down,
     pop_in,
     prune_empty,
-    record_paused_intent,
     split_paths,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.versions_kinds import (
@@ -240,11 +240,8 @@ def cluster_up(ctx, obj, found, restored):
 
 
 def cluster_down(ctx, obj):
-    annotation = {}
-    needs_annotation = False
-    spec = obj.get("spec")
-    if isinstance(spec, dict):
-        needs_annotation = record_paused_intent(spec, annotation)
+    spec, annotation, needs_annotation = paused_intent_down(obj)
+    if spec is not None:
         convert_ref_at(ctx, spec, ("infrastructureRef",), "spec.infrastructureRef", contract_ref_down)
         convert_ref_at(ctx, spec, ("controlPlaneRef",), "spec.controlPlaneRef", contract_ref_down)
         if get_in(spec, ("clusterNetwork", "apiServerPort")) == 0:

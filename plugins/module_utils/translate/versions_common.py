@@ -56,6 +56,16 @@ def record_paused_intent(spec, annotation):
     return spec["paused"] is False
 
 
+def paused_intent_down(obj):
+    """(its spec, or None when it has none; the conversion-data record; whether the record is needed) at the start of
+    a down-conversion of a kind with spec.paused (record_paused_intent)."""
+    annotation = {}
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return None, annotation, False
+    return spec, annotation, record_paused_intent(spec, annotation)
+
+
 # ---------------------------------------------------------------------------------------------
 # Path helpers on nested dicts
 # ---------------------------------------------------------------------------------------------

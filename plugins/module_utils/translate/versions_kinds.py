@@ -19,9 +19,9 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     get_in,
     is_integer,
     move,
+    paused_intent_down,
     pop_in,
     prune_empty,
-    record_paused_intent,
     restore_pointer_intent,
     seconds_to_duration,
     set_in,
@@ -448,11 +448,8 @@ def machinedeployment_up(ctx, obj, found, restored):
 
 
 def machinedeployment_down(ctx, obj):
-    annotation = {}
-    needs_annotation = False
-    spec = obj.get("spec")
-    if isinstance(spec, dict):
-        needs_annotation = record_paused_intent(spec, annotation)
+    spec, annotation, needs_annotation = paused_intent_down(obj)
+    if spec is not None:
         move(spec, ("template", "spec", "minReadySeconds"), ("minReadySeconds",))
         for old, new in _MACHINEDEPLOYMENT_MOVES:
             move(spec, new, old)

@@ -232,7 +232,7 @@ MISSING_NAMESPACES = [
      "lists[1].namespace", "no-such-ns"),
     # an HCP namespace derived from the HostedCluster (hypershift.hcp_namespace) is checked the same way
     ("capi_steady", {"hcp_namespace": "", "hostedcluster_name": "hc", "hostedcluster_namespace": "checks"},
-     "hcp_namespace", "checks-hc"),
+     "hcp_namespace, derived from hostedcluster_namespace and hostedcluster_name", "checks-hc"),
 ]
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PHASE_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import phased
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s import runner
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import OptionError
 
 NOW = datetime.datetime(2026, 11, 25, 13, 1, 2, 311, tzinfo=datetime.timezone.utc)
@@ -55,39 +56,49 @@ def test_a_record_is_written_once_and_never_in_check_mode(check_mode, sent):
         assert run.hostedcluster == {"metadata": {"annotations": {}}}
 
 
+class Failed(Exception):
+    pass
+
+
 class Module(object):
-    params = {}
+    """What k8s/runner.execute needs of the module; fail_json raises Failed with the result."""
+
+    def __init__(self, **params):
+        self.params = dict(PARAMS, **params)
+        self.check_mode = self._diff = False
+
+    def warn(self, warning):
+        raise AssertionError(warning)
 
     def fail_json(self, msg, **result):
-        raise AssertionError((msg, result))
+        raise Failed(dict(result, msg=msg))
 
 
-def failed_with(monkeypatch, work):
-    seen = {}
-    monkeypatch.setattr(phased, "run_module_with", lambda module, work_of, partial, minimums: seen.update(
-        partial=partial, error=_raises(work_of)))
-    Run.run_module(Module(), work)
-    return seen["error"], seen["partial"]()
+class FailingRun(Run):
+    """Fails before its service exists (option_problems) or in a phase (run)."""
 
+    MINIMUMS = {}
+    DERIVED = {}
 
-def _raises(work_of):
-    try:
-        work_of(None)
-    except OptionError as error:
-        return error
-    return None
+    @classmethod
+    def option_problems(cls, params):
+        return ["no such option"] if params.get("early") else []
 
+    @classmethod
+    def from_run(cls, run):
+        return cls(None, run.params, now=lambda: NOW)
 
-def test_a_failure_returns_what_the_run_got_done_or_not_started_before_the_service(monkeypatch):
-    def fails_before(run, start):
-        raise OptionError("no connection")
-
-    def fails_in_a_phase(run, start):
-        service = start(Run(None, PARAMS, now=lambda: NOW))
-        service.begin("copy")
+    def run(self):
+        self.begin("copy")
         raise OptionError("copy failed")
 
-    assert failed_with(monkeypatch, fails_before)[1] == {"phase": "start"}
-    error, partial = failed_with(monkeypatch, fails_in_a_phase)
-    assert str(error) == "copy failed"
-    assert partial == {"phase": "copy", "marks": [{"name": "copy", "at": "2026-11-25T13:01:02.000311"}]}
+
+@pytest.mark.parametrize("params, expected", [
+    ({"early": True}, {"msg": "no such option", "phase": "start"}),
+    ({}, {"msg": "copy failed", "phase": "copy", "marks": [{"name": "copy", "at": "2026-11-25T13:01:02.000311"}]}),
+])
+def test_a_failure_returns_what_the_run_got_done_or_not_started_before_the_service(params, expected):
+    with pytest.raises(Failed) as failed:
+        runner.execute(Module(**params), FailingRun)
+    result = failed.value.args[0]
+    assert dict((key, result[key]) for key in expected) == expected and result["changed"] is False

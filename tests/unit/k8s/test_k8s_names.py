@@ -5,7 +5,6 @@ import inspect
 
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils import modules
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s import runner
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import (
     API_GROUP,
@@ -126,15 +125,10 @@ def test_every_module_declares_its_names_and_checks_them_first(module_name):
             if sub.endswith(("name", "namespace")):
                 candidates.add("%s[].%s" % (option, sub))
     assert candidates <= declared, candidates - declared
-    # ... and main() checks them right after building the module, before anything else (runner.module_main, which
-    # modules.hostedcluster_main calls)
-    source = inspect.getsource(module.main)
-    if "hostedcluster_main(argspec, NAME_RULES, " in source:
-        assert "    module_main(argspec, name_rules, " in inspect.getsource(modules.hostedcluster_main)
-        source = "module_main(argspec, NAME_RULES, "
-    if "module_main(argspec, NAME_RULES, " in source:
-        source = inspect.getsource(runner.module_main).replace("name_rules", "NAME_RULES")
+    # ... and main() is the runner's, which checks them right after building the module, before anything else
+    assert "    run_module(argspec, NAME_RULES, " in inspect.getsource(module.main)
+    source = inspect.getsource(runner.run_module)
     built = source.index("AnsibleK8SModule(")
-    checked = source.index("check_names(module, NAME_RULES)")
+    checked = source.index("check_names(module, name_rules)")
     after_build = source[source.index(")\n", built):checked]
-    assert "run_module" not in after_build and "run(" not in after_build and "ApiClient" not in after_build and "fail_json" not in after_build
+    assert after_build == ")\n    " and source.index("execute(module, service)") > checked

@@ -43,6 +43,9 @@ class FakeModule(object):
     def exit_json(self, **result):
         raise Exited(result, False)
 
+    def warn(self, warning):
+        self.warnings = getattr(self, "warnings", []) + [warning]
+
     def fail_json(self, msg, **result):
         import sys
         raise Exited(dict(result, msg=msg, failed=True), sys.exc_info()[1] is not None)
@@ -69,9 +72,29 @@ def client(monkeypatch):
     return made
 
 
-def run(module, work, **options):
+def service_of(work, partial=None, **declared):
+    """A ModuleService whose run() is work(the ModuleRun), partial() partial(), declaring declared (MINIMUMS ...)."""
+    class Service(runner.ModuleService):
+        @classmethod
+        def from_run(cls, module_run):
+            service = cls(None, module_run.params)
+            service.module_run = module_run
+            return service
+
+        def run(self):
+            return work(self.module_run)
+
+        def partial(self):
+            return partial() if partial else {}
+
+    for name, value in declared.items():
+        setattr(Service, name, value)
+    return Service
+
+
+def run(module, work, partial=None, **declared):
     with pytest.raises(Exited) as exited:
-        runner.run_module(module, work, **options)
+        runner.execute(module, service_of(work, partial, **declared))
     return exited.value
 
 
@@ -96,7 +119,7 @@ def test_success_gets_the_tail(client):
 
 
 def test_the_tail_is_left_out_where_a_module_does_not_document_it(client):
-    exited = run(FakeModule(), lambda r: {"changed": False, "client": bool(r.connect())}, calls=False, elapsed=False)
+    exited = run(FakeModule(), lambda r: {"changed": False, "client": bool(r.connect())}, TAIL=())
     assert set(exited.result) == {"changed", "client"}
 
 
@@ -121,7 +144,7 @@ def test_a_translation_error_is_a_user_error_too(client):
 
 def test_a_bug_is_not_swallowed(client):
     with pytest.raises(KeyError):
-        runner.run_module(FakeModule(), lambda r: {}["missing"])
+        runner.execute(FakeModule(), service_of(lambda r: {}["missing"]))
 
 
 class Holding(object):
@@ -197,7 +220,7 @@ def test_before_write_runs_before_every_write_and_not_for_its_own_requests():
 ])
 def test_minimums_fail_before_any_work(client, params, message):
     worked = []
-    exited = run(FakeModule(**params), worked.append, minimums=k8s_args.PARALLELISM_MINIMUM)
+    exited = run(FakeModule(**params), worked.append, MINIMUMS=k8s_args.PARALLELISM_MINIMUM)
     assert exited.result["msg"] == message and worked == [] and "api_calls" not in exited.result
 
 
@@ -303,3 +326,54 @@ def test_capi_resources_is_the_one_discovery_of_capi_kinds():
     assert [(r.group, r.plural) for r in private] == [("cluster.hypershift.openshift.io", "machines")]
     both = capi_resources(served, lambda group: group_map.is_standard(group) or group_map.is_private(group))
     assert [r.group for r in both] == ["cluster.hypershift.openshift.io", "cluster.x-k8s.io"]
+
+
+class Derived(runner.ModuleService):
+    """A service that derives hcp_namespace and checks the namespaces it names, the HostedCluster's only with holder."""
+
+    DERIVED = {"hcp_namespace": (("hostedcluster_namespace", "hostedcluster_name"), lambda ns, name: ns + "-" + name)}
+    NAMESPACES = (("hcp_namespace", None), ("hostedcluster_namespace", "holder"))
+    PARALLELISM_OPTION, CONNECTIONS = "parallelism", 2
+
+    def run(self):
+        self.warnings = ["read %s" % self.params["hcp_namespace"]]
+        return {"changed": False}
+
+
+@pytest.mark.parametrize("params, namespaces", [
+    ({"hcp_namespace": "", "holder": ""},
+     [("hcp_namespace, derived from hostedcluster_namespace and hostedcluster_name", "clusters-hc")]),
+    ({"hcp_namespace": "given", "holder": "run-1"}, [("hcp_namespace", "given"), ("hostedcluster_namespace", "clusters")]),
+])
+def test_the_runner_derives_connects_and_checks_what_the_service_declares(client, params, namespaces):
+    module = FakeModule(hostedcluster_namespace="clusters", hostedcluster_name="hc", parallelism=3, **params)
+    with pytest.raises(Exited) as exited:
+        runner.execute(module, Derived)
+    assert client.namespaces == namespaces and client.connections == 5
+    assert module.warnings == ["read %s" % namespaces[0][1]] and not exited.value.result.get("failed")
+
+
+def test_an_option_that_cannot_be_derived_fails_before_any_request(client):
+    module = FakeModule(hostedcluster_namespace="clusters", hostedcluster_name="", hcp_namespace="", holder="",
+                        parallelism=1)
+    with pytest.raises(Exited) as exited:
+        runner.execute(module, Derived)
+    assert exited.value.result["msg"] == ("hcp_namespace is empty and so is hostedcluster_name: give hcp_namespace, "
+                                          "or hostedcluster_namespace and hostedcluster_name to derive it from")
+    assert client.namespaces == [] and "api_calls" not in exited.value.result
+
+
+def test_a_failed_run_still_gives_its_warnings_and_partial_result(client):
+    class Failing(Derived):
+        def run(self):
+            self.warnings = ["half done"]
+            raise PrivateCapiError("stopped")
+
+        def partial(self):
+            return {"done": 1}
+
+    module = FakeModule(hostedcluster_namespace="clusters", hostedcluster_name="hc", hcp_namespace="x", holder="",
+                        parallelism=1)
+    with pytest.raises(Exited) as exited:
+        runner.execute(module, Failing)
+    assert module.warnings == ["half done"] and exited.value.result["done"] == 1 and exited.value.result["failed"]
