@@ -114,7 +114,7 @@ image: build
 # and the conversion shim of the tests and the demo are the installed artifact, not the checkout. Rebuilt when the
 # proxy's sources change.
 PROXY_VENV := .build/proxy-venv
-PROXY_SOURCES := $(wildcard capi_proxy/*.py plugins/module_utils/translate/*.py) plugins/module_utils/errors.py \
+PROXY_SOURCES := $(wildcard capi_proxy/*.py capi_proxy/*/*.py plugins/module_utils/translate/*.py) plugins/module_utils/errors.py \
 	plugins/module_utils/messages.py plugins/module_utils/merge_patch.py plugins/module_utils/contract.py plugins/module_utils/hypershift.py \
 	plugins/module_utils/state/machine.py pyproject.toml galaxy.yml requirements.txt
 proxy-venv: $(PROXY_VENV)/.installed

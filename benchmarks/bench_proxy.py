@@ -46,8 +46,8 @@ for _path in (os.path.join(REPO_ROOT, ".collections"), REPO_ROOT):
 
 from capi_proxy import bodies  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.core import TO_STANDARD  # noqa: E402  pylint: disable=wrong-import-position
-from capi_proxy.memory import DEFAULT_DELAY_SECONDS  # noqa: E402  pylint: disable=wrong-import-position
-from capi_proxy.translation import gc_paused  # noqa: E402  pylint: disable=wrong-import-position
+from capi_proxy.proxy.memory import DEFAULT_DELAY_SECONDS  # noqa: E402  pylint: disable=wrong-import-position
+from capi_proxy.proxy.translation import gc_paused  # noqa: E402  pylint: disable=wrong-import-position
 from capi_proxy.upstream import TLS_READ_BUFFER_BYTES  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.cluster import free_port, terminate  # noqa: E402  pylint: disable=wrong-import-position
 from testenv.cluster.convert import WEBHOOK_PLACEHOLDER  # noqa: E402  pylint: disable=wrong-import-position

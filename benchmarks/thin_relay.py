@@ -23,7 +23,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from capi_proxy.kubeconfig import Upstream
-from capi_proxy.proxy import _RESPONSE_DROP_NAMES  # the connection's own headers, as the proxy drops them
+from capi_proxy.proxy.relay import _RESPONSE_DROP_NAMES  # the connection's own headers, as the proxy drops them
 from capi_proxy.upstream import UpstreamClient, limit_tls_read_buffer
 
 

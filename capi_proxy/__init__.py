@@ -4,6 +4,11 @@ Clients keep speaking cluster.x-k8s.io while the API server holds the private
 cluster.hypershift.openshift.io types. All translation and conversion logic lives in the
 collection's module_utils (translate.groups, translate.versions); this package only moves bytes.
 `python -m capi_proxy --help` (installed: `capi-proxy --help`) and docs/proxy.md describe the command line.
+
+Three programs, one subpackage each (since 2026-12-02): proxy/ (the sidecar: `capi-proxy`), shim/ (the conversion
+webhook: `capi-proxy shim`) and exporter/ (the fleet exporter: `capi-proxy exporter`); what two of them share sits
+here (core, bodies, nesting, upstream, discovery, serving, metrics, logs, kubeconfig, cli, errors). __main__ imports
+a program's subpackage only when it runs that program.
 """
 # The installable package's version (pyproject.toml reads it from here): the collection's, like the image tag (make
 # image reads galaxy.yml); tests/unit/proxy/test_packaging.py fails when it differs from galaxy.yml's.

@@ -1,107 +1,6 @@
 """Command line: `python -m capi_proxy [proxy options]`, `python -m capi_proxy shim [shim options]` or
 `python -m capi_proxy exporter [exporter options]`."""
-import argparse
-import asyncio
-import gc
-import os
 import sys
-
-from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES
-from capi_proxy.cli import address, extra_group, positive
-from capi_proxy.core import GroupMap
-from capi_proxy.kubeconfig import KubeconfigError, Upstream, trust_only_the_named_ca
-from capi_proxy.logs import LEVELS, JsonLogger
-from capi_proxy.memory import DEFAULT_DELAY_SECONDS
-from capi_proxy.mode import config_map_reference
-from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_MODES, PROXY_TRANSLATE
-
-
-def _config_map(value):
-    try:
-        return config_map_reference(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
-
-
-def proxy_parser():
-    parser = argparse.ArgumentParser(prog="python -m capi_proxy", description=(
-        "Translating Kubernetes API proxy: clients speak cluster.x-k8s.io, the API server holds "
-        "cluster.hypershift.openshift.io. `python -m capi_proxy shim --help` for the conversion webhook, "
-        "`python -m capi_proxy exporter --help` for the fleet's migration metrics."))
-    parser.add_argument("--kubeconfig", required=True, help="kubeconfig of the upstream API server (its CA verifies TLS)")
-    parser.add_argument("--listen", type=address, default=("127.0.0.1", 8080),
-                        help="HOST:PORT to serve plain HTTP on (default 127.0.0.1:8080; loopback unless named)")
-    parser.add_argument("--metrics-listen", type=address, help="HOST:PORT for Prometheus /metrics (off when absent)")
-    parser.add_argument("--show-private", action="store_true", help="also show and serve the private groups as they are")
-    parser.add_argument("--use-own-credentials", action="store_true", help=(
-        "send the kubeconfig's credentials on requests that carry no Authorization header (the pod's service "
-        "account, as in the enhancement); without it such requests go upstream anonymous"))
-    parser.add_argument("--max-body-bytes", type=positive(int), default=3 * 1024 * 1024, help="request body limit")
-    parser.add_argument("--max-inflight-bytes", type=positive(int), default=DEFAULT_MAX_INFLIGHT_BYTES, help=(
-        "body bytes all requests in flight may hold at once; past it reads get 429 with Retry-After "
-        "(default 64 MiB; one request alone may exceed it)"))
-    parser.add_argument("--idle-timeout", type=positive(float), default=60.0, help=(
-        "seconds a client connection may stay without a complete request head (idle keep-alive, slow or "
-        "half-open clients) before it is closed"))
-    parser.add_argument("--max-event-bytes", type=positive(int), default=16 * 1024 * 1024, help="one watch event's limit")
-    parser.add_argument("--upstream-timeout", type=positive(float), default=60.0,
-                        help="seconds to wait for the API server (non-watch requests; watch headers)")
-    parser.add_argument("--discovery-ttl", type=positive(float), default=30.0, help="seconds the served-versions index is kept")
-    parser.add_argument("--extra-group", type=extra_group, action="append", default=[],
-                        help="STANDARD=PRIVATE group pair outside the *.cluster.x-k8s.io pattern (repeatable)")
-    parser.add_argument("--memory-trim-delay", type=float, default=DEFAULT_DELAY_SECONDS, help=(
-        "seconds after a large body or a closed watch before freed memory is given back to the system "
-        "(glibc malloc_trim; 0 or less turns it off)"))
-    parser.add_argument("--mode", choices=PROXY_MODES, default=PROXY_TRANSLATE, help=(
-        "translate: serve the standard CAPI groups from the private ones; passthrough: relay every request and "
-        "answer unchanged (default translate; fixed unless --mode-config-map)"))
-    parser.add_argument("--mode-config-map", type=_config_map, metavar="NAMESPACE/NAME", help=(
-        "follow the mode live from data.mode of this ConfigMap (read and watched with the kubeconfig's own "
-        "credentials; --mode is then unused): until it is read, /readyz and every request answer 503; on a change "
-        "open watches end with 410 Expired, and the mode applied is acknowledged in data.applied.<--pod-name>"))
-    parser.add_argument("--pod-name", default=os.environ.get("POD_NAME", ""), help=(
-        "the Pod this proxy runs in (default: the POD_NAME environment variable), the key of its acknowledgement"))
-    parser.add_argument("--log-level", choices=sorted(LEVELS), default="info")
-    return parser
-
-
-def run_proxy(argv):
-    args = proxy_parser().parse_args(argv)
-    logger = JsonLogger(args.log_level)
-    try:
-        upstream = Upstream(args.kubeconfig)
-        group_map = GroupMap(dict(args.extra_group))
-    except (KubeconfigError, ValueError) as exc:
-        logger.error("cannot start", error=str(exc))
-        return 2
-    trust_only_the_named_ca(upstream)  # before aiohttp is imported (below): its default contexts load no bundle
-    # pylint: disable=import-outside-toplevel
-    from capi_proxy.metrics import ProxyMetrics
-    from capi_proxy.proxy import Options, Proxy
-    from capi_proxy.serving import metrics_app, serve
-    from capi_proxy.upstream import limit_tls_read_buffer
-    # pylint: enable=import-outside-toplevel
-    metrics = ProxyMetrics()
-    options = Options(show_private=args.show_private, use_own_credentials=args.use_own_credentials,
-                      max_body_bytes=args.max_body_bytes, upstream_timeout=args.upstream_timeout,
-                      max_event_bytes=args.max_event_bytes, discovery_ttl=args.discovery_ttl, group_map=group_map,
-                      memory_trim_delay=args.memory_trim_delay, max_inflight_bytes=args.max_inflight_bytes,
-                      mode=args.mode, mode_config_map=args.mode_config_map, pod_name=args.pod_name)
-    proxy = Proxy(upstream, options, logger, metrics)
-    apps = [(proxy.application(), args.listen, None)]
-    if args.metrics_listen:
-        apps.append((metrics_app(metrics.registry, proxy.readyz), args.metrics_listen, None))
-    logger.info("starting", upstream=upstream.server, show_private=args.show_private,
-                use_own_credentials=args.use_own_credentials,
-                mode="/".join(args.mode_config_map) if args.mode_config_map else args.mode)
-    limit_tls_read_buffer()
-    gc.collect()
-    gc.freeze()  # modules and settings live forever: keep them out of every later full collection
-    try:
-        asyncio.run(serve(apps, logger, "capi-proxy", idle_timeout=args.idle_timeout))
-    finally:
-        logger.flush()  # lines of the loop's last turn
-    return 0
 
 
 def main(argv=None):
@@ -112,6 +11,7 @@ def main(argv=None):
     if argv and argv[0] == "exporter":
         from capi_proxy.exporter import run_exporter  # pylint: disable=import-outside-toplevel
         return run_exporter(argv[1:])
+    from capi_proxy.proxy.program import run_proxy  # pylint: disable=import-outside-toplevel
     return run_proxy(argv)
 
 

@@ -109,7 +109,7 @@ PROXY_NAMESPACE_LABEL = "hypershift.openshift.io/capi-proxy-namespace"
 RBAC_ENTRY_POINT_LABEL = "hypershift.openshift.io/private-capi-entry-point"
 
 # --- the proxy's mode ConfigMap (one per HCP namespace) -------------------------------------------------------------
-# Every proxy sidecar of the namespace follows data[PROXY_MODE_KEY] live (capi_proxy/mode.py): PROXY_PASSTHROUGH
+# Every proxy sidecar of the namespace follows data[PROXY_MODE_KEY] live (capi_proxy/proxy/mode.py): PROXY_PASSTHROUGH
 # relays the standard groups unchanged (the sidecar put in ahead of the migration), PROXY_TRANSLATE serves them from the
 # private groups. Written by the migration (the flip) and its way back, read by the sidecars; once a sidecar applied a
 # mode it writes data[PROXY_APPLIED_PREFIX + <its Pod's name>] = that mode, which the flip waits for from every Pod.

@@ -2,7 +2,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The fleet's alerts and scrape, as the Prometheus Operator's PrometheusRule and ServiceMonitor (pure: no API call).
 
-The series are the fleet exporter's (`capi-proxy exporter`, capi_proxy/exporter.py): one per HostedCluster and state,
+The series are the fleet exporter's (`capi-proxy exporter`, capi_proxy/exporter/__init__.py): one per HostedCluster and state,
 the lock holder of each in-progress HostedCluster, the failure reason of each failed one, the longest time a CAPI
 manager of each migrated one had no leader. Two alerts also read kube-state-metrics (the conversion shim's Deployment,
 the proxy sidecar containers). Every expression takes the `max` over the exporter's own series, so two scrapes of them

@@ -2,7 +2,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """The flip: every API proxy sidecar of an HCP namespace moved to one mode at once, without a Pod restart.
 
-Each sidecar follows data.mode of the namespace's mode ConfigMap live (capi_proxy/mode.py) and, once it applied a mode,
+Each sidecar follows data.mode of the namespace's mode ConfigMap live (capi_proxy/proxy/mode.py) and, once it applied a mode,
 writes it under its Pod's name there (contract.py: PROXY_MODE_CONFIG_MAP, PROXY_APPLIED_PREFIX). A flip is one write of
 that ConfigMap, then a wait until every sidecar that runs has acknowledged the new mode. A sidecar that does not run
 yet reads the ConfigMap as it starts, so it comes up in the new mode: only running ones are waited for.

@@ -14,6 +14,7 @@ __metaclass__ = type
 
 import json
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
@@ -107,7 +108,7 @@ def capi_verify_judge(inputs):
     """The verify result of one HostedCluster from what the verify role read (pure; see capi_verify_judge.yml)."""
     if not isinstance(inputs, dict):
         raise VerifyInputError("capi_verify_judge: expected a dict of what was read, got %s" % type(inputs).__name__)
-    where = describe("HostedCluster", inputs.get("name"), inputs.get("namespace"))
+    where = describe(hypershift.HOSTEDCLUSTER_KIND, inputs.get("name"), inputs.get("namespace"))
     standard = dict((k, v) for k, v in (inputs.get("standard_counts") or {}).items() if int(v))
     private = dict((k, int(v)) for k, v in (inputs.get("private_counts") or {}).items() if int(v))
     problems = []

@@ -360,7 +360,7 @@ class QuiesceService(object):
         if not name:
             raise QuiesceError("fence needs hostedcluster_name (the HostedCluster whose operator is fenced); set it")
         return self.client.get(self._hostedcluster_path(), "get " + describe(
-            "HostedCluster", name, self.params["hostedcluster_namespace"]))
+            hypershift.HOSTEDCLUSTER_KIND, name, self.params["hostedcluster_namespace"]))
 
     def _storage_version(self, group):
         if group not in self.versions:
@@ -535,11 +535,11 @@ class QuiesceService(object):
         if patch is None:
             return
         name = self.params["hostedcluster_name"]
-        self.before.setdefault("HostedCluster/%s" % name, {
+        self.before.setdefault("%s/%s" % (hypershift.HOSTEDCLUSTER_KIND, name), {
             "spec": {"pausedUntil": (hostedcluster.get("spec") or {}).get("pausedUntil")},
             "metadata": {"annotations": dict((key, annotations.get(key))
                                              for key in (PAUSED_UNTIL_ANNOTATION, PHASE_ANNOTATION))}})
-        self._patch(self._hostedcluster_path(), patch, "HostedCluster", name, self.params["hostedcluster_namespace"],
+        self._patch(self._hostedcluster_path(), patch, hypershift.HOSTEDCLUSTER_KIND, name, self.params["hostedcluster_namespace"],
                     "fence" if up else "lift fence")
 
     # --- the two directions -----------------------------------------------------------------------

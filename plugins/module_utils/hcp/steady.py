@@ -292,8 +292,8 @@ class SteadyService(ModuleService):
         hc_name, hc_namespace = self.params["hostedcluster_name"], self.params["hostedcluster_namespace"]
         hostedcluster = self.client.get(
             api_path(hypershift.HOSTEDCLUSTER_GROUP, hypershift.HOSTEDCLUSTER_VERSION, "hostedclusters", hc_namespace,
-                     hc_name), "get " + describe("HostedCluster", hc_name, hc_namespace))
-        hostedcluster.setdefault("kind", "HostedCluster")
+                     hc_name), "get " + describe(hypershift.HOSTEDCLUSTER_KIND, hc_name, hc_namespace))
+        hostedcluster.setdefault("kind", hypershift.HOSTEDCLUSTER_KIND)
         pools = self.client.list(api_path(NODEPOOL_GROUP, NODEPOOL_VERSION, "nodepools", hc_namespace),
                                  "list " + describe("NodePools", namespace=hc_namespace))
         kinds, private_cluster = self._kinds()

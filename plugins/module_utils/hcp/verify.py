@@ -93,7 +93,7 @@ class VerifyService(ModuleService):
 
     def read(self):
         """Everything the judgement needs, as the dict capi_verify_judge takes."""
-        where = describe("HostedCluster", self.hostedcluster_name, self.hostedcluster_namespace)
+        where = describe(hypershift.HOSTEDCLUSTER_KIND, self.hostedcluster_name, self.hostedcluster_namespace)
         name = self.hostedcluster_name
         hostedcluster = self.client.get_or_none(api_path(HYPERSHIFT_GROUP, HYPERSHIFT_VERSION, hypershift.HOSTEDCLUSTER_PLURAL,
                                                          self.hostedcluster_namespace, name), where)

@@ -30,6 +30,7 @@ import threading
 import time
 import uuid
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import JSON_PATCH, MERGE_PATCH, ApiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
@@ -68,7 +69,7 @@ def judge(hostedcluster, holder, token_id, now):
     """None while `token_id` of run `holder` may write under the HostedCluster's lock; else why not (a sentence)."""
     metadata = hostedcluster.get("metadata") or {}
     annotations = metadata.get("annotations") or {}
-    who = describe("HostedCluster", metadata.get("name"), metadata.get("namespace"))
+    who = describe(hypershift.HOSTEDCLUSTER_KIND, metadata.get("name"), metadata.get("namespace"))
     state = states.state_of_annotations(annotations)
     lease = states.lease_of(annotations)
     if state != states.IN_PROGRESS or lease is None:
@@ -140,7 +141,7 @@ class LeaseFence(object):
 
     @property
     def what(self):
-        return describe("HostedCluster", self.name, self.namespace)
+        return describe(hypershift.HOSTEDCLUSTER_KIND, self.name, self.namespace)
 
     def _read(self):
         return self.client.request("GET", self.path, "get %s (lease token)" % self.what)

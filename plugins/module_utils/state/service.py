@@ -69,7 +69,7 @@ def hostedcluster_event(metadata, event_type, reason, message, now, instance):
         "metadata": {"name": "%s.%x" % (metadata["name"], int(now.timestamp() * 1e9)), "namespace": metadata["namespace"]},
         "involvedObject": {
             "apiVersion": HOSTEDCLUSTER_API_VERSION,
-            "kind": "HostedCluster",
+            "kind": hypershift.HOSTEDCLUSTER_KIND,
             "name": metadata["name"],
             "namespace": metadata["namespace"],
             "uid": metadata.get("uid"),
@@ -91,7 +91,7 @@ def create_hostedcluster_event(client, metadata, event_type, reason, message, no
     """Write hostedcluster_event(...) (a dry run in check mode); returns the Event's name. ApiError when refused."""
     event = hostedcluster_event(metadata, event_type, reason, message, now, instance)
     created = client.create(api_path("", "v1", "events", metadata["namespace"]), event, "create Event for %s" % describe(
-        "HostedCluster", metadata["name"], metadata["namespace"]))
+        hypershift.HOSTEDCLUSTER_KIND, metadata["name"], metadata["namespace"]))
     return (created.get("metadata") or {}).get("name") or event["metadata"]["name"]
 
 
@@ -116,16 +116,16 @@ class MigrationStateService(object):
     # --- reads -------------------------------------------------------------------------------------
     def read(self, namespace, name):
         hostedcluster = self.client.get_or_none(hostedcluster_path(namespace, name),
-                                                "get %s" % describe("HostedCluster", name, namespace))
+                                                "get %s" % describe(hypershift.HOSTEDCLUSTER_KIND, name, namespace))
         if hostedcluster is None:
             raise MigrationStateError(
                 "%s not found (GET %s); check hostedcluster_name and hostedcluster_namespace"
-                % (describe("HostedCluster", name, namespace), hostedcluster_path(namespace, name)))
+                % (describe(hypershift.HOSTEDCLUSTER_KIND, name, namespace), hostedcluster_path(namespace, name)))
         return hostedcluster
 
     def list(self, namespace, query_states):
         selector = states.label_selector_for(query_states)
-        items = self.client.list(hostedcluster_path(namespace), "list %s" % describe("HostedCluster", namespace=namespace),
+        items = self.client.list(hostedcluster_path(namespace), "list %s" % describe(hypershift.HOSTEDCLUSTER_KIND, namespace=namespace),
                                  label_selector=selector)
         if query_states:
             items = [item for item in items if states.state_of(item) in query_states]
@@ -136,7 +136,7 @@ class MigrationStateService(object):
         """PUT the planned object (resourceVersion-guarded); ApiError 409 when it went stale."""
         metadata = plan.hostedcluster["metadata"]
         return self.client.replace(hostedcluster_path(metadata["namespace"], metadata["name"]), plan.updated_object(),
-                                   "update %s" % describe("HostedCluster", metadata["name"], metadata["namespace"]))
+                                   "update %s" % describe(hypershift.HOSTEDCLUSTER_KIND, metadata["name"], metadata["namespace"]))
 
     def emit_event(self, written, plan, now):
         """A core/v1 Event on the HostedCluster; a failure here is a warning (the transition is already written)."""
@@ -176,7 +176,7 @@ class MigrationStateService(object):
             return plan, written, conflicts
         raise MigrationStateError(
             "%s kept changing while we wrote it (%d conflicts in a row); nothing was written, re-run"
-            % (describe("HostedCluster", name, namespace), conflicts)
+            % (describe(hypershift.HOSTEDCLUSTER_KIND, name, namespace), conflicts)
         )
 
     # --- operations --------------------------------------------------------------------------------
@@ -200,8 +200,8 @@ class MigrationStateService(object):
         before = plan.hostedcluster.get("metadata") or {}
         return {
             "diff": {
-                "before_header": describe("HostedCluster", name, namespace),
-                "after_header": describe("HostedCluster", name, namespace),
+                "before_header": describe(hypershift.HOSTEDCLUSTER_KIND, name, namespace),
+                "after_header": describe(hypershift.HOSTEDCLUSTER_KIND, name, namespace),
                 "before": {"annotations": before.get("annotations") or {}, "labels": before.get("labels") or {}},
                 "after": {"annotations": plan.annotations, "labels": plan.labels} if plan.write else
                 {"annotations": before.get("annotations") or {}, "labels": before.get("labels") or {}},

@@ -279,11 +279,11 @@ def test_discovery_hides_private_groups(stack, accept):
 
 def test_a_large_list_is_translated_while_it_streams_in(stack):
     """kube-apiserver streams a LIST of custom resources item by item; the proxy translates the items as they come
-    (capi_proxy/liststream.py) and answers exactly the bytes its whole-body translation gives."""
+    (capi_proxy/proxy/liststream.py) and answers exactly the bytes its whole-body translation gives."""
     from capi_proxy.metrics import ProxyMetrics  # pylint: disable=import-outside-toplevel
-    from capi_proxy.pathing import parse_target  # pylint: disable=import-outside-toplevel
-    from capi_proxy.routing import Route  # pylint: disable=import-outside-toplevel
-    from capi_proxy.translation import Translator  # pylint: disable=import-outside-toplevel
+    from capi_proxy.proxy.pathing import parse_target  # pylint: disable=import-outside-toplevel
+    from capi_proxy.proxy.routing import Route  # pylint: disable=import-outside-toplevel
+    from capi_proxy.proxy.translation import Translator  # pylint: disable=import-outside-toplevel
     from capi_proxy.core import DEFAULT_GROUP_MAP  # pylint: disable=import-outside-toplevel
 
     _namespace(stack, "stream")

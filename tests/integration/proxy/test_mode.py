@@ -1,4 +1,4 @@
-"""The proxy's mode followed live from its ConfigMap (capi_proxy/mode.py), on the real control plane.
+"""The proxy's mode followed live from its ConfigMap (capi_proxy/proxy/mode.py), on the real control plane.
 
 Pass-through relays every request unchanged (the standard group is the API server's own: here it serves no standard
 CRD, so a standard Machine path is a 404); translate serves the standard group from the private one. A change of

@@ -1,4 +1,4 @@
-"""The fleet exporter's leaderless figure (capi_proxy/exporter.py): the capi-migration-leaderless-seconds annotation the
+"""The fleet exporter's leaderless figure (capi_proxy/exporter/__init__.py): the capi-migration-leaderless-seconds annotation the
 migration writes when it ends, read into each HostedCluster's record, served as a gauge per HostedCluster and a
 histogram over the fleet; a malformed figure is left out and logged once, and never makes the state invalid. The
 HostedClusters are moved by the state machine itself (the helpers of tests/unit/proxy/test_capi_proxy_exporter.py)."""

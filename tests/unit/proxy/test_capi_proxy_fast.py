@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capi_proxy import bodies, logs
-from capi_proxy.translation import gc_paused
+from capi_proxy.proxy.translation import gc_paused
 from capi_proxy.upstream import limit_tls_read_buffer
 from tests.unit.strategies import proxy_json_values as json_values
 from tests.unit.translate.test_capi_groups import EXAMPLE_OBJECTS

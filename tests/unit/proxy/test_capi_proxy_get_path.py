@@ -12,15 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from capi_proxy import bodies, logs, routing
+from capi_proxy import bodies, logs
+
+from capi_proxy.proxy import routing
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE, TO_STANDARD, GroupMap, translate_object, translate_text
 from capi_proxy.errors import ProxyError
 from capi_proxy.metrics import ProxyMetrics
-from capi_proxy.openapi import client_location
-from capi_proxy.pathing import parse_target
-from capi_proxy.proxy import _RESPONSE_DROP, Proxy
-from capi_proxy.routing import Route
-from capi_proxy.translation import Translator
+from capi_proxy.proxy.openapi import client_location
+from capi_proxy.proxy.pathing import parse_target
+from capi_proxy.proxy.relay import _RESPONSE_DROP, Proxy
+from capi_proxy.proxy.routing import Route
+from capi_proxy.proxy.translation import Translator
 from tests.unit.proxy.test_capi_proxy_fast import EDGE_DOCUMENTS
 from tests.unit.proxy.test_liststream import go_json
 from tests.unit.strategies import proxy_json_values as json_values

@@ -7,14 +7,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from capi_proxy import bodies, nesting
-from capi_proxy.budget import ByteBudget
+from capi_proxy.proxy.budget import ByteBudget
 from capi_proxy.errors import ProxyError
 from capi_proxy.logs import scrub
 from capi_proxy.metrics import OTHER, ProxyMetrics, group_label, verb_label
 from capi_proxy.core import DEFAULT_GROUP_MAP
-from capi_proxy.pathing import parse_target
-from capi_proxy.routing import Route, client_authorization
-from capi_proxy.translation import Translator
+from capi_proxy.proxy.pathing import parse_target
+from capi_proxy.proxy.routing import Route, client_authorization
+from capi_proxy.proxy.translation import Translator
 from capi_proxy.upstream import TimedCache
 from multidict import CIMultiDict
 from tests.unit.strategies import json_holes, proxy_json_values as json_values

@@ -4,7 +4,7 @@ import os
 import platform
 
 
-from capi_proxy import memory, watch
+from capi_proxy.proxy import memory, watch
 from capi_proxy.errors import ProxyError
 from capi_proxy.kubeconfig import trust_only_the_named_ca
 

@@ -2,8 +2,9 @@
 key, which watches a change expires, and the relay's route (nothing translated)."""
 import pytest
 
-from capi_proxy import routing
-from capi_proxy.mode import config_map_reference, older_than
+from capi_proxy.proxy import routing
+from capi_proxy.proxy.mode import older_than
+from capi_proxy.proxy.program import config_map_reference
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
     PROXY_PASSTHROUGH,
     PROXY_TRANSLATE,

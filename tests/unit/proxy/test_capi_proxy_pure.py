@@ -5,13 +5,15 @@ import json
 
 import pytest
 
-from capi_proxy import bodies, discovery, openapi
-from capi_proxy.adaptation import apply_patch, convert_document, merge_patch
+from capi_proxy import bodies, discovery
+
+from capi_proxy.proxy import openapi
+from capi_proxy.proxy.adaptation import apply_patch, convert_document, merge_patch
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE
 from capi_proxy.errors import ProxyError
 from capi_proxy.logs import BATCH_SECONDS, JsonLogger, scrub
 from capi_proxy.metrics import Counter, Histogram, ProxyMetrics, Registry
-from capi_proxy.pathing import check_path, parse_target, replace_segment
+from capi_proxy.proxy.pathing import check_path, parse_target, replace_segment
 
 PRIVATE = "cluster.hypershift.openshift.io"
 
@@ -249,6 +251,33 @@ def test_the_proxy_needs_only_the_pure_core_of_the_collection():
             "'ansible_collections.kubernetes'))))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", loaded
+
+
+@pytest.mark.parametrize("program, others", [
+    ("capi_proxy.proxy.relay", ("capi_proxy.shim", "capi_proxy.exporter", "kubernetes")),
+    ("capi_proxy.shim", ("capi_proxy.proxy", "capi_proxy.exporter", "kubernetes")),
+    ("capi_proxy.exporter", ("capi_proxy.proxy", "capi_proxy.shim")),
+])
+def test_each_program_imports_its_own_subpackage_and_what_is_shared_only(program, others):
+    """capi_proxy's three programs are subpackages (2026-12-02): the sidecar does not load the shim's or the
+    exporter's code (nor the exporter the state machine's users' client), and __main__ loads a program when it runs."""
+    import subprocess  # pylint: disable=import-outside-toplevel
+    import sys  # pylint: disable=import-outside-toplevel
+    code = ("import sys, capi_proxy.__main__, %s; print(sorted(m for m in sys.modules if m.split('.')[0] == 'kubernetes' "
+            "or m.startswith(%r)))" % (program, tuple(other + "." for other in others) + others))
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", loaded
+
+
+def test_the_proxy_program_imports_no_aiohttp_before_it_empties_the_default_trust_store():
+    """run_proxy sets SSL_CERT_FILE/SSL_CERT_DIR (trust_only_the_named_ca) before aiohttp is imported, whose default
+    contexts would each load the system bundle: nothing the program imports at module level may import aiohttp
+    (mode.py's did, through __main__, until 2026-12-02)."""
+    import subprocess  # pylint: disable=import-outside-toplevel
+    import sys  # pylint: disable=import-outside-toplevel
+    code = "import sys, capi_proxy.__main__, capi_proxy.proxy.program; print('aiohttp' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "False"
 
 
 class _CrdListClient:

@@ -7,8 +7,8 @@ import pytest
 
 from capi_proxy import bodies, discovery
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE, TO_STANDARD, GroupMap
-from capi_proxy.crdview import crd_view
-from capi_proxy.routing import route
+from capi_proxy.proxy.crdview import crd_view
+from capi_proxy.proxy.routing import route
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import AGENT_EXTRA_GROUPS
 
 CLUSTERCTL = "clusterctl.cluster.x-k8s.io"

@@ -2,7 +2,7 @@
 (PartialObjectMetadata, its List, their watch events) that controller-runtime's metadata cache uses to read the
 contract labels of CAPI's CRDs (issue 19: the real core manager found no CRD through the proxy without them)."""
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_STANDARD, translate_text
-from capi_proxy.crdview import crd_view
+from capi_proxy.proxy.crdview import crd_view
 
 CONTRACT = {"cluster.x-k8s.io/v1beta2": "v1beta2"}
 
@@ -79,7 +79,7 @@ def test_the_labels_a_twin_keeps_aside_show_again_on_the_standard_view_only():
 
 
 def test_a_selector_on_the_labels_kept_aside_is_judged_by_the_proxy_and_the_rest_by_the_server():
-    from capi_proxy.crdview import matches, split_selector
+    from capi_proxy.proxy.crdview import matches, split_selector
     query, local = split_selector("labelSelector=clusterctl.cluster.x-k8s.io%2Capp%20in%20(a%2Cb)&limit=500")
     assert query == "labelSelector=app%20in%20%28a%2Cb%29&limit=500"
     assert local == [("clusterctl.cluster.x-k8s.io", "exists", ())]

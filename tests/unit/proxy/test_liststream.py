@@ -10,12 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from capi_proxy import bodies, liststream
+from capi_proxy import bodies
+
+from capi_proxy.proxy import liststream
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_PRIVATE, TO_STANDARD, translate_object
 from capi_proxy.metrics import ProxyMetrics
-from capi_proxy.pathing import parse_target
-from capi_proxy.routing import Route
-from capi_proxy.translation import Translator
+from capi_proxy.proxy.pathing import parse_target
+from capi_proxy.proxy.routing import Route
+from capi_proxy.proxy.translation import Translator
 from tests.unit.translate.test_capi_groups import EXAMPLE_OBJECTS, adversarial_machine
 from tests.unit.translate.test_capi_groups_properties import generated_objects
 

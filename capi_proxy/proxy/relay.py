@@ -19,15 +19,17 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict, istr
 
-from capi_proxy import bodies, crdview, metrics as metric_labels, nesting, openapi, routing, watch
-from capi_proxy.mode import ModeFollower, older_than
-from capi_proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES, RETRY_AFTER_SECONDS, ByteBudget
+from capi_proxy import bodies, metrics as metric_labels, nesting
+
+from capi_proxy.proxy import crdview, openapi, routing, watch
+from capi_proxy.proxy.mode import ModeFollower, older_than
+from capi_proxy.proxy.budget import DEFAULT_MAX_INFLIGHT_BYTES, RETRY_AFTER_SECONDS, ByteBudget
 from capi_proxy.core import DEFAULT_GROUP_MAP, TO_STANDARD, translate_text
 from capi_proxy.errors import ProxyError, status_bytes
-from capi_proxy.memory import DEFAULT_DELAY_SECONDS, Trimmer
-from capi_proxy.pathing import replace_segment
+from capi_proxy.proxy.memory import DEFAULT_DELAY_SECONDS, Trimmer
+from capi_proxy.proxy.pathing import replace_segment
 from capi_proxy.serving import DIRECT_HANDLER, direct_handler, read_body, status_errors
-from capi_proxy.translation import CONVERTED_SUBRESOURCES, Translator
+from capi_proxy.proxy.translation import CONVERTED_SUBRESOURCES, Translator
 from capi_proxy.upstream import TimedCache, UpstreamClient, load_contract_crds, load_index
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_PASSTHROUGH, PROXY_TRANSLATE
 

@@ -25,14 +25,6 @@ RETRY_SECONDS = (0.5, 5.0)  # the pause before reading again after a failure: do
 WATCH_SECONDS = 290  # one watch request's timeoutSeconds (the API server ends it then; the follower watches again)
 
 
-def config_map_reference(value):
-    """'NAMESPACE/NAME' -> (namespace, name); ValueError naming the expected form."""
-    namespace, slash, name = (value or "").partition("/")
-    if not slash or not namespace or not name or "/" in name:
-        raise ValueError("expected NAMESPACE/NAME of the mode ConfigMap, got %r" % value)
-    return namespace, name
-
-
 def older_than(resource_version, revision):
     """Whether a request's resourceVersion (a string, possibly empty) is older than revision (an int, 0 for none):
     only numeric versions compare (etcd revisions, as kube-apiserver gives them); "0" and "" mean any."""

@@ -9,12 +9,14 @@ import contextlib
 import gc
 import time
 
-from capi_proxy import bodies, discovery, nesting, openapi
-from capi_proxy.adaptation import apply_patch, convert_document
+from capi_proxy import bodies, discovery, nesting
+
+from capi_proxy.proxy import openapi
+from capi_proxy.proxy.adaptation import apply_patch, convert_document
 from capi_proxy.core import TO_PRIVATE, TO_STANDARD, CapiTranslationError
-from capi_proxy.crdview import crd_view
+from capi_proxy.proxy.crdview import crd_view
 from capi_proxy.errors import ProxyError
-from capi_proxy.liststream import ListStream
+from capi_proxy.proxy.liststream import ListStream
 
 CONVERTED_SUBRESOURCES = (None, "status")
 # Every watcher of a resource receives the same event bytes: translate each distinct line once.

@@ -4,10 +4,10 @@ import re
 
 from multidict import CIMultiDict, istr
 
-from capi_proxy import openapi
+from capi_proxy.proxy import openapi
 from capi_proxy.core import TO_PRIVATE, translate_path
 from capi_proxy.errors import ProxyError
-from capi_proxy.pathing import check_path, parse_target, replace_segment
+from capi_proxy.proxy.pathing import check_path, parse_target, replace_segment
 
 _CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
 _HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
