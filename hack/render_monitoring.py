@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Write files/monitoring/prometheusrule.yml and servicemonitor.yml (the conversion_shim role's defaults) from
+"""Write files/monitoring/prometheusrule.yml, servicemonitor.yml and podmonitor.yml (the conversion_shim role's defaults) from
 plugins/module_utils/monitoring.py, the one source. `--check` writes nothing and fails when a file differs
 (tests/unit/monitoring runs it)."""
 
@@ -45,7 +45,8 @@ def text(document):
 def outputs():
     directory = ROOT / "files" / "monitoring"
     return {directory / "prometheusrule.yml": text(monitoring.prometheus_rule()),
-            directory / "servicemonitor.yml": text(monitoring.service_monitor())}
+            directory / "servicemonitor.yml": text(monitoring.service_monitor()),
+            directory / "podmonitor.yml": text(monitoring.pod_monitor())}
 
 
 def main():

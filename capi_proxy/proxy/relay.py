@@ -214,8 +214,9 @@ class Proxy(object):
         metrics = self.metrics
         self._count_tally(tally)
         verb_label = metric_labels.verb_label(info["verb"])
-        if own is not None:
+        if own is not None:  # not a watch
             metrics.own_seconds.observe(own, verb_label)
+            metrics.request_seconds.observe(duration, verb_label)
         metrics.requests.inc(self._group_label(info["group"]), verb_label, str(code))
         level = "debug" if code < 400 and request.method in _READ_METHODS and info["verb"] != "watch" else "info"
         if self.logger.enabled(level):

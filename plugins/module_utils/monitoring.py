@@ -1,6 +1,7 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""The fleet's alerts and scrape, as the Prometheus Operator's PrometheusRule and ServiceMonitor (pure: no API call).
+"""The fleet's alerts and scrapes, as the Prometheus Operator's PrometheusRule, ServiceMonitor (the exporter) and
+PodMonitor (the proxy sidecars) (pure: no API call).
 
 The series are the fleet exporter's (`capi-proxy exporter`, capi_proxy/exporter/__init__.py): one per HostedCluster and state,
 the lock holder of each in-progress HostedCluster, the failure reason of each failed one, the longest time a CAPI
@@ -22,6 +23,10 @@ RUNBOOK_BASE = "https://github.com/openshift/hypershift/blob/main/docs/operator-
 # The sidecar's container name (plugins/module_utils/hcp/sidecar.py CONTAINER_NAME; a unit test keeps them equal,
 # without this module importing the sidecar's).
 SIDECAR_CONTAINER = "kube-apiserver-proxy"
+# ... and the name of its metrics port (sidecar.py's container port; the same unit test), which the PodMonitor scrapes
+SIDECAR_METRICS_PORT = "proxy-metrics"
+# The sidecars' latency histogram (capi_proxy/metrics.py) and the enhancement's alert on it: p95 over 100 ms for 10 min
+PROXY_REQUEST_SECONDS = "hypershift_api_proxy_request_duration_seconds"
 STUCK_SECONDS = 3600
 # The label the alerts name a HostedCluster's namespace by (the exporter's NAMESPACE_LABELS; a unit test keeps them
 # equal): its series also carry `namespace`, which user-workload monitoring overwrites with the exporter's namespace.
@@ -30,13 +35,14 @@ HC_NAMESPACE = "hostedcluster_namespace"
 # released Lease is taken at the new Pod's next retry, at most 57.2 s after the release with HyperShift's flags, plus the
 # old Pod's termination; one left to expire takes 137 s and more: plugins/module_utils/hcp/leadership.py).
 DEFAULTS = {"namespace": "hypershift", "shim_name": "capi-conversion-shim", "exporter_name": "capi-conversion-shim-exporter",
-            "rule_name": "hypershift-private-capi", "runbook_base": RUNBOOK_BASE, "leaderless_alert_seconds": 90}
+            "rule_name": "hypershift-private-capi", "runbook_base": RUNBOOK_BASE, "leaderless_alert_seconds": 90,
+            "proxy_monitor_name": "capi-proxy-sidecars", "proxy_latency_alert_seconds": 0.1}
 # HyperShiftPrivateCAPILeaderless is about a migration that ended: it fires for this long after the end, then clears
 LEADERLESS_ALERT_WINDOW_SECONDS = 86400
 ALERTS = ("HyperShiftPrivateCAPIMigrationFailed", "HyperShiftPrivateCAPIMigrationStuck",
           "HyperShiftPrivateCAPIRollbackFailed", "HyperShiftPrivateCAPIInvalidState",
           "HyperShiftPrivateCAPIConversionShimNotReady", "HyperShiftPrivateCAPIProxySidecarNotReady",
-          "HyperShiftPrivateCAPILeaderless")
+          "HyperShiftPrivateCAPILeaderless", "HyperShiftAPIProxyHighLatency")
 
 
 def _anchor(alert):
@@ -80,6 +86,22 @@ def _leaderless_alert(settings):
                   "scaling). Read the leaderless figures of the run's fleet report, the leader-election Lease of that "
                   "manager in the HCP namespace (holder, renew time) and its Pods' logs; docs/operator-guide.md. It "
                   "fires for a day after that migration ended.", settings)
+
+
+def _proxy_latency_alert(settings):
+    """HyperShiftAPIProxyHighLatency, the enhancement's: a sidecar whose p95 answer time (its request-duration
+    histogram, the API server's time included) stays over the threshold for 10 minutes."""
+    threshold = _seconds(settings, "proxy_latency_alert_seconds")
+    expr = ("histogram_quantile(0.95,\n  sum by (namespace, pod, le) (rate(%s_bucket[5m]))\n) > %s"
+            % (PROXY_REQUEST_SECONDS, threshold))
+    return _alert("HyperShiftAPIProxyHighLatency", expr, "10m", "warning",
+                  "The CAPI proxy sidecar of Pod {{ $labels.namespace }}/{{ $labels.pod }} answers slowly.",
+                  "The p95 answer time of the CAPI proxy sidecar of Pod {{ $labels.namespace }}/{{ $labels.pod }} "
+                  "has been over %s s for 10 minutes (now {{ $value | humanizeDuration }}): the CAPI controller of "
+                  "that Pod waits that long for its objects. Compare the proxy's own time "
+                  "(hypershift_api_proxy_own_duration_seconds) with the API server's "
+                  "(hypershift_api_proxy_upstream_duration_seconds): a slow API server, or a sidecar short of CPU "
+                  "(throttled at its limit) or memory; docs/operator-guide.md." % threshold, settings)
 
 
 def alerting_rules(settings=None):
@@ -138,6 +160,7 @@ def alerting_rules(settings=None):
                "HostedCluster, has not been Ready for 10 minutes: that CAPI controller cannot reach its objects "
                "(they exist only in the private group, which the sidecar translates)." % SIDECAR_CONTAINER, settings),
         _leaderless_alert(settings),
+        _proxy_latency_alert(settings),
     ]
 
 
@@ -175,6 +198,19 @@ def service_monitor(settings=None, selector=None, port="metrics", interval="30s"
                      "namespaceSelector": {"matchNames": [settings["namespace"]]},
                      "endpoints": [{"port": port, "path": "/metrics", "interval": interval, "scheme": "http",
                                     "honorLabels": True}]}}
+
+
+def pod_monitor(settings=None, interval="30s"):
+    """The PodMonitor of the proxy sidecars: every Pod of any namespace with a container port named
+    SIDECAR_METRICS_PORT (only the sidecar has one), so that HyperShiftAPIProxyHighLatency has its series. The Pods
+    keep their own namespace and pod labels (the alert groups by them)."""
+    settings = dict(DEFAULTS, **(settings or {}))
+    return {"apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+            "metadata": {"name": settings["proxy_monitor_name"], "namespace": settings["namespace"],
+                         "labels": labels(settings)},
+            "spec": {"selector": {}, "namespaceSelector": {"any": True},
+                     "podMetricsEndpoints": [{"port": SIDECAR_METRICS_PORT, "path": "/metrics", "interval": interval,
+                                              "scheme": "http"}]}}
 
 
 def rule_file(settings=None):

@@ -317,9 +317,10 @@ def exporter_objects(settings):
 
 
 def monitoring_objects(settings):
-    """The PrometheusRule of the fleet's alerts and the ServiceMonitor of the exporter (monitoring.coreos.com)."""
+    """The PrometheusRule of the fleet's alerts, the ServiceMonitor of the exporter and the PodMonitor of the proxy
+    sidecars (monitoring.coreos.com)."""
     watched = monitoring_settings(settings)
-    return [monitoring.prometheus_rule(watched), monitoring.service_monitor(watched)]
+    return [monitoring.prometheus_rule(watched), monitoring.service_monitor(watched), monitoring.pod_monitor(watched)]
 
 
 def _serves_monitoring(answers):

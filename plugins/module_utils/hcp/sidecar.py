@@ -38,6 +38,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import DEFAULT_GROUP_MAP
 
 CONTAINER_NAME = "kube-apiserver-proxy"  # the enhancement's support commands use this name
+# its metrics port's name (the PodMonitor of plugins/module_utils/monitoring.py scrapes the port by it)
+METRICS_PORT_NAME = "proxy-metrics"
 VOLUME_NAME = "capi-proxy-kubeconfig"
 KUBECONFIG_ENV = "KUBECONFIG"
 POD_NAME_ENV = "POD_NAME"  # the sidecar's --pod-name (the key of its mode acknowledgement), from the downward API
@@ -141,7 +143,7 @@ def sidecar_container(settings, namespace):
         "image": settings["image"],
         "imagePullPolicy": settings["image_pull_policy"],
         "args": args,
-        "ports": [{"name": "proxy-metrics", "containerPort": int(settings["metrics_port"]), "protocol": "TCP"}],
+        "ports": [{"name": METRICS_PORT_NAME, "containerPort": int(settings["metrics_port"]), "protocol": "TCP"}],
         "resources": settings["resources"],
         "livenessProbe": settings["liveness_probe"],
         "readinessProbe": settings["readiness_probe"],

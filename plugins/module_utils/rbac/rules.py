@@ -272,11 +272,12 @@ RULES = (
          conditional="only when the legacy operator is removed (no HostedCluster needs it any more)"),
     Rule(OPERATOR_NAMESPACE, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"], ["list"], (MIGRATE,),
          "Role api_proxy reads the operator's Roles to give it the private twins of its CAPI rules."),
-    Rule(OPERATOR_NAMESPACE, ["monitoring.coreos.com"], ["prometheusrules", "servicemonitors"],
+    Rule(OPERATOR_NAMESPACE, ["monitoring.coreos.com"], ["prometheusrules", "servicemonitors", "podmonitors"],
          ["get", "create", "patch", "delete"], (MIGRATE,),
-         "Role conversion_shim (private_capi_monitoring) applies the fleet's alerts and the exporter's scrape, and "
-         "removes them when monitoring is turned off.", conditional=MONITORING),
-    Rule(OPERATOR_NAMESPACE, ["monitoring.coreos.com"], ["prometheusrules", "servicemonitors"], ["get", "delete"],
+         "Role conversion_shim (private_capi_monitoring) applies the fleet's alerts, the exporter's scrape and the "
+         "proxy sidecars' scrape, and removes them when monitoring is turned off.", conditional=MONITORING),
+    Rule(OPERATOR_NAMESPACE, ["monitoring.coreos.com"], ["prometheusrules", "servicemonitors", "podmonitors"],
+         ["get", "delete"],
          (ROLLBACK,), SHIM_REMOVAL, conditional=MONITORING),
     SHIM_CRD_RULE,
     SIDECAR_CRD_RULE,

@@ -50,6 +50,7 @@ OBJECTS = [
     ("PrometheusRule", "/apis/monitoring.coreos.com/v1/namespaces/%s/prometheusrules/hypershift-private-capi"
      % NAMESPACE),
     ("ServiceMonitor", "/apis/monitoring.coreos.com/v1/namespaces/%s/servicemonitors/%s" % (NAMESPACE, EXPORTER)),
+    ("PodMonitor", "/apis/monitoring.coreos.com/v1/namespaces/%s/podmonitors/capi-proxy-sidecars" % NAMESPACE),
 ]
 
 
@@ -78,7 +79,8 @@ def _hostedcluster(name, migrated):
 def server(bare_cluster):
     with open(HOSTEDCLUSTER_CRD) as handle:
         crds = yamlio.load_all(handle)
-    crds += [_monitoring_crd("PrometheusRule", "prometheusrules"), _monitoring_crd("ServiceMonitor", "servicemonitors")]
+    crds += [_monitoring_crd("PrometheusRule", "prometheusrules"), _monitoring_crd("ServiceMonitor", "servicemonitors"),
+             _monitoring_crd("PodMonitor", "podmonitors")]
     with bare_cluster.api_client() as api:
         install_crds(api, crds)
     proxy_stack.create_namespace(bare_cluster, NAMESPACE)

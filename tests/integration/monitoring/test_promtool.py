@@ -85,6 +85,20 @@ HOLDER = {"holder": "20261101T120000-abc", "direction": "migrate"}
 P = monitoring.PREFIX
 
 
+# two proxy sidecars' latency histograms, 100 answers a minute each: slow - 90 within 50 ms, 10 between 100 and 500 ms
+# (p95 300 ms, over the enhancement's 100 ms); fast - all within 5 ms
+SLOW_PROXY = {"namespace": "clusters-done-1", "pod": "cluster-api-1"}
+FAST_PROXY = {"namespace": "clusters-done-1", "pod": "capi-provider-1"}
+REQUEST_BOUNDS = ("0.001", "0.005", "0.01", "0.05", "0.1", "0.5", "1.0", "2.5", "5.0", "10.0", "+Inf")
+
+
+def _request_histogram(labels, within, minutes):
+    """The _bucket series of one sidecar's request-duration histogram: within(bound) answers a minute at or under
+    each bound."""
+    return [_series(monitoring.PROXY_REQUEST_SECONDS + "_bucket", dict(labels, verb="get", le=bound),
+                    "0+%d%s" % (within(float(bound)), minutes)) for bound in REQUEST_BOUNDS]
+
+
 def rule_tests(rule_file):
     minutes = "x80"
     series = [
@@ -112,7 +126,8 @@ def rule_tests(rule_file):
                                                      "container": monitoring.SIDECAR_CONTAINER}, "0" + minutes),
         _series("kube_pod_container_status_ready", {"namespace": "clusters-legacy-1", "pod": "cluster-api-2",
                                                      "container": monitoring.SIDECAR_CONTAINER}, "0" + minutes),
-    ]
+    ] + _request_histogram(SLOW_PROXY, lambda bound: 0 if bound < 0.05 else 90 if bound < 0.5 else 100, minutes) + (
+        _request_histogram(FAST_PROXY, lambda bound: 0 if bound < 0.005 else 100, minutes))
     stuck_labels = dict(STUCK, **HOLDER)
     cases = [
         _case("HyperShiftPrivateCAPIMigrationStuck", "59m", []),
@@ -131,6 +146,10 @@ def rule_tests(rule_file):
             "HyperShiftPrivateCAPIProxySidecarNotReady", {"namespace": "clusters-done-1", "pod": "cluster-api-1"})]),
         _case("HyperShiftPrivateCAPILeaderless", "1m", [_expected(
             "HyperShiftPrivateCAPILeaderless", LEADERLESS_OVER, "1m 35s")]),
+        # p95 300 ms from the first rate on: pending for 10 minutes, then firing; never for the fast sidecar
+        _case("HyperShiftAPIProxyHighLatency", "9m", []),
+        _case("HyperShiftAPIProxyHighLatency", "15m", [_expected(
+            "HyperShiftAPIProxyHighLatency", SLOW_PROXY, "300ms")]),
     ]
     # nothing migrated: the shim is not needed, nor is any sidecar
     quiet = [dict(each) for each in series if not each["series"].startswith(P + "migrated_hosted_clusters_total")

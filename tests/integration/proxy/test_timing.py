@@ -35,6 +35,31 @@ def test_own_duration_histogram_counts_answered_requests(stack):
     assert 'hypershift_api_proxy_own_duration_seconds_bucket{le="5e-05",verb="list"}' in text
 
 
+def _sample(text, series):
+    found = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(series), text, re.M)
+    return float(found.group(1)) if found else None
+
+
+def test_request_duration_histogram_holds_the_whole_answer_time_of_each_non_watch_request(stack):
+    """hypershift_api_proxy_request_duration_seconds (the enhancement's, which HyperShiftAPIProxyHighLatency reads):
+    arrival to the whole answer, the API server's time included - so never less than the proxy's own time - with the
+    enhancement's buckets; a watch is not in it."""
+    before = http("GET", stack.plain_proxy.metrics_url)[2].decode()
+    http("GET", stack.plain_proxy.url + MACHINES, token=stack.server.admin_token)
+    status, _headers, _body = http("GET", stack.plain_proxy.url + MACHINES + "?watch=true&timeoutSeconds=1",
+                                   token=stack.server.admin_token)
+    assert status == 200
+    text = http("GET", stack.plain_proxy.metrics_url)[2].decode()
+    lists = _sample(text, 'hypershift_api_proxy_request_duration_seconds_count{verb="list"}')
+    assert lists is not None and lists >= (_sample(before, 'hypershift_api_proxy_request_duration_seconds_count'
+                                                           '{verb="list"}') or 0) + 1, text[:2000]
+    assert _sample(text, 'hypershift_api_proxy_request_duration_seconds_count{verb="watch"}') is None
+    assert _sample(text, 'hypershift_api_proxy_request_duration_seconds_sum{verb="list"}') >= _sample(
+        text, 'hypershift_api_proxy_own_duration_seconds_sum{verb="list"}')
+    for bound in ("0.001", "0.005", "0.01", "0.05", "0.1", "0.5", "1.0", "10.0", "+Inf"):
+        assert 'hypershift_api_proxy_request_duration_seconds_bucket{le="%s",verb="list"}' % bound in text, bound
+
+
 def test_at_info_a_read_that_succeeded_has_no_log_line_a_failed_one_and_a_write_have(stack):
     """The default level (info): the reads that succeed are counted in the metrics, not logged (a debug line); every
     failed request, write and watch is logged. stack.proxy runs at info, stack.plain_proxy at debug."""

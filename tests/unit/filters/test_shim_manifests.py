@@ -17,6 +17,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hypershift.private_capi.plugins.filter import conversion_shim
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters import shim_manifests
+from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from testenv import REPO_ROOT
 
 ROLE = os.path.join(REPO_ROOT, "roles", "conversion_shim")
@@ -364,6 +365,9 @@ def test_monitoring_adds_the_exporter_apart_from_the_shim_and_the_monitoring_obj
                                 ("Deployment", "capi-conversion-shim-exporter"),
                                 ("ServiceMonitor", "capi-conversion-shim-exporter")]
     assert ("PrometheusRule", "hypershift-private-capi") in _kinds(served["apply"])
+    pods = [obj for obj in served["apply"] if obj["kind"] == "PodMonitor"][0]
+    assert pods["metadata"]["name"] == "capi-proxy-sidecars" and pods["spec"]["namespaceSelector"] == {"any": True}
+    assert pods["spec"]["podMetricsEndpoints"][0]["port"] == sidecar.METRICS_PORT_NAME
     role = [obj for obj in exporter if obj["kind"] == "ClusterRole"][0]
     assert role["rules"] == [{"apiGroups": ["hypershift.openshift.io"], "resources": ["hostedclusters"],
                               "verbs": ["list", "watch"]}]
@@ -380,7 +384,7 @@ def test_monitoring_adds_the_exporter_apart_from_the_shim_and_the_monitoring_obj
     monitor = [obj for obj in served["apply"] if obj["kind"] == "ServiceMonitor"][0]
     assert monitor["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
     unserved = shim_manifests.manifests(settings(monitoring=True), {"monitoring": {"api_found": False}})
-    assert not {"PrometheusRule", "ServiceMonitor"} & {obj["kind"] for obj in unserved["apply"]}
+    assert not {"PrometheusRule", "ServiceMonitor", "PodMonitor"} & {obj["kind"] for obj in unserved["apply"]}
     assert ("Deployment", "capi-conversion-shim-exporter") in _kinds(unserved["apply"])
 
 
@@ -389,6 +393,7 @@ def test_monitoring_turned_off_removes_the_exporter_it_finds_deployment_first():
     removed = shim_manifests.manifests(settings(), answers)["remove"]
     assert _kinds(removed) == [("PrometheusRule", "hypershift-private-capi"),
                                ("ServiceMonitor", "capi-conversion-shim-exporter"),
+                               ("PodMonitor", "capi-proxy-sidecars"),
                                ("Deployment", "capi-conversion-shim-exporter"),
                                ("Service", "capi-conversion-shim-exporter"),
                                ("ClusterRoleBinding", "capi-conversion-shim-exporter-hypershift"),

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from capi_proxy import exporter
+from capi_proxy.metrics import ProxyMetrics
 from ansible_collections.hypershift.private_capi.plugins.module_utils import monitoring
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from testenv import REPO_ROOT
@@ -65,8 +66,20 @@ def test_the_expressions_name_only_series_that_exist():
             assert name in exported or name in KUBE_STATE_METRICS, (rule["alert"], name)
 
 
+def test_the_latency_alert_reads_the_histogram_the_proxy_serves_with_a_bucket_at_its_threshold():
+    metrics = ProxyMetrics()
+    metrics.request_seconds.observe(0.2, "get")
+    served = metrics.registry.render()
+    rule = [rule for rule in monitoring.alerting_rules() if rule["alert"] == "HyperShiftAPIProxyHighLatency"][0]
+    assert re.findall(r"\b(hypershift_api_proxy_\w+)", rule["expr"]) == [monitoring.PROXY_REQUEST_SECONDS + "_bucket"]
+    assert '%s_bucket{le="0.1",verb="get"} 0.0' % monitoring.PROXY_REQUEST_SECONDS in served
+    assert '%s_bucket{le="0.5",verb="get"} 1.0' % monitoring.PROXY_REQUEST_SECONDS in served
+    assert rule["expr"].endswith("> 0.1") and rule["for"] == "10m"
+
+
 def test_the_sidecar_container_is_the_one_the_collection_deploys():
     assert monitoring.SIDECAR_CONTAINER == sidecar.CONTAINER_NAME
+    assert monitoring.SIDECAR_METRICS_PORT == sidecar.METRICS_PORT_NAME
 
 
 def test_every_hostedcluster_series_carries_its_namespace_twice_and_the_alerts_read_the_label_uwm_keeps():
