@@ -75,6 +75,13 @@ def set_finalizers(server, name, pod, finalizers):
     assert response.status == 200, response
 
 
+def scaled_to_zero(server):
+    """Whether every Deployment of IN_FLIGHT's HCP namespace is scaled to 0 (the window's scale-down patches are sent
+    one after the other: the held Pod may be Terminating before the last of them went out)."""
+    deployments = list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % hcp_ns(IN_FLIGHT))
+    return bool(deployments) and all(d["spec"]["replicas"] == 0 for d in deployments)
+
+
 def wait_until_held_in_the_window(server, process, output_path, pod):
     """Until the migration of STOPPED/IN_FLIGHT has locked it and scaled its CAPI Deployments to 0 (the held Pod is
     Terminating): the migration then waits for that Pod to go."""
@@ -86,7 +93,7 @@ def wait_until_held_in_the_window(server, process, output_path, pod):
             STOPPED, IN_FLIGHT, RUN_TIMEOUT, open(output_path).read()[-4000:])
         response = server.request("GET", "/api/v1/namespaces/%s/pods/%s" % (hcp_ns(IN_FLIGHT), pod))
         if response.status == 200 and response.json()["metadata"].get("deletionTimestamp") \
-                and hostedcluster_states(server)[IN_FLIGHT] == "in-progress":
+                and hostedcluster_states(server)[IN_FLIGHT] == "in-progress" and scaled_to_zero(server):
             return
         time.sleep(0.1)
 
