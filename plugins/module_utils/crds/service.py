@@ -279,9 +279,7 @@ class PrivateCrdModule(ModuleService):
     @classmethod
     def from_run(cls, run):
         reads = run.params["from_cluster"] or run.params["state"] != "rendered"
-        service = cls(cls.connect(run) if reads else None, run.params, check_mode=run.check_mode, diff=run.diff)
-        service.warnings = []
-        return service
+        return cls(cls.connect(run) if reads else None, run.params, check_mode=run.check_mode, diff=run.diff)
 
     def _documents(self, group_map):
         params = self.params

@@ -30,7 +30,6 @@ class BeginService(ModuleService):
         super(BeginService, self).__init__(client, params, check_mode=check_mode, diff=diff)
         self.answers = {"found": {}, "access": {}, "steady": {}, "legacy": {}, "lock": {}}
         self.transition_diff = None
-        self.warnings = []
 
     def _state(self, **params):
         base = dict(hostedcluster_name=self.params["hostedcluster_name"], reason=None, rollback=False,

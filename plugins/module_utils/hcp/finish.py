@@ -83,7 +83,6 @@ class FinishService(PhasedRun):
         self.record_diff = None
         self.delete = self.release = None
         self.moved = None
-        self.warnings = []
 
     @classmethod
     def option_problems(cls, params):

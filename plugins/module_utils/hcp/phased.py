@@ -56,10 +56,7 @@ class PhasedRun(ModuleService):
     PARALLELISM_OPTION, CONNECTIONS = "parallelism", 2
 
     def __init__(self, client, params, check_mode=False, diff=False, now=utc_now):
-        self.client = client
-        self.params = params
-        self.check_mode = check_mode
-        self.diff = diff
+        super(PhasedRun, self).__init__(client, params, check_mode=check_mode, diff=diff)
         self.now = now
         self.phase = None
         self.marks = []

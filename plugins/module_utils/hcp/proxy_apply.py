@@ -87,7 +87,6 @@ class ProxyApplyService(ModuleService):
         self.actions = []
         self.before = {}
         self.after = {}
-        self.warnings = []
 
     def _read(self, wanted):
         group, version, plural = RESOURCES[wanted["kind"]]

@@ -147,7 +147,6 @@ class RollbackService(HoldsLease, PhasedRun):
         self.records = {"changed": False, "annotations": {}}
         self.problems = []
         self.moved = None
-        self.warnings = []
         self.flip = None  # zero stop: the flip back to pass-through (FlipService)
         self.flipped = False  # zero stop: the sidecars translated when the run began
 

@@ -110,7 +110,7 @@ class ModuleService(object):
     TAIL = (API_CALLS, ELAPSED_SECONDS)
     # the partial result of a run that failed before its service existed
     NOT_STARTED = {}
-    # what the module warns about once the run is done (instances set their own list)
+    # what the module warns about once the run is done (a service built by __init__ has its own list)
     warnings = ()
 
     def __init__(self, client, params, check_mode=False, diff=False):
@@ -118,6 +118,7 @@ class ModuleService(object):
         self.params = params
         self.check_mode = check_mode
         self.diff = diff
+        self.warnings = []
 
     @classmethod
     def option_problems(cls, params):

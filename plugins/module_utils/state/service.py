@@ -311,27 +311,6 @@ def transition_held_lock(client, namespace, name, state, holder, rollback=False,
     return service.transition(), service.warnings
 
 
-def option_problems(params):
-    """The first option of migration_state that does not fit its state (an argument spec cannot say it)."""
-    state, query = params["state"], params["state"] == "query"
-    problems = [
-        (not query and params["repair"],
-         "repair: true works with state: query only (it fixes invalid HostedClusters it finds)"),
-        (not query and params.get("query_states"), "query_states works with state: query only"),
-        (not query and params.get("direction"),
-         "direction works with state: query only (it asks what a run should do with each HostedCluster found); "
-         "moves take rollback: true instead"),
-        (not query and params.get("retry_failed"),
-         "retry_failed works with state: query and direction: migrate only; a failed HostedCluster is moved on "
-         "with state: legacy, force: true"),
-        (query and params.get("rollback"),
-         "rollback: true works with state: in-progress or legacy (the rollback moves), not %s" % state),
-        (query and params.get("retry_failed") and params.get("direction") != states.MIGRATE,
-         "retry_failed works with direction: migrate only (got direction: %s)" % (params.get("direction") or "none")),
-    ]
-    return [message for wrong, message in problems if wrong][:1]
-
-
 class MigrationStateModule(MigrationStateService, ModuleService):
     """migration_state's service (k8s/runner.py): the query or the transition, its warnings and diff; a refused
     transition or a failed repair fails the module with its message (no traceback)."""
@@ -343,7 +322,25 @@ class MigrationStateModule(MigrationStateService, ModuleService):
 
     @classmethod
     def option_problems(cls, params):
-        return option_problems(params)
+        """The first option that does not fit the state (an argument spec cannot say it)."""
+        query = params["state"] == "query"
+        problems = [
+            (not query and params["repair"],
+             "repair: true works with state: query only (it fixes invalid HostedClusters it finds)"),
+            (not query and params.get("query_states"), "query_states works with state: query only"),
+            (not query and params.get("direction"),
+             "direction works with state: query only (it asks what a run should do with each HostedCluster found); "
+             "moves take rollback: true instead"),
+            (not query and params.get("retry_failed"),
+             "retry_failed works with state: query and direction: migrate only; a failed HostedCluster is moved on "
+             "with state: legacy, force: true"),
+            (query and params.get("rollback"),
+             "rollback: true works with state: in-progress or legacy (the rollback moves), not query"),
+            (query and params.get("retry_failed") and params.get("direction") != states.MIGRATE,
+             "retry_failed works with direction: migrate only (got direction: %s)"
+             % (params.get("direction") or "none")),
+        ]
+        return [message for wrong, message in problems if wrong][:1]
 
     @classmethod
     def from_run(cls, run):
