@@ -172,7 +172,8 @@ options:
     default: false
   poll_seconds:
     description:
-      - Seconds between two reads of the rollout.
+      - Seconds between two reads of the Deployments during the rollout; their Pods and the managers' Leases are read
+        with them when a Deployment changed or a manager has no live leader, otherwise once a second.
     type: float
     default: 0.2
   leader_handover:

@@ -14,10 +14,12 @@ version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:
-  - Read-only. Reads the Deployments of O(deployments) in O(hcp_namespace) and their Pods every O(poll_seconds) until each one
+  - Read-only. Reads the Deployments of O(deployments) in O(hcp_namespace) every O(poll_seconds) until each one
     that exists has rolled out (the test of C(kubectl rollout status) - its template observed, every replica updated
     and available, no old replica left), and returns the rollout's figures - the Pods it replaced and the longest time
     a Deployment had no Ready replica while it wanted one.
+  - Their Pods are read with the Deployments when one of them changed, and otherwise once a second (and once more
+    when all have rolled out), not on every read.
   - The zero-stop migration (C(private_capi_migrate_strategy=zero_stop)) puts the API proxy sidecar into the
     CAPI-dependent Deployments ahead of the window; this is the wait of that pre-install, and its figures are the
     pre-install's in the fleet report. With HyperShift's Deployments (one replica, C(RollingUpdate) 25%/25%) the old

@@ -198,6 +198,15 @@ moved:
     C(from_state), C(state), C(holder), C(event), C(hostedcluster)).
   returned: once the state step has run (not in check mode)
   type: dict
+after:
+  description: The state after the move, read back from the HostedCluster as M(hypershift.private_capi.migration_state)
+    with O(hypershift.private_capi.migration_state#module:state=query) answers it (C(hostedclusters), C(read_at),
+    C(counts)), so that the migrate role's record needs no module run of its own. Left out, with a warning, when that
+    read fails (the migration is done; the role then reads the state itself).
+  returned: once the state step has run and read it back (not in check mode)
+  type: dict
+  sample: {"changed": false, "hostedclusters": [{"name": "example", "namespace": "clusters", "state": "migrated"}],
+    "read_at": "2026-12-02T21:40:00.000000", "counts": {"migrated": 1}}
 lease_token: {returned: "with a lock holder, not in check mode", type: dict, sample: {"id": "5f0c2a9e41d7b3c8", "fenced": null, "waited_seconds": 0.0,
   "lost": null, "unlocked": null}, description: ["This module process's lease token on the HostedCluster's lock (see O(holder)) - C(id); C(fenced),
   the live token of another process it took (C(id), C(run), C(pid), C(host), C(age_seconds)) or null; C(waited_seconds) for that process's writes in

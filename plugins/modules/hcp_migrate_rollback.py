@@ -254,6 +254,15 @@ moved:
   description: The final move's result, as M(hypershift.private_capi.migration_state) returns it.
   returned: when the state was moved (not in check mode)
   type: dict
+after:
+  description: The state after the final move, read back from the HostedCluster as
+    M(hypershift.private_capi.migration_state) with O(hypershift.private_capi.migration_state#module:state=query)
+    answers it (C(hostedclusters), C(read_at), C(counts)), so that the rollback role's record needs no module run of its
+    own. Left out, with a warning, when that read fails (the role then reads the state itself).
+  returned: when the state was moved and read back (not in check mode)
+  type: dict
+  sample: {"changed": false, "hostedclusters": [{"name": "example", "namespace": "clusters", "state": "legacy"}],
+    "read_at": "2026-12-02T21:40:00.000000", "counts": {"legacy": 1}}
 stopped_at:
   description: When these Deployments were first scaled to 0 (the record kept across runs), or null.
   returned: always

@@ -11,9 +11,9 @@ check_mode, access_review, allow_unsteady, and the registered answers found (mig
 (capi_access_review), steady (capi_steady), lock (migration_state in-progress), marks (the marks the role took before
 the window: crds, pause, prepare), pause (hcp_quiesce), window (hcp_migrate_window), proxy_get (the GET through the
 proxy), finish (hcp_migrate_finish), failure ({task, result}: what failed in the migration block), rescue
-(hcp_migrate_rollback path=rescue), after (migration_state query after), unknown ({task, error}: what failed outside
-the role's own rescue). A rollback (roles/rollback): identity, check_mode, access_review, found, access, lock, run
-(hcp_migrate_rollback path=rollback), failure, after.
+(hcp_migrate_rollback path=rescue), after (migration_state query after, when neither finish nor rescue read it back),
+unknown ({task, error}: what failed outside the role's own rescue). A rollback (roles/rollback): identity, check_mode, access_review, found, access, lock, run
+(hcp_migrate_rollback path=rollback), failure, after (when run did not read it back).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -233,9 +233,20 @@ def _identity(results):
             "check_mode": bool(results.get("check_mode"))}
 
 
+def _after(results, steps=("finish", "rescue")):
+    """The state after: the read back (RV(after)) of the step that made the last move - hcp_migrate_finish, or
+    hcp_migrate_rollback (the migration's rescue; a rollback's run) - else the role's own query (results after,
+    skipped when a step gave it)."""
+    for step in steps:
+        after = (results.get(step) or {}).get("after")
+        if after:
+            return after
+    return results.get("after") or {}
+
+
 def _migration_record(results):
     outcome = migrate_outcome(results)
-    after = results.get("after") or {}
+    after = _after(results)
     window = results.get("window") or {}
     copied = (window.get("copied") or {}) if _succeeded(window) else {}
     counts = copied.get("counts") or {}
@@ -317,7 +328,7 @@ def rollback_outcome(results):
 
 def _rollback_record(results):
     outcome = rollback_outcome(results)
-    found, after = results.get("found") or {}, results.get("after") or {}
+    found, after = results.get("found") or {}, _after(results, steps=("run",))
     run, failure = results.get("run") or {}, results.get("failure") or {}
     marks = [{"name": "read", "at": found.get("read_at")}]
     if outcome["run"]:

@@ -37,7 +37,6 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import hold_lease
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import transition_held_lock
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import GroupMap
 
 # the steps, in order (RV(step): the last one begun, on a failure the one that failed)
@@ -82,7 +81,6 @@ class FinishService(PhasedRun):
         self.record = {"changed": False, "annotations": {}}
         self.record_diff = None
         self.delete = self.release = None
-        self.moved = None
 
     @classmethod
     def option_problems(cls, params):
@@ -139,9 +137,7 @@ class FinishService(PhasedRun):
         self.release.resume()
         if not self.check_mode:  # in check mode the lock was not written: the state is still the one found
             self._begin(STATE)
-            self.moved, warnings = transition_held_lock(self.client, params["hostedcluster_namespace"],
-                                                        params["hostedcluster_name"], states.MIGRATED, params["holder"])
-            self.warnings += warnings
+            self.move_held_lock(states.MIGRATED)
         self.warnings[:0] = report.warnings
         return self.result()
 
@@ -164,10 +160,7 @@ class FinishService(PhasedRun):
             if self.diff and self.release.changed:
                 diffs.append({"before_header": "release", "after_header": "release",
                               "before": dict(self.release.before), "after": dict(self.release.after)})
-        if self.moved is not None:
-            moved = dict(self.moved)
-            diffs.append(moved.pop("diff"))
-            result["moved"] = moved
+        self.moved_result(result, diffs)
         if self.diff and diffs:
             result["diff"] = diffs
         return result

@@ -13,6 +13,8 @@ they have in common lives here, once (PhasedRun):
 - the managers' leader election (watch_leaders, observe_leaders): the window and the way back read the Leases when
   they begin, where their Deployments' Pods are gone (a Lease whose holder went is handed over: leadership.py), and
   when they end; RV(leaderless_seconds) is the longest time one had no live leader;
+- the move at the end (move_held_lock): the state transition of the lock this run holds (RV(moved)) and the state read
+  back after it (RV(after), migration_state's query answer), so that the roles' records need no module run to read it;
 - the module's service (k8s/runner.py ModuleService): run() returns result(), and partial() on a user error is
   result() of what the run got done (the runner returns NOT_STARTED when it failed before its service existed).
 """
@@ -23,10 +25,15 @@ __metaclass__ = type
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils import hypershift
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PHASE_ANNOTATION, format_mark, utc_now
+from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leadership import LeadershipWatch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import PARALLELISM_MINIMUM
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import hostedcluster_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
+    hostedcluster_path,
+    query_one,
+    transition_held_lock,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 
@@ -62,6 +69,8 @@ class PhasedRun(ModuleService):
         self.marks = []
         self.hostedcluster = None
         self.leaders = None  # the LeadershipWatch of watch_leaders()
+        self.moved = None  # the transition of move_held_lock() (RV(moved))
+        self.after = None  # the state read back after it (RV(after))
 
     def watch_leaders(self):
         """Follow the leader Leases of O(deployments)' managers from now on (the first sample: the holders' Pods and
@@ -111,6 +120,29 @@ class PhasedRun(ModuleService):
         """annotate() the HostedCluster read last (self.hostedcluster, which becomes the answer)."""
         self.hostedcluster = self.annotate(self._hostedcluster_path(), self.hostedcluster, patch,
                                            self.describe_hostedcluster(), why)
+
+    def move_held_lock(self, state, **options):
+        """The transition to state of the lock this run holds (transition_held_lock; options: rollback, reason), then
+        the state read back as migration_state's query answers it. A failed read back is a warning, not a failure:
+        the move is made, and the role reads the state itself when RV(after) is missing."""
+        params = self.params
+        self.moved, warnings = transition_held_lock(self.client, params["hostedcluster_namespace"],
+                                                    params["hostedcluster_name"], state, params["holder"], **options)
+        self.warnings += warnings
+        try:
+            self.after = query_one(self.client, params["hostedcluster_namespace"], params["hostedcluster_name"])
+        except PrivateCapiError as error:
+            self.warnings.append("the state after the move to %s could not be read back (%s); the role reads it itself"
+                                 % (state, error))
+
+    def moved_result(self, result, diffs):
+        """RV(moved) (its diff into diffs) and RV(after) into result, once move_held_lock() ran."""
+        if self.moved is not None:
+            moved = dict(self.moved)
+            diffs.append(moved.pop("diff"))
+            result["moved"] = moved
+        if self.after is not None:
+            result["after"] = self.after
 
     def result(self):
         """The module's result (also its partial result on a failure: what the run got done)."""

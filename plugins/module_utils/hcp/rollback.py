@@ -70,10 +70,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.move.servi
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import HoldsLease, LeaseLost
-from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import (
-    create_hostedcluster_event,
-    transition_held_lock,
-)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state.service import create_hostedcluster_event
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     STANDARD_SUFFIX,
@@ -146,7 +143,6 @@ class RollbackService(HoldsLease, PhasedRun):
         self.proxy = {"changed": False, "deployments": [], "deleted": []}
         self.records = {"changed": False, "annotations": {}}
         self.problems = []
-        self.moved = None
         self.flip = None  # zero stop: the flip back to pass-through (FlipService)
         self.flipped = False  # zero stop: the sidecars translated when the run began
 
@@ -396,10 +392,7 @@ class RollbackService(HoldsLease, PhasedRun):
         if self.check_mode:  # in check mode no lock was written: the state stays the one found
             return
         self.begin(STATE)
-        self.moved, warnings = transition_held_lock(self.client, self.params["hostedcluster_namespace"],
-                                                    self.params["hostedcluster_name"], state, self.params["holder"],
-                                                    rollback=rollback, reason=reason)
-        self.warnings += warnings
+        self.move_held_lock(state, rollback=rollback, reason=reason)
 
     # --- the result -----------------------------------------------------------------------------------
     @property
@@ -419,10 +412,7 @@ class RollbackService(HoldsLease, PhasedRun):
             if service is not None:
                 result[key] = migrate_result(service)
                 diffs += result[key].pop("diff", [])
-        if self.moved is not None:
-            moved = dict(self.moved)
-            diffs.append(moved.pop("diff"))
-            result["moved"] = moved
+        self.moved_result(result, diffs)
         window = result.get(START) or result.get("release") or {}
         for key in ("stopped_at", "available_at", "controllers_down_seconds"):
             result[key] = window.get(key)

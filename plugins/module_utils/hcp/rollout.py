@@ -8,8 +8,14 @@ A rollout replaces the Pods the way the Deployment's strategy allows: with Hyper
 expected; another strategy (Recreate, or maxUnavailable of a whole replica) leaves one, and this is where it shows.
 
 Pure: rollout_sample() (one read of the Deployments and their Pods) and rollout_figures() (the samples' figures).
-RolloutService reads (one LIST of Deployments and one of Pods per poll) every poll_seconds until every named
-Deployment that exists has rolled out, or fails after timeout naming those that have not.
+RolloutService reads the Deployments (one LIST) every poll_seconds until every named Deployment that exists has
+rolled out, or fails after timeout naming those that have not. The Pods (and, with leases, the Leases) are read with
+them only when they can have changed in a way that matters: the first and the last read, a read where a named
+Deployment changed (its resourceVersion: a ReplicaSet scaled, a Pod became Ready or went), while a manager has no live
+leader (a Lease to hand over as soon as its holder's Pod is gone), and otherwise every FULL_READ_SECONDS. The gap
+without a Ready replica is the Deployments' own figure, so it is still measured to poll_seconds; a Pod lives longer
+than FULL_READ_SECONDS, so none is missed. (Every read was all three LISTs until 2026-12-02: at poll_seconds 0.2 a
+50-second pre-install cost its module process about a CPU-second of requests and the API server as much again.)
 """
 
 from __future__ import absolute_import, division, print_function
@@ -24,6 +30,20 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesc
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
+
+
+# the longest time between two reads of the Pods (and Leases) while no named Deployment changes
+FULL_READ_SECONDS = 1.0
+
+
+def deployments_version(deployments, names):
+    """What changes whenever one of the named Deployments does: their names and resourceVersions."""
+    return sorted((_name(deployment), (deployment.get("metadata") or {}).get("resourceVersion"))
+                  for deployment in deployments if _name(deployment) in names)
+
+
+def _name(obj):
+    return (obj.get("metadata") or {}).get("name")
 
 
 class RolloutError(PrivateCapiError):
@@ -74,7 +94,7 @@ def rollout_figures(samples):
 
 
 class RolloutService(object):
-    """Reads the named Deployments of namespace and their Pods every poll_seconds until all have rolled out; with
+    """Reads the named Deployments of namespace every poll_seconds, and their Pods when due, until all have rolled out; with
     leases, also their managers' Leases (leadership.LeadershipWatch: a Lease whose holder is gone is handed over) until
     each has a live leader again."""
 
@@ -90,25 +110,44 @@ class RolloutService(object):
         self.sleep = sleep
         self.leadership = LeadershipWatch(client, namespace, names, clock=clock) if leases else None
         self.warnings = []
+        self.last_pods = []  # the Pods as last read (a sample without a read of its own holds them)
+        self.full_read_at = None  # when they were read (seconds after the start)
+        self.version = None  # deployments_version of the last read
 
-    def _read(self):
+    def _full_read_due(self, at, version):
+        """Whether this read also reads the Pods and Leases (see the module's docstring)."""
+        return (self.full_read_at is None or version != self.version or at - self.full_read_at >= FULL_READ_SECONDS
+                or (self.leadership is not None and not self.leadership.leaders_live()))
+
+    def _read(self, started, final=False):
+        """One sample (at, rollout_sample) and whether its Pods were read now (else they are the last ones read)."""
         deployments = self.client.list(api_path("apps", "v1", "deployments", self.namespace),
                                        "list " + describe("Deployments", namespace=self.namespace))
-        pods = self.client.list(api_path("", "v1", "pods", self.namespace),
-                                "list " + describe("Pods", namespace=self.namespace)) if self.pods else []
-        if self.leadership is not None:
-            self.leadership.observe(pods)
-        return rollout_sample(deployments, pods, self.names)
+        at, version = self.clock() - started, deployments_version(deployments, self.names)
+        fresh = self.pods and (final or self._full_read_due(at, version))
+        if fresh:
+            self.last_pods = self.client.list(api_path("", "v1", "pods", self.namespace),
+                                              "list " + describe("Pods", namespace=self.namespace))
+            self.full_read_at = at
+            if self.leadership is not None:
+                self.leadership.observe(self.last_pods)
+        self.version = version
+        return (at, rollout_sample(deployments, self.last_pods, self.names)), fresh or not self.pods
 
     def run(self):
         started = self.clock()
         samples = []
+        final = False
         while True:
-            sample = self._read()
-            samples.append((self.clock() - started, sample))
-            pending = sorted(name for name, state in sample.items() if not state["rolled_out"])
+            sample, fresh = self._read(started, final)
+            final = False
+            samples.append(sample)
+            pending = sorted(name for name, state in sample[1].items() if not state["rolled_out"])
             if not pending:
-                break
+                if fresh:
+                    break
+                final = True  # rolled out: read once more with the Pods, the last sample's are the ones left
+                continue
             if samples[-1][0] > self.timeout:
                 raise RolloutError(
                     "Deployments %s in namespace %s did not roll out within %ss (nothing was changed by this wait): "

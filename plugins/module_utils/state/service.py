@@ -311,6 +311,15 @@ def transition_held_lock(client, namespace, name, state, holder, rollback=False,
     return service.transition(), service.warnings
 
 
+def query_one(client, namespace, name):
+    """migration_state's query answer (state: query) for one HostedCluster: what a module that held the lock returns
+    as the state after its transition (RV(after) of hcp_migrate_finish), so that the record needs no module of its own
+    to read it."""
+    service = MigrationStateService(client, dict(hostedcluster_namespace=namespace, hostedcluster_name=name,
+                                                 lease_seconds=states.DEFAULT_LEASE_SECONDS, repair=False))
+    return service.query()
+
+
 class MigrationStateModule(MigrationStateService, ModuleService):
     """migration_state's service (k8s/runner.py): the query or the transition, its warnings and diff; a refused
     transition or a failed repair fails the module with its message (no traceback)."""

@@ -170,6 +170,12 @@ def test_finish_deletes_the_sources_releases_and_moves_to_migrated(server):
     assert [mark["name"] for mark in result["marks"]] == ["health", "finish"] and result["phase"] == "finish"
     assert result["health"]["failures"] == [] and result["health"]["counts"]["Machine"] == 2
     assert result["delete"]["counts"]["Machine"]["deleted"] == 2
+    # the state read back after the move, as migration_state's query answers it (the record's end mark)
+    query = run_module("migration_state", {"kubeconfig": server.kubeconfig, "hostedcluster_name": HC,
+                                           "hostedcluster_namespace": "clusters", "state": "query"})
+    assert [entry["state"] for entry in result["after"]["hostedclusters"]] == ["migrated"], result["after"]
+    assert set(result["after"]) <= set(query) and set(result["after"]["hostedclusters"][0]) == set(query["hostedclusters"][0])
+    assert query["read_at"] > result["after"]["read_at"] > result["marks"][-1]["at"]
     hostedcluster = get(server, "/apis/hypershift.openshift.io/v1beta1/namespaces/clusters/hostedclusters/" + HC)
     annotations = hostedcluster["metadata"]["annotations"]
     assert annotations["hypershift.openshift.io/capi-migration-counts"] == '{"Cluster": 1, "Machine": 2}'

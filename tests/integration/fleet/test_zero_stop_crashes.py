@@ -56,7 +56,8 @@ def mark_epoch(mark):
 def calibrate(world, run_id):
     """(first start, first start + MIGRATE_SHARE of the span to the last end) of the new phases in a whole
     migrate_fleet.yml run, seconds after its first fence (the HyperShift operator fenced, just before the sidecar
-    phase): the time before it (reading, pre-flight, the steady wait, the lock) varies most with the machine's load, so a trial's kill counts from the fence it sees."""
+    phase): the time before it (reading, pre-flight, the steady wait, the lock) varies most with the machine's load,
+    so a trial's kill counts from the fence it sees."""
     migrated = run_playbook("migrate_fleet.yml", world["inventory"], extra(world, run_id, run_id))
     assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-5000:]
     report = read_report(os.path.join(world["tmp"], run_id))

@@ -51,6 +51,20 @@ def test_a_migrated_record_has_the_layout_the_report_reads():
     assert record.record(_migration(check_mode=True))["plan"] == 1
 
 
+def test_the_state_after_is_finishs_read_back_when_it_made_the_move_else_the_roles_own_query():
+    finish = dict(_migration()["finish"], after={"read_at": "2026-03-01T12:00:08.500000",
+                                                 "hostedclusters": [{"state": "migrated"}]})
+    skipped = {"skipped": True, "changed": False, "false_condition": "migrate_finish.after is not defined"}
+    migrated = record.record(_migration(finish=finish, after=skipped))
+    assert migrated["state_after"] == "migrated" and migrated["marks"][-1] == {"name": "end", "at": "2026-03-01T12:00:08.500000"}
+    # a finish without its read back (it failed, or its read failed): the rescue's read back, else the role's query
+    rescued = record.record(_migration(finish={"failed": True, "msg": "health"}, after=skipped,
+                                       rescue={"phase": "state", "after": _after("failed")}))
+    assert rescued["state_after"] == "failed" and rescued["marks"][-1]["at"] == AFTER
+    rolled_back = record.record(_migration(finish={"failed": True, "msg": "health"}, after=_after("failed")))
+    assert rolled_back["state_after"] == "failed" and rolled_back["marks"][-1]["at"] == AFTER
+
+
 def test_the_judgement_before_the_lock_follows_the_modules():
     refused = record.outcome(_migration(access={"allowed": False, "message": "missing rights"}, lock={}))
     assert (refused["status"], refused["reason"], refused["lock"], refused["record_unlocked"]) == (
@@ -112,6 +126,10 @@ def test_a_rollback_record():
     rolled_back = record.record(_rollback(), "rollback")
     assert rolled_back["status"] == "rolled-back" and rolled_back["phases"] == ["read", "pause", "legacy"]
     assert rolled_back["seconds"] == 9.0 and rolled_back["objects"] == {"Cluster": 1} and rolled_back["api_calls"] == 40
+    # the run's own read back of the state after its move (the role's query skipped)
+    run = dict(_rollback()["run"], after={"read_at": "2026-03-01T12:00:07.000000", "hostedclusters": [{"state": "legacy"}]})
+    read_back = record.record(_rollback(run=run, after={"skipped": True, "changed": False}), "rollback")
+    assert read_back["state_after"] == "legacy" and read_back["seconds"] == 7.0
     failed = record.outcome(_rollback(run={"failed": True}, failure={"task": "Steps 2-9", "result": {
         "msg": "copy back refused", "phase": "copy_back", "api_calls": {"total": 7}}}), "rollback")
     assert failed["status"] == "failed" and failed["unfinished"] and failed["api_calls"] == 7

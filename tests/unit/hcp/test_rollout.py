@@ -8,13 +8,15 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import
 NS = "clusters-prod-01"
 
 
-def deployment(name, ready=1, rolled=True, replicas=1):
+def deployment(name, ready=1, rolled=True, replicas=1, version=None):
     status = {"observedGeneration": 2, "replicas": replicas, "updatedReplicas": replicas, "availableReplicas": replicas,
               "readyReplicas": ready}
     if not rolled:
         status.update(replicas=replicas + 1)
-    return {"metadata": {"name": name, "namespace": NS, "generation": 2}, "spec": {"replicas": replicas},
-            "status": status}
+    # a Deployment whose status changes gets a new resourceVersion
+    version = version or "%s-%s-%s" % (ready, rolled, replicas)
+    return {"metadata": {"name": name, "namespace": NS, "generation": 2, "resourceVersion": version},
+            "spec": {"replicas": replicas}, "status": status}
 
 
 def pod(name, owner, hash_="7c9d8f6b5"):
@@ -58,20 +60,20 @@ def test_a_deployment_scaled_to_zero_has_no_gap_and_an_unchanged_one_replaced_no
 
 
 class Answers(object):
-    """A client whose LISTs answer from recorded reads, one (Deployments, Pods) pair per poll."""
+    """A client whose LISTs answer from recorded reads, one (Deployments, Pods) pair per poll: each LIST of the
+    Deployments is the next poll (the last read answers every poll after it), the Pods are those of that poll."""
 
     def __init__(self, reads):
         self.reads = list(reads)
+        self.current = self.reads[0]
         self.calls = []
 
     def list(self, path, what):
         self.calls.append(what)
-        deployments, pods = self.reads[0]
-        if "/pods" not in path:
-            return deployments
-        if len(self.reads) > 1:  # the last read answers every poll after it
-            self.reads.pop(0)
-        return pods
+        if "/pods" in path:
+            return self.current[1]
+        self.current = self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+        return self.current[0]
 
 
 class Clock(object):
@@ -95,6 +97,27 @@ def test_the_service_reads_until_every_deployment_rolled_out():
                       "pods_replaced": 1, "longest_unready_seconds": 0.5, "waited_seconds": 1.0, "polls": 3}
 
 
+def test_the_pods_are_read_when_a_deployment_changed_or_a_second_passed_and_once_more_at_the_end():
+    old, new = pod("a-7c9d8f6b5-1", "a"), pod("a-5f6d7c8b9-2", "a", "5f6d7c8b9")
+    waiting = ([deployment("a", ready=1, rolled=False)], [old, new])
+    reads = [waiting] * 6 + [([deployment("a", ready=1, rolled=False, version="changed")], [new])] \
+        + [([deployment("a", version="changed")], [new])]
+    clock = Clock()
+    client = Answers(reads)
+    result = rollout.RolloutService(client, NS, ["a"], 60, 0.2, clock=clock, sleep=clock.sleep).run()
+    polls = [call.split()[1] for call in client.calls]
+    # Deployments every 0.2 s; Pods at the start, after 1 s unchanged, at the change (1.2 s) and, rolled out without a
+    # change of its own at 1.4 s, once more right then: the last sample's Pods are the ones read last
+    assert polls == ["Deployments", "Pods"] + ["Deployments"] * 4 + ["Deployments", "Pods"] * 2 + ["Deployments"] * 2 \
+        + ["Pods"], polls
+    assert result["pods_replaced"] == 1 and result["polls"] == 9 and result["waited_seconds"] == 1.4
+    # without Pods (pods=False, no leases) none is ever read
+    client = Answers(reads)
+    clock = Clock()
+    rollout.RolloutService(client, NS, ["a"], 60, 0.2, clock=clock, sleep=clock.sleep, pods=False).run()
+    assert not [call for call in client.calls if "Pods" in call]
+
+
 def test_the_service_fails_naming_what_did_not_roll_out():
     clock = Clock()
     reads = [([deployment("a", rolled=False), deployment("b")], [])]
@@ -103,7 +126,6 @@ def test_the_service_fails_naming_what_did_not_roll_out():
     message = str(raised.value)
     assert "Deployments a in namespace %s did not roll out within 2s" % NS in message
     assert "kubectl -n %s rollout status" % NS in message
-
 
 
 class WithLeases(Answers):
