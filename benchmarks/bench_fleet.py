@@ -23,6 +23,14 @@ one per CAPI-dependent Deployment, so their start, their rolling update and the 
 figures; the fixtures' other containers are a placeholder image. Each run prints
 its phase breakdown (p50, max and sum over the clusters of each phase of the fleet report).
 
+Before anything starts, the run's peak memory is estimated (memory_estimate: the control plane, the node and the
+controller, then per HostedCluster its fixture's Pods and, with zero_stop, its six sidecars, as measured on 2026-12-02)
+and a run that does not fit MemAvailable less a 1 GiB reserve is refused, naming the estimate and how many
+HostedClusters fit (PRIVATE_CAPI_BENCH_MEMORY_CHECK=0 runs it anyway). Each run prints the machine's peak memory in
+use (MemAvailable sampled every 0.5 s from before its control plane started). SIGTERM or Ctrl-C stops the run the same
+way an error does: the control plane and its nodes are stopped (no network namespace, bridge, mount or process left)
+and the work directory removed.
+
 The forks of each run are max(serial, 5) (Ansible's default is 5, which would cap serial 10 at 5 hosts at a time).
 
 Beside each serial's figures, "was on tests/kubeapi" is the same run at 8afd1a1 against tests/kubeapi with zero
@@ -38,7 +46,9 @@ import resource
 import shutil
 import subprocess
 import sys
+import signal
 import tempfile
+import threading
 import time
 
 import yaml
@@ -62,6 +72,79 @@ KUBEAPI_8AFD1A1 = {1: (4, 19.73, 78.9), 10: (4, 16.48, 65.9)}
 BEFORE_ONE_RUN_STEPS = {"own part of the window p50, one at a time": (1.33, 5, 1),
                         "per-cluster overhead one at a time (p50)": (10.43, 5, 1),
                         "100 clusters at serial 10, whole playbook": (15.0, 100, 10)}
+
+
+# What a run takes of this machine's memory (MemAvailable sampled each second through a PRIVATE_CAPI_BENCH_FLEET=10
+# serial-10 zero_stop run, 2026-12-02 after 8d480fa): about 540 MB for the control plane and the node before the fleet
+# is loaded, 1,280 MB once the fleet's Pods had settled (74 MB per HostedCluster: its six Pods' containers, pause
+# containers and shims, and its objects in the API server), 3,430 MB once migrated (215 MB more per HostedCluster:
+# its six capi-proxy sidecars), 3,670 MB at the peak (the last batch's module processes and rollouts). FIXED_MB is the
+# first figure with the controller's batch on top; a run whose estimate does not fit MemAvailable less the reserve is
+# refused before anything starts (a machine that runs out of memory OOM-kills whatever the kernel picks, the API
+# server included, and the figures mean nothing).
+FIXED_MB = 1000
+PER_HOSTEDCLUSTER_MB = {"fixture": 74, "zero_stop": 215, "scale_down": 0}
+RESERVE_MB = 1024
+MEMORY_TARGET_MB = 20000  # issue 60: the whole machine's peak under 20 GB for 100 HostedClusters
+
+
+class MemoryRefused(Exception):
+    """A run refused before it started: its estimate does not fit the machine (memory_refusal's message)."""
+
+
+def memory_estimate(count, how):
+    """(MB, how it was reckoned) that a run of count HostedClusters with strategy how takes at its peak."""
+    fixture, proxies = PER_HOSTEDCLUSTER_MB["fixture"], PER_HOSTEDCLUSTER_MB[how]
+    total = FIXED_MB + count * (fixture + proxies)
+    return total, ("%d MB for the control plane, the node and the controller + %d HostedClusters x (%d MB fixture%s)"
+                   % (FIXED_MB, count, fixture, " + %d MB of API proxy sidecars" % proxies if proxies else ""))
+
+
+def available_mb(meminfo="/proc/meminfo"):
+    """MemAvailable of this machine, in MB."""
+    with open(meminfo) as handle:
+        for line in handle:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    raise SystemExit("%s has no MemAvailable line: cannot tell whether the fleet fits this machine" % meminfo)
+
+
+def memory_refusal(count, how, available):
+    """The message that refuses a run whose estimate does not fit available MB (less RESERVE_MB), else None."""
+    estimate, reckoning = memory_estimate(count, how)
+    if estimate <= available - RESERVE_MB:
+        return None
+    fits = max(0, (available - RESERVE_MB - FIXED_MB) // (PER_HOSTEDCLUSTER_MB["fixture"] + PER_HOSTEDCLUSTER_MB[how]))
+    return ("refused before starting anything: %d HostedClusters (strategy %s) need about %d MB (%s), and this "
+            "machine has %d MB available (MemAvailable) less a %d MB reserve; at most %d fit. Run fewer "
+            "(PRIVATE_CAPI_BENCH_FLEET=%d), or free memory, or set PRIVATE_CAPI_BENCH_MEMORY_CHECK=0 to run anyway"
+            % (count, how, estimate, reckoning, available, RESERVE_MB, fits, fits))
+
+
+class MemoryPeak(object):
+    """Samples MemAvailable every interval seconds in a thread; peak_mb() is the most the machine had in use beyond
+    what it used when sampling began (the baseline: before the control plane started)."""
+
+    def __init__(self, interval=0.5, read=available_mb):
+        self.read, self.interval = read, interval
+        self.baseline = self.lowest = read()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self):
+        while not self.stopped.wait(self.interval):
+            self.lowest = min(self.lowest, self.read())
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopped.set()
+        self.thread.join()
+
+    def peak_mb(self):
+        return self.baseline - self.lowest
 
 
 def fleet_size():
@@ -151,7 +234,15 @@ def slowest_tasks(output, count=15):
 
 
 def run_fleet(workdir, seed, count, serial, profile=False, how="zero_stop"):
-    """migrate_fleet.yml on a fresh server: wall times, per-cluster times, end states, the phase breakdown."""
+    """migrate_fleet.yml on a fresh server: wall times, per-cluster times, end states, the phase breakdown and the
+    machine's peak memory in use (from before the server started)."""
+    with MemoryPeak() as memory:
+        result = _run_fleet(workdir, seed, count, serial, profile, how)
+    result["memory_peak_mb"] = memory.peak_mb()
+    return result
+
+
+def _run_fleet(workdir, seed, count, serial, profile, how):
     server, inventory = start_loaded_server(workdir, seed, count)
     try:
         report_root = os.path.join(workdir, "reports")
@@ -193,11 +284,24 @@ def run_fleet(workdir, seed, count, serial, profile=False, how="zero_stop"):
         server.stop()
 
 
+def _stop_on_sigterm(signum, _frame):
+    """SIGTERM (a CI job's end, `kill`) ends the run as Ctrl-C does: each server's finally stops its control plane and
+    nodes (no network namespace, bridge, mount or process is left) and the work directory goes."""
+    raise SystemExit("bench_fleet: stopped by signal %d; its control plane and nodes were stopped" % signum)
+
+
 def main():
     count = fleet_size()
     batch_sizes = serials()
     profile = os.environ.get("PRIVATE_CAPI_BENCH_PROFILE", "") not in ("", "0")
     how = strategy()
+    if os.environ.get("PRIVATE_CAPI_BENCH_MEMORY_CHECK", "1") != "0":
+        refusal = memory_refusal(count, how, available_mb())
+        if refusal:
+            print(refusal, flush=True)
+            raise MemoryRefused(refusal)  # make bench goes on with the other benchmarks, and fails at the end
+    estimate, reckoning = memory_estimate(count, how)
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     workdir = tempfile.mkdtemp(prefix="bench-fleet-")
     try:
         seed = os.path.join(workdir, "seed")
@@ -223,6 +327,13 @@ def main():
               "start-to-end of one HostedCluster's migration; CPU/cluster = CPU seconds of ansible-playbook and its "
               "module processes / %d; speed-up = serial %d migrate time / this one (bounded by the %d cores: the "
               "work is CPU-bound Python processes)" % (count, count, base["serial"], os.cpu_count() or 0))
+        print("machine memory in use at the peak (MemAvailable from before the control plane started; estimated "
+              "beforehand %d MB: %s):" % (estimate, reckoning))
+        for result in results:
+            peak = result["memory_peak_mb"]
+            print("  serial %d: %d MB, %d MB per HostedCluster; target for 100 HostedClusters < %d MB: %s" % (
+                result["serial"], peak, peak // count, MEMORY_TARGET_MB,
+                ("met" if peak < MEMORY_TARGET_MB else "MISSED") if count == 100 else "(run 100 to judge)"))
         print("CAPI controllers down per cluster (first scale to 0 to all CAPI Deployments available again; own = the "
               "window minus the waits on Kubernetes for Pods to go and Deployments to be available):")
         print("%-7s %9s %9s %11s %9s %11s" % ("serial", "p50 (s)", "max (s)", "sum (s)", "own p50", "waiting p50"))
@@ -275,6 +386,7 @@ def main():
                 print("  serial %d slowest: %7.2f s  %s" % (result["serial"], seconds, task))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
