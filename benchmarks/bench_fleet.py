@@ -331,9 +331,10 @@ def main():
               "beforehand %d MB: %s):" % (estimate, reckoning))
         for result in results:
             peak = result["memory_peak_mb"]
-            print("  serial %d: %d MB, %d MB per HostedCluster; target for 100 HostedClusters < %d MB: %s" % (
-                result["serial"], peak, peak // count, MEMORY_TARGET_MB,
-                ("met" if peak < MEMORY_TARGET_MB else "MISSED") if count == 100 else "(run 100 to judge)"))
+            print("  serial %d: %d MB (%d MB per HostedCluster beyond the estimate's fixed %d MB); target for 100 "
+                  "HostedClusters < %d MB: %s" % (
+                      result["serial"], peak, (peak - FIXED_MB) // count, FIXED_MB, MEMORY_TARGET_MB,
+                      ("met" if peak < MEMORY_TARGET_MB else "MISSED") if count == 100 else "(run 100 to judge)"))
         print("CAPI controllers down per cluster (first scale to 0 to all CAPI Deployments available again; own = the "
               "window minus the waits on Kubernetes for Pods to go and Deployments to be available):")
         print("%-7s %9s %9s %11s %9s %11s" % ("serial", "p50 (s)", "max (s)", "sum (s)", "own p50", "waiting p50"))

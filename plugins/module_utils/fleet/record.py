@@ -12,8 +12,9 @@ check_mode, access_review, allow_unsteady, and the registered answers found (mig
 the window: crds, pause, prepare), pause (hcp_quiesce), window (hcp_migrate_window), proxy_get (the GET through the
 proxy), finish (hcp_migrate_finish), failure ({task, result}: what failed in the migration block), rescue
 (hcp_migrate_rollback path=rescue), after (migration_state query after, when neither finish nor rescue read it back),
-unknown ({task, error}: what failed outside the role's own rescue). A rollback (roles/rollback): identity, check_mode, access_review, found, access, lock, run
-(hcp_migrate_rollback path=rollback), failure, after (when run did not read it back).
+unknown ({task, error}: what failed outside the role's own rescue). A rollback (roles/rollback): identity, check_mode,
+access_review, found, access, lock, run (hcp_migrate_rollback path=rollback), failure, after (when run did not read it
+back).
 """
 
 from __future__ import absolute_import, division, print_function

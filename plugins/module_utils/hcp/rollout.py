@@ -38,12 +38,8 @@ FULL_READ_SECONDS = 1.0
 
 def deployments_version(deployments, names):
     """What changes whenever one of the named Deployments does: their names and resourceVersions."""
-    return sorted((_name(deployment), (deployment.get("metadata") or {}).get("resourceVersion"))
-                  for deployment in deployments if _name(deployment) in names)
-
-
-def _name(obj):
-    return (obj.get("metadata") or {}).get("name")
+    metadata = [deployment.get("metadata") or {} for deployment in deployments]
+    return sorted((meta.get("name"), meta.get("resourceVersion")) for meta in metadata if meta.get("name") in names)
 
 
 class RolloutError(PrivateCapiError):
@@ -94,9 +90,9 @@ def rollout_figures(samples):
 
 
 class RolloutService(object):
-    """Reads the named Deployments of namespace every poll_seconds, and their Pods when due, until all have rolled out; with
-    leases, also their managers' Leases (leadership.LeadershipWatch: a Lease whose holder is gone is handed over) until
-    each has a live leader again."""
+    """Reads the named Deployments of namespace every poll_seconds, and their Pods when due, until all have rolled
+    out; with leases, also their managers' Leases (leadership.LeadershipWatch: a Lease whose holder is gone is handed
+    over) until each has a live leader again."""
 
     def __init__(self, client, namespace, names, timeout, poll_seconds, clock=time.monotonic, sleep=time.sleep,
                  pods=True, leases=False):
