@@ -306,15 +306,28 @@ def unwell(statuses):
 
 def _cgroup_pids(pod, container="*"):
     """The host pids in a Pod's cgroups on a real node (cgroupfs driver: /<node>/kubepods/[<qos>/]pod<uid>/<container
-    id>, in the pids hierarchy): every container's, or the one of container ID `container`."""
-    pids = []
-    for procs in Path("/sys/fs/cgroup/pids").glob("*/kubepods/**/pod%s/%s/cgroup.procs"
-                                                  % (pod["metadata"]["uid"], container)):
-        try:
-            pids.extend(int(pid) for pid in procs.read_text().split())
-        except OSError:
-            pass
+    id>, in the pids hierarchy): every container's, or the one of container ID `container`. The tree changes under the
+    walk (Pods come and go, this one too: CI of f3312e2, 2026-12-02, saw a pathlib glob fail on a removed Pod's
+    directory), so each step reads one known directory and a directory that went away holds no pids."""
+    pids, root = [], "/sys/fs/cgroup/pids"
+    for node in _listdir(root):
+        for qos in ("", "besteffort", "burstable"):
+            pod_dir = os.path.join(root, node, "kubepods", qos, "pod%s" % pod["metadata"]["uid"])
+            for container_id in (_listdir(pod_dir) if container == "*" else (container,)):
+                try:
+                    with open(os.path.join(pod_dir, container_id, "cgroup.procs"), encoding="ascii") as procs:
+                        pids.extend(int(pid) for pid in procs.read().split())
+                except OSError:
+                    pass
     return pids
+
+
+def _listdir(path):
+    """The names of the directories in path; [] when it is gone or is not a directory."""
+    try:
+        return [entry.name for entry in os.scandir(path) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def pod_processes(pod):
