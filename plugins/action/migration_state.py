@@ -2,9 +2,9 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Action plugin of hypershift.private_capi.migration_state (documented in plugins/modules/migration_state.py).
 
-Only fills in the default lease holder, then runs the module as usual. Without a holder the module makes up one per
-module run, so the task that takes the lock and the task that finishes the migration would be two holders and lock
-each other out. Here the default is one id per ansible-playbook run: the controller's host name, the process id of
+Fills in the default lease holder, then runs the module as every API module runs (plugin_utils/in_process.py).
+Without a holder the module makes up one per module run, so the task that takes the lock and the task that finishes
+the migration would be two holders and lock each other out. Here the default is one id per ansible-playbook run: the controller's host name, the process id of
 the ansible-playbook main process and its start time (the pid alone could be reused by a later run). Tasks run in
 worker processes forked from that main process, so os.getppid() is the main process in every task of the run.
 """
@@ -18,8 +18,8 @@ import socket
 import subprocess
 import time
 
-from ansible.plugins.action import ActionBase
-from ansible.utils.vars import merge_hash
+from ansible_collections.hypershift.private_capi.plugins.modules import migration_state
+from ansible_collections.hypershift.private_capi.plugins.plugin_utils.in_process import InProcessAction
 
 UNKNOWN_START = "start-unknown"
 
@@ -62,23 +62,13 @@ def run_holder(main_pid=None, hostname=None):
     return "%s:%d:%s" % (hostname or socket.gethostname(), main_pid, process_start(main_pid))
 
 
-class ActionModule(ActionBase):
-    """ansible.builtin's normal action (check mode, async) with the holder filled in."""
+class ActionModule(InProcessAction):
+    """The collection's module action (plugin_utils/in_process.py) with the holder filled in."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = True
+    MODULE = migration_state
 
-    def run(self, tmp=None, task_vars=None):
-        result = super(ActionModule, self).run(tmp, task_vars)
-        del tmp  # no effect any more (as in ansible.builtin.normal)
+    def module_args(self, task_vars):
         module_args = dict(self._task.args)
         if not module_args.get("holder"):
             module_args["holder"] = run_holder()
-        wrap_async = self._task.async_val and not self._connection.has_native_async
-        result = merge_hash(result, self._execute_module(module_name="hypershift.private_capi.migration_state",
-                                                         module_args=module_args, task_vars=task_vars,
-                                                         wrap_async=wrap_async))
-        if not wrap_async:
-            self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
+        return module_args

@@ -18,6 +18,11 @@ A module's main() is one statement, ``run_module(argspec, NAME_RULES, TheService
    keeps Ansible's traceback.
 
 A service is a ModuleService: it declares what it needs as class attributes and offers run() and partial().
+
+Where the module runs: its action plugin (plugins/plugin_utils/in_process.py, 2026-12-03) runs main() in the
+controller's worker process when the task's connection is local, with hosted() naming the AnsibleModule stand-in that
+reads the task's arguments and hands the result back; otherwise (another connection, async) main() runs as a module
+process with AnsibleModule. Either way the run is the one below.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,6 +30,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import time
+from contextlib import contextmanager
 
 from ansible_collections.kubernetes.core.plugins.module_utils.k8s.core import AnsibleK8SModule
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import minimum_problems
@@ -176,9 +182,24 @@ def _start(run, service):
     return service.from_run(run)
 
 
+_HOST = {}  # {"module_class": the AnsibleModule stand-in of the run in the controller's worker} (hosted)
+
+
+@contextmanager
+def hosted(module_class):
+    """Within the block, run_module builds its module with module_class (AnsibleK8SModule's module_class: the
+    in-process action's stand-in for AnsibleModule) instead of AnsibleModule."""
+    _HOST["module_class"] = module_class
+    try:
+        yield
+    finally:
+        _HOST.pop("module_class", None)
+
+
 def run_module(argspec, name_rules, service, **constraints):
     """A module's whole run (see the module docstring): exit_json(service.run() + tail), or fail_json for a user
     error. constraints: AnsibleK8SModule's (mutually_exclusive, required_if ...)."""
+    constraints.update(_HOST)
     module = AnsibleK8SModule(argument_spec=argspec(), supports_check_mode=True, **constraints)
     check_names(module, name_rules)
     execute(module, service)

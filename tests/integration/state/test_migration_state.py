@@ -450,3 +450,35 @@ def test_direction_and_retry_failed_work_with_query_only(server):
         misuse = run_module("migration_state", dict(kubeconfig=server.kubeconfig, hostedcluster_name="x", hostedcluster_namespace="clusters",
                                                     **options))
         assert misuse.failed and message in misuse["msg"], (options, misuse.get("msg"))
+
+
+# what async adds to a result
+ASYNC_KEYS = {"ansible_job_id", "finished", "started", "results_file", "stdout", "stderr", "stdout_lines", "stderr_lines"}
+# what both runs must say alike (times, holders and event names differ between any two runs)
+SAME = ("changed", "failed", "msg", "state", "transition")
+
+
+def test_the_module_answers_the_same_in_the_worker_and_as_a_module_process(server, tmp_path):
+    """A local connection runs the module in ansible-playbook's worker (plugins/plugin_utils/in_process.py); async (as
+    another connection would) runs it as a module process. Query, check mode and a bad option answer the same."""
+    new_hostedcluster(server, "clusters", "in-worker", state=ms.LEGACY)
+    out = str(tmp_path / "results.json")
+    playbook = os.path.join(REPO_ROOT, "tests", "integration", "playbooks", "module_in_worker.yml")
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0")
+    command = [os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook"), playbook, "-e", "kubeconfig=%s" % server.kubeconfig,
+               "-e", "hc_name=in-worker", "-e", "hc_namespace=clusters", "-e", "out=%s" % out,
+               "-e", "ansible_python_interpreter=%s" % sys.executable]
+    completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    with open(out) as handle:
+        results = json.load(handle)
+    for case, (worker, process) in results.items():
+        assert "ansible_job_id" in process and "ansible_job_id" not in worker, (case, process, worker)
+        assert set(worker) == set(process) - ASYNC_KEYS, case
+        assert [{key: result.get(key) for key in SAME} for result in (worker, process)][0] == \
+            {key: process.get(key) for key in SAME}, case
+        assert worker.get("warnings") == process.get("warnings"), case
+    assert results["query"][0]["hostedclusters"][0]["state"] == "legacy" and results["check"][0]["changed"] is True, results
+    assert "Unsupported parameters" in results["bad"][0]["msg"], results["bad"]
+    assert ms.state_of(read(server, "clusters", "in-worker")) == ms.LEGACY  # check mode wrote nothing
