@@ -14,12 +14,15 @@ version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
 description:
-  - Read-only. Reads the Deployments of O(deployments) in O(hcp_namespace) every O(poll_seconds) until each one
-    that exists has rolled out (the test of C(kubectl rollout status) - its template observed, every replica updated
+  - Read-only. Reads the Deployments of O(deployments) in O(hcp_namespace) until each one that exists has rolled
+    out (the test of C(kubectl rollout status) - its template observed, every replica updated
     and available, no old replica left), and returns the rollout's figures - the Pods it replaced and the longest time
     a Deployment had no Ready replica while it wanted one.
-  - Their Pods are read with the Deployments when one of them changed, and otherwise once a second (and once more
-    when all have rolled out), not on every read.
+  - Between two reads it watches the namespace's Deployments and Pods, and reads again when one of them changes (at
+    most once every O(poll_seconds)), otherwise every 5 seconds. Without C(watch) on them it reads every
+    O(poll_seconds).
+  - Their Pods are read with the Deployments when a Pod or one of the Deployments changed, and otherwise once a
+    second (and once more when all have rolled out), not on every read.
   - The zero-stop migration (C(private_capi_migrate_strategy=zero_stop)) puts the API proxy sidecar into the
     CAPI-dependent Deployments ahead of the window; this is the wait of that pre-install, and its figures are the
     pre-install's in the fleet report. With HyperShift's Deployments (one replica, C(RollingUpdate) 25%/25%) the old
@@ -43,11 +46,12 @@ options:
     type: int
     default: 300
   poll_seconds:
-    description: Seconds between two reads (at least 0.1); the gap without a Ready replica is measured to this.
+    description: The shortest time between two reads, in seconds (at least 0.1); the gap without a Ready replica is
+      measured to this.
     type: float
     default: 0.2
 notes:
-  - RBAC - C(list) on C(deployments) and C(pods) in O(hcp_namespace).
+  - RBAC - C(list) and C(watch) on C(deployments) and C(pods) in O(hcp_namespace) (without C(watch) it polls).
 seealso:
   - module: hypershift.private_capi.hcp_migrate_window
 """

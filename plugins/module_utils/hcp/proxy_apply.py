@@ -161,7 +161,7 @@ class ProxyApplyService(ModuleService):
             names = [name for name in self.settings["deployments"] if name in deployments]
             rollout = RolloutService(self.client, self.settings["namespace"], names, self.params["wait_timeout"],
                                      self.params["poll_seconds"], pods=self.params["count_replaced_pods"],
-                                     leases=self.params["leader_handover"])
+                                     leases=self.params["leader_handover"], watch=True)
             result["rollout"] = rollout.run()
             self.warnings += rollout.warnings
         if self.diff and result["changed"]:

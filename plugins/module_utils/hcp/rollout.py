@@ -8,14 +8,18 @@ A rollout replaces the Pods the way the Deployment's strategy allows: with Hyper
 expected; another strategy (Recreate, or maxUnavailable of a whole replica) leaves one, and this is where it shows.
 
 Pure: rollout_sample() (one read of the Deployments and their Pods) and rollout_figures() (the samples' figures).
-RolloutService reads the Deployments (one LIST) every poll_seconds until every named Deployment that exists has
-rolled out, or fails after timeout naming those that have not. The Pods (and, with leases, the Leases) are read with
-them only when they can have changed in a way that matters: the first and the last read, a read where a named
-Deployment changed (its resourceVersion: a ReplicaSet scaled, a Pod became Ready or went), while a manager has no live
-leader (a Lease to hand over as soon as its holder's Pod is gone), and otherwise every FULL_READ_SECONDS. The gap
-without a Ready replica is the Deployments' own figure, so it is still measured to poll_seconds; a Pod lives longer
-than FULL_READ_SECONDS, so none is missed. (Every read was all three LISTs until 2026-12-02: at poll_seconds 0.2 a
-50-second pre-install cost its module process about a CPU-second of requests and the API server as much again.)
+RolloutService reads the Deployments (one LIST) until every named Deployment that exists has rolled out, or fails after
+timeout naming those that have not. Between two reads it waits (with watch, as the modules do) on a WATCH of the
+namespace's Deployments and one of its Pods (k8s/watch.py ChangeBell): it reads again when one of them changes, at most
+once every poll_seconds, and otherwise once every IDLE_READ_SECONDS (once a second while a manager has no live leader).
+The Pods (and, with leases, the Leases) are read with the Deployments only when they can have changed in a way that
+matters: the first and the last read, a read after a Pod changed or where a named Deployment changed (its
+resourceVersion: a ReplicaSet scaled, a Pod became Ready or went), while a manager has no live leader (a Lease to hand
+over as soon as its holder's Pod is gone), and, without a watch, every FULL_READ_SECONDS. The gap without a Ready replica is
+the Deployments' own figure: every change of it is a Deployment event, read within poll_seconds. Without a watch (an
+identity with list but not watch, or a watch that keeps failing) it reads every poll_seconds. (Every read was all three
+LISTs until 2026-12-02, and every poll_seconds until 2026-12-03: at poll_seconds 0.2 a 55-second pre-install cost a
+CPU-second of LISTs.)
 """
 
 from __future__ import absolute_import, division, print_function
@@ -29,11 +33,14 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leader
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.watch import ChangeBell
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
 
 # the longest time between two reads of the Pods (and Leases) while no named Deployment changes
 FULL_READ_SECONDS = 1.0
+# the longest time between two reads while nothing changes (with a watch)
+IDLE_READ_SECONDS = 5.0
 
 
 def deployments_version(deployments, names):
@@ -95,8 +102,12 @@ class RolloutService(object):
     over) until each has a live leader again."""
 
     def __init__(self, client, namespace, names, timeout, poll_seconds, clock=time.monotonic, sleep=time.sleep,
-                 pods=True, leases=False):
+                 pods=True, leases=False, watch=False):
         self.client = client
+        self.watch = watch  # wait on a ChangeBell between reads (else every poll_seconds)
+        self.bell = None
+        self.paths = {"deployments": api_path("apps", "v1", "deployments", namespace),
+                      "pods": api_path("", "v1", "pods", namespace)}
         self.pods = pods or leases  # False: no Pod is read (no pods_replaced; list on pods not needed)
         self.namespace = namespace
         self.names = list(names)
@@ -112,31 +123,54 @@ class RolloutService(object):
 
     def _full_read_due(self, at, version):
         """Whether this read also reads the Pods and Leases (see the module's docstring)."""
-        return (self.full_read_at is None or version != self.version or at - self.full_read_at >= FULL_READ_SECONDS
+        watched = self.bell is not None and not self.bell.broken  # a Pod that changes rings: no read by the clock
+        return (self.full_read_at is None or version != self.version
+                or (not watched and at - self.full_read_at >= FULL_READ_SECONDS)
                 or (self.leadership is not None and not self.leadership.leaders_live()))
 
-    def _read(self, started, final=False):
+    def _read(self, started, final=False, pods_changed=False):
         """One sample (at, rollout_sample) and whether its Pods were read now (else they are the last ones read)."""
-        deployments = self.client.list(api_path("apps", "v1", "deployments", self.namespace),
-                                       "list " + describe("Deployments", namespace=self.namespace))
+        deployments = self.client.list(self.paths["deployments"], "list " + describe("Deployments", namespace=self.namespace))
         at, version = self.clock() - started, deployments_version(deployments, self.names)
-        fresh = self.pods and (final or self._full_read_due(at, version))
+        fresh = self.pods and (final or pods_changed or self._full_read_due(at, version))
         if fresh:
-            self.last_pods = self.client.list(api_path("", "v1", "pods", self.namespace),
-                                              "list " + describe("Pods", namespace=self.namespace))
+            self.last_pods = self.client.list(self.paths["pods"], "list " + describe("Pods", namespace=self.namespace))
             self.full_read_at = at
             if self.leadership is not None:
                 self.leadership.observe(self.last_pods)
         self.version = version
         return (at, rollout_sample(deployments, self.last_pods, self.names)), fresh or not self.pods
 
+    def _pause(self, at):
+        """Wait until the next read is due (at: seconds since the start); whether the Pods changed meanwhile."""
+        self.sleep(self.poll_seconds)  # at most one read every poll_seconds
+        if not self.watch:
+            return False
+        if self.bell is None:  # from the server's newest: its first events (every object as ADDED) ring at once
+            paths = [self.paths["deployments"]] + ([self.paths["pods"]] if self.pods else [])
+            self.bell = ChangeBell(self.client, paths)
+        if self.bell.broken:
+            return False
+        limit = IDLE_READ_SECONDS
+        if self.leadership is not None and not self.leadership.leaders_live():
+            limit = FULL_READ_SECONDS
+        limit = min(limit, self.timeout + self.poll_seconds - at) - self.poll_seconds
+        return self.paths["pods"] in self.bell.wait(limit)
+
     def run(self):
+        try:
+            return self._run()
+        finally:
+            if self.bell is not None:
+                self.bell.stop()
+
+    def _run(self):
         started = self.clock()
         samples = []
-        final = False
+        final = pods_changed = False
         while True:
-            sample, fresh = self._read(started, final)
-            final = False
+            sample, fresh = self._read(started, final, pods_changed)
+            final = pods_changed = False
             samples.append(sample)
             pending = sorted(name for name, state in sample[1].items() if not state["rolled_out"])
             if not pending:
@@ -149,7 +183,7 @@ class RolloutService(object):
                     "Deployments %s in namespace %s did not roll out within %ss (nothing was changed by this wait): "
                     "see `kubectl -n %s rollout status deployment/<name>` and the new Pods' events, then run again"
                     % (", ".join(pending), self.namespace, self.timeout, self.namespace))
-            self.sleep(self.poll_seconds)
+            pods_changed = self._pause(samples[-1][0])
         result = dict(rollout_figures(samples), waited_seconds=round(samples[-1][0], 3), polls=len(samples))
         if self.leadership is not None:
             rolled_out = self.clock()
@@ -191,7 +225,7 @@ class RolloutModule(RolloutService, ModuleService):
     def from_run(cls, run):
         params = run.params
         return cls(cls.connect(run), params["hcp_namespace"], params["deployments"], params["wait_timeout"],
-                   params["poll_seconds"])
+                   params["poll_seconds"], watch=True)
 
     def run(self):
         return dict(RolloutService.run(self), changed=False)

@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import functools
 import json
 import os
 import random
@@ -45,8 +46,9 @@ try:
     from kubernetes.config.config_exception import ConfigException
     from kubernetes.dynamic import DynamicClient
     from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
+    from kubernetes.watch import Watch
 except ImportError:  # reported by AnsibleK8SModule's requirement check (the inventory: by its parse())
-    get_api_client = K8SClient = kubernetes_client = kubernetes_config = DynamicClient = None
+    get_api_client = K8SClient = kubernetes_client = kubernetes_config = DynamicClient = Watch = None
     ApiException = DynamicApiError = ConfigException = CoreException = Exception
 
     class ResourceNotFoundError(Exception):
@@ -338,6 +340,27 @@ class ApiClient(object):
         except ValueError:
             raise ApiError(getattr(response, "status", None), "InvalidResponse",
                            "the server answered with non-JSON: %r" % text[:200], what)
+
+    def watch(self, path, what, resource_version=None, timeout_seconds=60, watcher=None):
+        """The events of one WATCH of a collection (kubernetes.watch.Watch over the dynamic client, each event a dict
+        {type, object}, BOOKMARKs included) from resource_version, for at most timeout_seconds (the server ends it
+        then; the connection gives up 10 s later). `watcher.stop()` from another thread ends it at once. Failures are
+        ApiErrors, as for any request (410 Gone: resource_version is older than the server keeps)."""
+        self._count("WATCH")
+        watcher = watcher or Watch()
+        request = functools.partial(self._k8s_client.client.request, "GET", path, serialize=False)
+        query = {"timeout_seconds": int(timeout_seconds), "allow_watch_bookmarks": True,
+                 "_request_timeout": (10, timeout_seconds + 10)}
+        if resource_version:
+            query["resource_version"] = resource_version
+        try:
+            for event in watcher.stream(request, deserialize=False, **query):
+                yield event
+        except (ApiException, DynamicApiError) as exc:
+            status, reason, message = _status_from_exception(exc)
+            raise ApiError(status, reason, message, what)
+        except TransportError as exc:
+            raise ApiError(None, CONNECTION_ERROR_REASON, explain_failure(exc, self.server), what)
 
     def _write_query(self, query=None):
         params = dict(query or {})

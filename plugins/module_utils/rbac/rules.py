@@ -53,6 +53,9 @@ SIDECARS_OUT = "only where the way back takes the sidecars out (strategy scale_d
 # the leader Leases: read wherever a run waits on the managers (the zero-stop pre-install's rollout, a window, a way back);
 # written only where a manager's Pod went while its Lease still names it
 LEADER_WAITS = "where a run follows the CAPI managers' leader election (the zero-stop pre-install, a window, a way back)"
+# a rollout is awaited where sidecars go in or out: the zero-stop pre-install, the scale-down strategy's window and its
+# way back
+ROLLOUTS = "where a run puts the proxy sidecars in or takes them out (api_proxy_apply awaits the rollout)"
 HANDOVER = ("only where a manager's Pod is gone while its leader Lease still names it (a rollout or a scale-down of a "
             "Deployment whose manager elects a leader)")
 
@@ -169,6 +172,12 @@ RULES = (
     Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["patch"], FORWARD,
          "Scale the CAPI-dependent Deployments to 0 and back; put the proxy sidecar in and take it out.",
          conditional=SIDECARS_OUT),
+    Rule(HCP_NAMESPACES, ["apps"], ["deployments"], ["watch"], FORWARD,
+         "A rollout of the CAPI-dependent Deployments awaited (api_proxy_apply): read again when a Deployment of the "
+         "namespace changes, not polled (without watch it polls).", conditional=ROLLOUTS),
+    Rule(HCP_NAMESPACES, [""], ["pods"], ["watch"], FORWARD,
+         "A rollout awaited (api_proxy_apply): read again when a Pod of the namespace changes, not polled (without "
+         "watch it polls).", conditional=ROLLOUTS),
     Rule(HCP_NAMESPACES, [""], ["pods"], ["list"], FORWARD,
          "Wait until the scaled-down Pods are gone; zero stop: the sidecars' rollout, measured (api_proxy_apply); the "
          "holders of the managers' leader Leases (leaderless_seconds, the handover).", conditional=LEADER_WAITS),

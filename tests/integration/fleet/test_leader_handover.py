@@ -119,6 +119,10 @@ def test_a_lease_whose_holder_may_still_run_is_never_touched(world):
                        content_type="application/merge-patch+json")
     leadership = result["rollout"]["leadership"]
     print("leadership: %s" % leadership)
+    rollout, calls = result["rollout"], result["api_calls"]["by_method"]
+    print("rollout: %s reads in %s s; calls %s" % (rollout["polls"], rollout["waited_seconds"], calls))
+    # the wait read again on the watches' events (once a second while no manager leads), not every poll_seconds (0.2)
+    assert calls.get("WATCH", 0) >= 2 and rollout["polls"] < rollout["waited_seconds"] / 0.2 / 2, (rollout, calls)
     assert leadership["released"] == [], leadership
     assert [waited["lease"] for waited in leadership["waited"]] == [LEASE], leadership
     assert "still exists (finalizers %s)" % HOLD in leadership["waited"][0]["why"], leadership

@@ -118,6 +118,62 @@ def test_the_pods_are_read_when_a_deployment_changed_or_a_second_passed_and_once
     assert not [call for call in client.calls if "Pods" in call]
 
 
+class Bell(object):
+    """A ChangeBell that answers each wait from a script: the paths that rang, after the seconds the wait took (the
+    clock moves on by them; None: the whole limit passed, nothing rang)."""
+
+    def __init__(self, clock, script, broken=None):
+        self.clock, self.script, self.broken = clock, list(script), broken
+        self.limits = []
+        self.stopped = False
+
+    def stop(self):
+        self.stopped = True
+
+    def wait(self, limit):
+        self.limits.append(round(limit, 3))
+        took, rung = self.script.pop(0) if self.script else (None, set())
+        self.clock.sleep(limit if took is None else took)
+        return rung
+
+
+def test_with_a_watch_it_reads_when_something_rang_and_the_pods_when_a_pod_did():
+    old, new = pod("a-7c9d8f6b5-1", "a"), pod("a-5f6d7c8b9-2", "a", "5f6d7c8b9")
+    waiting = ([deployment("a", ready=1, rolled=False)], [old, new])
+    reads = [waiting, waiting, ([deployment("a", ready=1, rolled=False)], [new]), ([deployment("a")], [new])]
+    clock = Clock()
+    client = Answers(reads)
+    service = rollout.RolloutService(client, NS, ["a"], 60, 0.2, clock=clock, sleep=clock.sleep, watch=True)
+    deployments, pods = service.paths["deployments"], service.paths["pods"]
+    # a Deployment changed after 3 s (same status: its version alone), a Pod after 10 s more, the rollout 0.5 s later
+    service.bell = Bell(clock, [(3.0, {deployments}), (10.0, {pods}), (0.5, {deployments})])
+    result = service.run()
+    polls = [call.split()[1] for call in client.calls]
+    # first read with the Pods; the Deployment's ring without a change of its status reads the Deployments alone (no
+    # read by the clock: 3 s passed), the Pod's ring the Pods too, and the last, its status changed, too
+    assert polls == ["Deployments", "Pods", "Deployments", "Deployments", "Pods", "Deployments", "Pods"], polls
+    assert result["polls"] == 4 and result["pods_replaced"] == 1 and result["waited_seconds"] == 14.1
+    # nothing rang for 5 s at most: each wait's limit is IDLE_READ_SECONDS after the poll_seconds between two reads
+    assert service.bell.limits == [4.8, 4.8, 4.8] and service.bell.stopped
+
+
+def test_a_broken_bell_reads_every_poll_seconds_and_a_wait_ends_at_the_timeout():
+    reads = [([deployment("a", rolled=False)], [])]
+    clock = Clock()
+    service = rollout.RolloutService(Answers(reads), NS, ["a"], 2, 0.5, clock=clock, sleep=clock.sleep, watch=True)
+    service.bell = Bell(clock, [], broken="403")
+    with pytest.raises(rollout.RolloutError):
+        service.run()
+    assert service.bell.limits == [], "a broken bell is not waited on"
+    clock = Clock()
+    service = rollout.RolloutService(Answers(reads), NS, ["a"], 2, 0.5, clock=clock, sleep=clock.sleep, watch=True)
+    service.bell = Bell(clock, [])
+    with pytest.raises(rollout.RolloutError):
+        service.run()
+    # the one wait ends so that the next read comes poll_seconds after the timeout, not IDLE_READ_SECONDS after it
+    assert service.bell.limits == [2.0]
+
+
 def test_the_service_fails_naming_what_did_not_roll_out():
     clock = Clock()
     reads = [([deployment("a", rolled=False), deployment("b")], [])]
