@@ -251,6 +251,10 @@ RULES = (
     # --- operator namespace ----------------------------------------------------------------------------------------
     Rule(OPERATOR_NAMESPACE, ["apps"], ["deployments"], ["get", "list", "create", "patch"], (MIGRATE,),
          "The dual-operator plan's HyperShift operator Deployments; the conversion shim's Deployment."),
+    Rule(OPERATOR_NAMESPACE, ["apps"], ["deployments"], ["watch"], (MIGRATE,),
+         "The HyperShift operator's sidecar rollout awaited (role dual_operator, api_proxy_apply): read again when a "
+         "Deployment of the namespace changes, not polled (without watch it polls).",
+         conditional="where the dual operator puts the proxy sidecar into the operator's Deployment"),
     Rule(OPERATOR_NAMESPACE, [""], ["configmaps", "services", "serviceaccounts"], ["get", "create"], (MIGRATE,),
          "Role conversion_shim: the shim's kubeconfig ConfigMap, Service and ServiceAccount."),
     Rule(OPERATOR_NAMESPACE, [""], ["configmaps", "services", "serviceaccounts"], ["patch"], (MIGRATE,),

@@ -58,8 +58,9 @@ def test_the_shipped_verify_rbac_is_enough_for_verify_and_refuses_migrate_naming
     assert not refused.failed and refused["allowed"] is False
     missing = {(rule["namespace"], tuple(rule["apiGroups"]), tuple(rule["resources"])): rule["verbs"]
                for rule in refused["missing_rules"]}
-    # patch puts the sidecar in (api_proxy_apply lists the Deployments and awaits their rollout by LISTs: no get)
-    assert sorted(missing[(HCP, ("apps",), ("deployments",))]) == ["patch"]
+    # patch puts the sidecar in, watch awaits its rollout (api_proxy_apply lists the Deployments and reads again on the
+    # watch's events: no get)
+    assert sorted(missing[(HCP, ("apps",), ("deployments",))]) == ["patch", "watch"]
     assert missing[("clusters", ("hypershift.openshift.io",), ("hostedclusters",))] == ["update", "patch"]
     assert refused["message"].startswith("clusters/hc-01: the identity lacks %d right(s) migrate uses; nothing was "
                                          "changed" % len(refused["denied"]))
