@@ -18,8 +18,6 @@ __metaclass__ = type
 
 import threading
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError
-
 try:
     from kubernetes.watch import Watch
 except ImportError:  # a module without the kubernetes client fails at its requirement check before any bell
@@ -83,15 +81,16 @@ class ChangeBell(object):
                     failures = 0
                     if event.get("type") != "BOOKMARK":
                         self._ring(path)
-            except ApiError as exc:
+            except Exception as exc:  # pylint: disable=broad-except  # any failure: the caller reads (or polls) instead
                 if self._stopped:
                     return
-                if exc.status == 410:  # too old: from the newest on, and read again now
+                status = getattr(exc, "status", None)
+                if status == 410:  # too old: from the newest on, and read again now
                     version = None
                     self._ring(path)
                     continue
                 failures += 1
-                if exc.status == 403 or failures >= FAILURES_TO_GIVE_UP:
+                if status == 403 or failures >= FAILURES_TO_GIVE_UP:
                     with self._condition:
                         self.broken = "%s: %s" % (path, exc)
                         self._condition.notify_all()

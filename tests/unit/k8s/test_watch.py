@@ -32,7 +32,7 @@ class Recorded(object):
             self.released.wait(5)
             return
         for item in script.pop(0):
-            if isinstance(item, ApiError):
+            if isinstance(item, Exception):
                 raise item
             yield item
 
@@ -92,6 +92,16 @@ def test_a_watch_that_keeps_failing_gives_up_after_three_in_a_row(monkeypatch, f
         assert wait_until(lambda: len(client.opened) > failures or bell.broken)
         assert (bell.broken is not None) is broken
         assert bell.wait(0) == {PODS}  # a failure that is not the last rings: read again now
+        client.released.set()
+
+
+def test_a_failure_that_is_not_an_api_error_is_a_failure_too(monkeypatch):
+    monkeypatch.setattr(watch, "RETRY_SECONDS", 0.01)
+    client = Recorded({PODS: [[OSError("connection reset by peer")], [event("MODIFIED", "4")]]})
+    with watch.ChangeBell(client, [PODS]) as bell:
+        assert bell.wait(2) == {PODS}
+        assert wait_until(lambda: len(client.opened) >= 3)
+        assert bell.broken is None, "one failure is retried"
         client.released.set()
 
 
