@@ -354,8 +354,7 @@ class ApiClient(object):
         if resource_version:
             query["resource_version"] = resource_version
         try:
-            for event in watcher.stream(request, deserialize=False, **query):
-                yield event
+            yield from watcher.stream(request, deserialize=False, **query)
         except (ApiException, DynamicApiError) as exc:
             status, reason, message = _status_from_exception(exc)
             raise ApiError(status, reason, message, what)
