@@ -204,8 +204,8 @@ notes:
   - RBAC - C(list) on C(apps/deployments) and C(configmaps) in O(hcp_namespace), C(get), C(create), C(patch) on
     C(configmaps); C(patch) on C(apps/deployments); with O(rbac) C(list) on roles, rolebindings, clusterroles and
     clusterrolebindings, C(get), C(create), C(patch) (O(state=absent) C(delete)) on those this role labels; with
-    O(count_replaced_pods) C(list) on C(pods); with O(wait_timeout), C(watch) on C(apps/deployments) and C(pods)
-    (without it the rollout is polled); with O(wait_timeout) and O(leader_handover) C(list) on C(pods) and
+    O(count_replaced_pods) C(list) on C(pods); with O(wait_timeout), C(watch) on C(apps/deployments) (and on C(pods)
+    where they are read; without it the rollout is polled); with O(wait_timeout) and O(leader_handover) C(list) on C(pods) and
     C(coordination.k8s.io/leases), C(update) on leases and C(get) on C(nodes) (cluster-scoped) to release a Lease whose
     holder is gone. The pre-flight C(hypershift.private_capi.capi_access_review) checks them.
 seealso:

@@ -312,6 +312,14 @@ class ApiClient(object):
         clone.dry_run = False
         return clone
 
+    def _api_error(self, exc, what):
+        """The ApiError of a failed request: the API's Status (its code, reason and message), or, for a transport
+        failure (dropped connection, reset, timeout: no HTTP answer at all), what happened and what to do."""
+        if isinstance(exc, TransportError):
+            return ApiError(None, CONNECTION_ERROR_REASON, explain_failure(exc, self.server), what)
+        status, reason, message = _status_from_exception(exc)
+        return ApiError(status, reason, message, what)
+
     def request(self, method, path, what, body=None, query=None, content_type=None, headers=None):
         """One request; a write first goes through the before_write hook, when one is set."""
         if method != "GET" and self.before_write is not None:
@@ -326,11 +334,8 @@ class ApiClient(object):
         self._count(method)
         try:
             response = self._k8s_client.client.request(method, path, body=body, serialize=False, **params)
-        except (ApiException, DynamicApiError) as exc:
-            status, reason, message = _status_from_exception(exc)
-            raise ApiError(status, reason, message, what)
-        except TransportError as exc:  # dropped connection, reset, timeout: no HTTP answer at all
-            raise ApiError(None, CONNECTION_ERROR_REASON, explain_failure(exc, self.server), what)
+        except (ApiException, DynamicApiError, TransportError) as exc:
+            raise self._api_error(exc, what)
         data = response.data
         if not data:
             return {}
@@ -355,11 +360,8 @@ class ApiClient(object):
             query["resource_version"] = resource_version
         try:
             yield from watcher.stream(request, deserialize=False, **query)
-        except (ApiException, DynamicApiError) as exc:
-            status, reason, message = _status_from_exception(exc)
-            raise ApiError(status, reason, message, what)
-        except TransportError as exc:
-            raise ApiError(None, CONNECTION_ERROR_REASON, explain_failure(exc, self.server), what)
+        except (ApiException, DynamicApiError, TransportError) as exc:
+            raise self._api_error(exc, what)
 
     def _write_query(self, query=None):
         params = dict(query or {})
@@ -375,11 +377,8 @@ class ApiClient(object):
             resource = self._k8s_client.resource(kind, api_version)
         except ResourceNotFoundError:
             return None, False
-        except (ApiException, DynamicApiError) as exc:
-            status, reason, message = _status_from_exception(exc)
-            raise ApiError(status, reason, message, what + " (discovery)")
-        except TransportError as exc:
-            raise ApiError(None, CONNECTION_ERROR_REASON, explain_failure(exc, self.server), what + " (discovery)")
+        except (ApiException, DynamicApiError, TransportError) as exc:
+            raise self._api_error(exc, what + " (discovery)")
         namespaced = bool(resource.namespaced)
         return resource.path(namespace=namespace if namespaced else None), namespaced
 

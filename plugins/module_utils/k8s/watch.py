@@ -33,7 +33,7 @@ RETRY_SECONDS = 1.0
 def event_version(event):
     """The resourceVersion an event carries (its object's; a BOOKMARK's too), or None."""
     obj = event.get("object") if isinstance(event, dict) else None
-    return ((obj or {}).get("metadata") or {}).get("resourceVersion") if isinstance(obj, dict) else None
+    return (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj, dict) else None
 
 
 class ChangeBell(object):
@@ -43,9 +43,8 @@ class ChangeBell(object):
     context manager, or call stop(): the watches end at once.
     """
 
-    def __init__(self, client, paths, resource_version=None, what="watch"):
+    def __init__(self, client, paths, resource_version=None):
         self.client = client
-        self.what = what
         self.broken = None  # why a watch stopped for good (the caller polls then), or None
         self._condition = threading.Condition()
         self._rung = set()
@@ -76,7 +75,7 @@ class ChangeBell(object):
                     return
                 self._watchers.append(watcher)
             try:
-                for event in self.client.watch(path, "%s %s" % (self.what, path), version, WATCH_SECONDS, watcher):
+                for event in self.client.watch(path, "watch " + path, version, WATCH_SECONDS, watcher):
                     version = event_version(event) or version
                     failures = 0
                     if event.get("type") != "BOOKMARK":
