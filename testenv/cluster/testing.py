@@ -14,6 +14,7 @@ import json
 import os
 import ssl
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 
@@ -296,6 +297,24 @@ def containers_named(server, name):
             for status in (pod.get("status") or {}).get("containerStatuses") or () if status["name"] == name}
 
 
+def ready_pod(server, namespace, selector, timeout=90):
+    """A Pod of namespace matching the label selector that is not being deleted and whose Ready condition is True
+    (every container Ready), waited for up to timeout seconds; the failure lists the Pods and their conditions."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pods = server.request("GET", "/api/v1/namespaces/%s/pods?labelSelector=%s" % (
+            namespace, urllib.parse.quote(selector))).json()["items"]
+        ready = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp") and any(
+            condition["type"] == "Ready" and condition["status"] == "True"
+            for condition in (pod.get("status") or {}).get("conditions") or ())]
+        if ready:
+            return ready[0]
+        if time.monotonic() > deadline:
+            raise AssertionError("no Ready Pod %s in %s after %d s: %s" % (selector, namespace, timeout, json.dumps(
+                [(pod["metadata"]["name"], pod.get("status")) for pod in pods], default=str)[:4000]))
+        time.sleep(1)
+
+
 def unwell(statuses):
     """The entries of containers_named() that are not Ready or were restarted, one line each."""
     return ["%s: ready %s, restartCount %d%s" % (
@@ -359,19 +378,37 @@ def container_uids(pod):
     return uids
 
 
+def _comm(pid):
+    try:
+        return Path("/proc/%d/comm" % pid).read_text().strip()
+    except OSError:
+        return None
+
+
 def get_in_pod(pod, url, timeout=30):
     """GET `url` from inside the Pod's network namespace, as its containers would (its loopback included):
-    (status, body)."""
+    (status, body). It enters through the Pod's pause process, which holds the namespace for the Pod's whole life (a
+    container's process may be gone by the time nsenter opens it), and a failure names what nsenter or the request
+    said."""
     import subprocess  # pylint: disable=import-outside-toplevel
     import sys  # pylint: disable=import-outside-toplevel
-    pids = pod_processes(pod)
+    name = "%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
+    pids = sorted(pod_processes(pod), key=lambda pid: _comm(pid) != "pause")
     if not pids:
-        raise AssertionError("no process of Pod %s/%s on a real node" % (pod["metadata"]["namespace"],
-                                                                          pod["metadata"]["name"]))
+        raise AssertionError("no process of Pod %s on a real node" % name)
     script = ("import sys, urllib.request, urllib.error\n"
               "try:\n    r = urllib.request.urlopen(sys.argv[1], timeout=%d); print(r.status); print(r.read().decode())\n"
               "except urllib.error.HTTPError as e:\n    print(e.code); print(e.read().decode())\n" % timeout)
-    result = subprocess.run(["nsenter", "-t", str(pids[0]), "-n", "--", sys.executable, "-c", script, url],
-                            capture_output=True, text=True, timeout=timeout + 30, check=True)
-    status, _newline, body = result.stdout.partition("\n")
-    return int(status), body
+    failures = []
+    for pid in pids[:3]:
+        if _comm(pid) is None:  # exited since the cgroup was read
+            continue
+        result = subprocess.run(["nsenter", "-t", str(pid), "-n", "--", sys.executable, "-c", script, url],
+                                capture_output=True, text=True, timeout=timeout + 30, check=False)
+        if result.returncode == 0:
+            status, _newline, body = result.stdout.partition("\n")
+            return int(status), body
+        failures.append("pid %d (%s): exit %d: %s" % (pid, _comm(pid), result.returncode, result.stderr.strip()[-1500:]))
+    raise AssertionError("GET %s in Pod %s failed: %s; its containers: %s" % (
+        url, name, "; ".join(failures) or "its processes exited", json.dumps(
+            (pod.get("status") or {}).get("containerStatuses"), default=str)[:3000]))

@@ -13,11 +13,11 @@ import pytest
 
 from testenv import REPO_ROOT
 from testenv.cluster.admission import refuse
-from testenv.cluster.testing import get_in_pod
+from testenv.cluster.testing import get_in_pod, ready_pod
 from testenv.faults import is_write
 from testenv.hcp import build, fleet
 from tests.integration.fleet.support import (
-    hostedcluster_states, kubectl, list_items, run_playbook, shipped_identity, snapshot, start_fleet, without_rule,
+    hostedcluster_states, kubectl, run_playbook, shipped_identity, snapshot, start_fleet, without_rule,
     write_inventory)
 from tests.integration.fleet.test_inventory import inventory, write_source
 
@@ -144,10 +144,8 @@ def test_the_fleet_runs_as_the_shipped_rbac_with_no_denial_and_uses_every_rule_i
     # a CAPI client in a migrated cluster's Pod, through its proxy sidecar (which runs as the workload's
     # ServiceAccount with the rules role api_proxy gave it)
     hcp = "clusters-" + NAMES[1]
-    pods = [pod for pod in list_items(server, "/api/v1/namespaces/%s/pods?labelSelector=app%%3Dcluster-api" % hcp)
-            if not pod["metadata"].get("deletionTimestamp")]
-    code, body = get_in_pod(pods[0], "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta1/namespaces/%s/machines"
-                            % hcp)
+    code, body = get_in_pod(ready_pod(server, hcp, "app=cluster-api"),
+                            "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta1/namespaces/%s/machines" % hcp)
     assert code == 200 and json.loads(body)["items"], body[:2000]
 
     rolled_back = run_playbook("rollback.yml", world["inventories"][rules.ROLLBACK], {

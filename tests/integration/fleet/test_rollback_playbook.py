@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from testenv.cluster.testing import containers_named, get_in_pod, unwell
+from testenv.cluster.testing import containers_named, get_in_pod, ready_pod, unwell
 from testenv.hcp import fleet
 from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION
 from testenv.module_runner import run_module
@@ -86,10 +86,8 @@ def test_after_the_migration_with_the_defaults_v1beta1_reads_work_directly_and_t
     direct = server.request("GET", "/apis/%s/v1beta1/namespaces/%s/machines" % (PRIVATE, HCP))
     assert direct.status == 200, direct
     assert direct.json()["items"] and {m["apiVersion"] for m in direct.json()["items"]} == {PRIVATE + "/v1beta1"}
-    pods = [pod for pod in server.request("GET", "/api/v1/namespaces/%s/pods?labelSelector=app%%3Dcluster-api"
-                                          % HCP).json()["items"] if not pod["metadata"].get("deletionTimestamp")]
     url = "http://127.0.0.1:8080/apis/cluster.x-k8s.io/v1beta1/namespaces/%s/machines" % HCP
-    code, body = get_in_pod(pods[0], url)
+    code, body = get_in_pod(ready_pod(server, HCP, "app=cluster-api"), url)
     assert code == 200, body
     machines = json.loads(body)["items"]
     assert machines and {m["apiVersion"] for m in machines} == {"cluster.x-k8s.io/v1beta1"}
