@@ -12,10 +12,10 @@ varies most with the machine's load (a make test run calibrated 54.6-79.1 s from
 A trial's kill point is drawn within the first MIGRATE_SHARE of that span (CI's run of 372c17f on 2026-12-02 calibrated
 2.9-55.7 s after the fence, then its one trial's run ended before 49.8 s). The way back is killed from its launch,
 within the first ROLLBACK_SHARE of the shorter of the two ways back before the trials.
-A kill that came after the run's end (its log holds the recap) tests nothing: the test fails unless at least half the
-kills of each playbook landed inside its run. PRIVATE_CAPI_CRASH_TRIALS trials (default 1 in `make test`: the pre-install
-and the rollback each killed once, with no calibration of the odd kind; the closing figures are for 20) from
-PRIVATE_CAPI_CRASH_SEED (default 46).
+A kill that came after the run's end (its log holds the recap) tests nothing: that kill is tried again, earlier
+(ATTEMPTS, EARLIER), and the test fails unless at least half the trials' kills of each playbook landed inside its run.
+PRIVATE_CAPI_CRASH_TRIALS trials (default 1 in `make test`: the pre-install and the rollback each killed once, with no
+calibration of the odd kind; the closing figures are for 20) from PRIVATE_CAPI_CRASH_SEED (default 46).
 """
 import json
 import os
@@ -46,6 +46,11 @@ QUIET_SECONDS = 5  # a module process of a killed run may outlive it (as on a re
 ROLLBACK_SHARE = 0.8
 # The same for the migration's span after its fence: a trial's run is often quicker than its calibration (see above)
 MIGRATE_SHARE = 0.7
+# A kill that came after its run's end is tried again (the run made legacy again, or migrated again for the way back),
+# at most ATTEMPTS times in all, each within the first EARLIER of the span before the kill that missed: the make test
+# of d3cd90d (2026-12-03) calibrated 0.6-25.7 s after the fence, then its one trial's run ended before 22.9 s
+ATTEMPTS = 2
+EARLIER = 0.6
 
 
 def mark_epoch(mark):
@@ -170,31 +175,49 @@ def test_killed_at_random_points_of_the_new_phases_every_cluster_converges(world
     rng = random.Random(SEED)
     trials = []
     for trial in range(TRIALS):
-        if trial % 2 == 0:
-            sidecars_out(world)  # the next migration puts them in ahead again (its pre-install killed too)
-        at = rng.uniform(*windows[trial % 2 == 0])
-        run_id = "crash-%d-%d" % (SEED, trial)
-        log = os.path.join(world["tmp"], "migrate-%d.log" % trial)
-        killed = killed_then_rerun(world, "migrate_fleet.yml", extra(world, run_id, "r-%d" % trial), at, log, fenced)
-        landed = not ended_before(log)
-        assert hostedcluster_states(server) == {name: "migrated" for name in NAMES}, (trial, at)
-        for name in NAMES:
-            mode = server.request("GET", "/api/v1/namespaces/%s/configmaps/capi-proxy-mode" % hcp_ns(name)).json()
-            assert mode["data"]["mode"] == "translate", (trial, name, mode)
-        problems = content_problems(world, migrated=True)
-        assert not problems, (trial, at, problems[:5])
-        back_at = rng.uniform(*rollback_window)
-        back_log = os.path.join(world["tmp"], "rollback-%d.log" % trial)
-        back_killed = killed_then_rerun(world, "rollback.yml", {"private_capi_rollback_names": list(NAMES),
-                                                                "private_capi_rollback_run_id": run_id + "-back"}, back_at,
-                                        back_log)
-        assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}, (trial, back_at)
-        problems = content_problems(world, migrated=False)
-        assert not problems, (trial, back_at, problems[:5])
-        trials.append((trial, round(at, 1), killed, landed, round(back_at, 1), back_killed, not ended_before(back_log)))
-    print("trials (seed %d; trial, kill s, states left, killed mid-run; the same for the way back): %s" % (SEED, trials))
+        window = windows[trial % 2 == 0]
+        for attempt in range(ATTEMPTS):
+            if trial % 2 == 0:
+                sidecars_out(world)  # the next migration puts them in ahead again (its pre-install killed too)
+            at = rng.uniform(*window)
+            run_id = "crash-%d-%d-%d" % (SEED, trial, attempt)
+            log = os.path.join(world["tmp"], "migrate-%d-%d.log" % (trial, attempt))
+            killed = killed_then_rerun(world, "migrate_fleet.yml", extra(world, run_id, "r-%d-%d" % (trial, attempt)),
+                                       at, log, fenced)
+            landed = not ended_before(log)
+            assert hostedcluster_states(server) == {name: "migrated" for name in NAMES}, (trial, at)
+            for name in NAMES:
+                mode = server.request("GET", "/api/v1/namespaces/%s/configmaps/capi-proxy-mode" % hcp_ns(name)).json()
+                assert mode["data"]["mode"] == "translate", (trial, name, mode)
+            problems = content_problems(world, migrated=True)
+            assert not problems, (trial, at, problems[:5])
+            if landed or attempt == ATTEMPTS - 1:
+                break
+            # that run ended before the kill: it tested nothing. Back to legacy, and again with a point before it
+            roll_back(world)
+            window = (window[0], window[0] + EARLIER * (at - window[0]))
+        back_window = rollback_window
+        for back_attempt in range(ATTEMPTS):
+            back_at = rng.uniform(*back_window)
+            back_log = os.path.join(world["tmp"], "rollback-%d-%d.log" % (trial, back_attempt))
+            back_killed = killed_then_rerun(world, "rollback.yml", {
+                "private_capi_rollback_names": list(NAMES),
+                "private_capi_rollback_run_id": "crash-%d-%d-back-%d" % (SEED, trial, back_attempt)}, back_at, back_log)
+            assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}, (trial, back_at)
+            problems = content_problems(world, migrated=False)
+            assert not problems, (trial, back_at, problems[:5])
+            if not ended_before(back_log) or back_attempt == ATTEMPTS - 1:
+                break
+            migrated = run_playbook("migrate_fleet.yml", world["inventory"], extra(
+                world, "crash-%d-%d-again-%d" % (SEED, trial, back_attempt), "again-%d-%d" % (trial, back_attempt)))
+            assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-5000:]
+            back_window = (back_window[0], back_window[0] + EARLIER * (back_at - back_window[0]))
+        trials.append((trial, round(at, 1), killed, landed, attempt + 1, round(back_at, 1), back_killed,
+                       not ended_before(back_log), back_attempt + 1))
+    print("trials (seed %d; trial, kill s, states left, killed mid-run, attempts; the same for the way back): %s"
+          % (SEED, trials))
     # a kill after the run's end tests nothing: most must land inside the run (the windows are the calibration's, a
     # trial's run may be quicker or slower than it was)
     migrate_landed = sum(1 for entry in trials if entry[3])
-    rollback_landed = sum(1 for entry in trials if entry[6])
+    rollback_landed = sum(1 for entry in trials if entry[7])
     assert migrate_landed >= max(1, TRIALS // 2) and rollback_landed >= max(1, TRIALS // 2), trials
