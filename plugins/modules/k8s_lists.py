@@ -9,7 +9,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r"""
 module: k8s_lists
-short_description: Read several Kubernetes collections in one module run (read-only)
+short_description: Read several Kubernetes collections (or named objects) in one module run (read-only)
 version_added: 1.0.0
 author:
   - hypershift.private_capi maintainers (@hypershift)
@@ -23,7 +23,9 @@ description:
     M(kubernetes.core.k8s_info) does.
   - Never changes anything; check mode reads the same way.
   - Used by the roles C(hypershift.private_capi.api_proxy) (Deployments and the RBAC the private-group grants derive
-    from) and C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind).
+    from), C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind),
+    C(hypershift.private_capi.private_crds) (the CRDs it verifies) and C(hypershift.private_capi.dual_operator) (the
+    operator namespace's Deployments).
 extends_documentation_fragment:
   - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
@@ -64,6 +66,13 @@ options:
         type: list
         elements: str
         default: []
+      name:
+        description:
+          - Read the one object of this name (a GET) instead of the collection - RV(results[].resources) holds it, or
+            nothing when it does not exist, as M(kubernetes.core.k8s_info) with a name returns it.
+          - Not with O(lists[].label_selectors) or O(lists[].field_selectors).
+        type: str
+        default: ""
   parallelism:
     description:
       - LISTs in flight at once.
@@ -71,7 +80,8 @@ options:
     default: 4
 notes:
   - RBAC - C(list) on the resource of each O(lists) entry in its namespace (cluster-wide for an empty namespace or a
-    cluster-scoped kind); C(get) on C(namespaces) for the namespaces named (optional, see below).
+    cluster-scoped kind), C(get) instead for an entry with O(lists[].name); C(get) on C(namespaces) for the namespaces
+    named (optional, see below).
 """
 
 EXAMPLES = r"""
@@ -87,6 +97,12 @@ EXAMPLES = r"""
 - name: Use them as a looped k8s_info's results
   ansible.builtin.debug:
     msg: "{{ found.results[0].resources | map(attribute='metadata.name') | list }}"
+
+- name: One Deployment by name (a GET; resources is empty when it does not exist) and a cluster-wide LIST, in one run
+  hypershift.private_capi.k8s_lists:
+    lists:
+      - {api_version: apps/v1, kind: Deployment, namespace: hypershift, name: operator}
+      - {api_version: apiextensions.k8s.io/v1, kind: CustomResourceDefinition}
 
 - name: HostedClusters not yet migrated, in every namespace
   hypershift.private_capi.k8s_lists:
@@ -131,7 +147,7 @@ import copy
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.args import auth_argspec, parallelism_option
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.lists import ListsService
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names import NAMESPACE, OBJECT_NAME
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 
 LIST_OPTIONS = dict(
@@ -140,9 +156,11 @@ LIST_OPTIONS = dict(
     namespace=dict(type="str", default=""),
     label_selectors=dict(type="list", elements="str", default=[]),
     field_selectors=dict(type="list", elements="str", default=[]),
+    name=dict(type="str", default=""),
 )
 # options holding a namespace or object names (checked before any API call); "" lists every namespace
-NAME_RULES = [("lists[].namespace", NAMESPACE.or_empty("every namespace"))]
+NAME_RULES = [("lists[].namespace", NAMESPACE.or_empty("every namespace")),
+              ("lists[].name", OBJECT_NAME.or_empty("the whole collection"))]
 
 
 def argspec():

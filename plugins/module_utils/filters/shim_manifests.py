@@ -43,7 +43,7 @@ SETTINGS = ("state", "namespace", "name", "service_name", "service_port", "path"
             "replicas", "port", "metrics_port", "extra_groups", "log_level", "extra_args", "upstream_server",
             "certificate_secret_name", "resources", "node_selector", "tolerations", "priority_class_name",
             "wait_timeout", "keep_when_in_use", "check_mode", "monitoring", "leaderless_alert_seconds")
-# exporter: the fleet exporter's Deployment as read (k8s_info); monitoring: its PrometheusRule as read, whose api_found
+# exporter: the fleet exporter's Deployment as read (k8s_lists, shaped as k8s_info); monitoring: its PrometheusRule as read, whose api_found
 # says whether the cluster serves monitoring.coreos.com
 ANSWERS = ("certificate", "service_ca_secret", "rollout", "users", "exporter", "monitoring")
 EXPORTER_CONTAINER = "exporter"

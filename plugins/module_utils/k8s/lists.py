@@ -1,7 +1,7 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Runner of hypershift.private_capi.k8s_lists: several LISTs in one module run, each shaped as kubernetes.core's
-k8s_info returns it, sent in parallel over one client."""
+"""Runner of hypershift.private_capi.k8s_lists: several LISTs (or GETs of named objects) in one module run, each
+shaped as kubernetes.core's k8s_info returns it, sent in parallel over one client."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -27,7 +27,10 @@ def read(client, wanted, resolved):
     what, path, namespace = resolved
     result = dict(api_version=wanted["api_version"], kind=wanted["kind"], namespace=namespace,
                   api_found=path is not None, resources=[])
-    if path is not None:
+    if path is not None and wanted.get("name"):
+        found = client.get_or_none("%s/%s" % (path, wanted["name"]), "%s named %s" % (what, wanted["name"]))
+        result["resources"] = [found] if found is not None else []
+    elif path is not None:
         result["resources"] = client.list(path, what, label_selector=",".join(wanted["label_selectors"]) or None,
                                           field_selector=",".join(wanted["field_selectors"]) or None)
     return result
@@ -47,6 +50,11 @@ class ListsService(ModuleService):
 
 def read_lists(client, wanted, parallelism):
     """k8s_lists' result: each entry of wanted (O(lists)) resolved by discovery, its namespace checked, then read."""
+    both = [index for index, entry in enumerate(wanted)
+            if entry.get("name") and (entry.get("label_selectors") or entry.get("field_selectors"))]
+    if both:
+        raise PrivateCapiError("lists[%d] names an object (%s) and has selectors: a name reads that one object, "
+                               "selectors filter a collection - give one or the other" % (both[0], wanted[both[0]]["name"]))
     try:
         # discovery first, one entry at a time (the client's discovery cache is not thread-safe); then the LISTs
         resolved = [resolve(client, entry) for entry in wanted]

@@ -170,10 +170,12 @@ def test_second_run_only_reads_and_the_cleanup_refuses_while_clusters_are_legacy
     assert code == 0, output[-4000:]
     assert changed == 0, output[-4000:]
     assert writes(server) == [], "a converged run wrote to the cluster"
-    # present: one LIST of Deployments, one of HostedClusters; cleanup: one LIST with the mirror-label selector
+    # present: one LIST of Deployments (k8s_lists: after one GET of the operator namespace, which must exist), one of
+    # HostedClusters; cleanup: one LIST with the mirror-label selector
     resource_requests = sorted((e["verb"], e["resource"]) for e in server.request_counts()["entries"]
                                if not e["resource"].startswith("/"))  # not discovery
-    assert resource_requests == [("list", "deployments"), ("list", "hostedclusters"), ("list", "hostedclusters")]
+    assert resource_requests == [("get", "namespaces"), ("list", "deployments"), ("list", "hostedclusters"),
+                                 ("list", "hostedclusters")]
     assert "Not removing hypershift/operator-legacy: 3 HostedCluster(s) still need the legacy operator" in output
     assert "clusters/hc-01 (legacy), clusters/hc-02 (legacy), clusters/hc-03 (legacy)" in output
     assert deployment(server, "operator-legacy") is not None

@@ -54,6 +54,33 @@ def test_reads_each_collection_in_order_with_selectors_and_unknown_kinds(server)
     assert writes == [], writes
 
 
+def test_a_named_entry_reads_that_object_with_one_get_or_nothing(server):
+    deployment = names(server, "/apis/apps/v1/namespaces/%s/deployments" % NS)[0]
+    server.reset_requests()
+    result = run_module("k8s_lists", {"kubeconfig": server.kubeconfig, "lists": [
+        {"api_version": "apps/v1", "kind": "Deployment", "namespace": NS, "name": deployment},
+        {"api_version": "apps/v1", "kind": "Deployment", "namespace": NS, "name": "no-such-deployment"},
+        {"api_version": "example.com/v1", "kind": "Nothing", "namespace": NS, "name": "x"},
+    ]})
+    assert not result.failed, result
+    found, missing, unknown = result["results"]
+    assert [(d["kind"], d["metadata"]["name"]) for d in found["resources"]] == [("Deployment", deployment)]
+    assert missing["api_found"] is True and missing["resources"] == []
+    assert unknown["api_found"] is False and unknown["resources"] == []
+    deployment_calls = [(e["verb"], e.get("name")) for e in server.request_counts()["entries"]
+                        if e.get("resource") == "deployments"]
+    assert sorted(deployment_calls) == [("get", deployment), ("get", "no-such-deployment")], deployment_calls
+    server.reset_requests()
+    both = run_module("k8s_lists", {"kubeconfig": server.kubeconfig, "lists": [
+        {"api_version": "apps/v1", "kind": "Deployment", "namespace": NS, "name": deployment,
+         "label_selectors": ["app=x"]}]})
+    assert both.failed and "lists[0] names an object (%s) and has selectors" % deployment in both["msg"], both
+    bad = run_module("k8s_lists", {"kubeconfig": server.kubeconfig, "lists": [
+        {"api_version": "apps/v1", "kind": "Deployment", "namespace": NS, "name": "Not_A_Name"}]})
+    assert bad.failed and "Not_A_Name" in bad["msg"], bad
+    assert server.request_counts()["entries"] == []
+
+
 def test_check_mode_reads_the_same(server):
     args = {"kubeconfig": server.kubeconfig, "lists": [{"api_version": "apps/v1", "kind": "Deployment", "namespace": NS}]}
     normal, checked = run_module("k8s_lists", args), run_module("k8s_lists", args, check_mode=True)

@@ -32,7 +32,7 @@ API_MODULES = {
     "hcp_migrate_finish": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]"},
     "hcp_migrate_rollback": {"hcp_namespace", "hostedcluster_name", "hostedcluster_namespace", "deployments[]",
                              "proxy_config_map"},
-    "k8s_lists": {"lists[].namespace"},
+    "k8s_lists": {"lists[].namespace", "lists[].name"},
     "migration_state": {"hostedcluster_name", "hostedcluster_namespace"},
     "private_crd_render": {"conversion_webhook_service_name", "conversion_webhook_service_namespace"},
 }
