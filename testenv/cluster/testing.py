@@ -297,6 +297,12 @@ def containers_named(server, name):
             for status in (pod.get("status") or {}).get("containerStatuses") or () if status["name"] == name}
 
 
+def pod_is_ready(pod):
+    """Whether the Pod's Ready condition is True (every container Ready)."""
+    return any(condition["type"] == "Ready" and condition["status"] == "True"
+               for condition in (pod.get("status") or {}).get("conditions") or ())
+
+
 def ready_pod(server, namespace, selector, timeout=90):
     """A Pod of namespace matching the label selector that is not being deleted and whose Ready condition is True
     (every container Ready), waited for up to timeout seconds; the failure lists the Pods and their conditions."""
@@ -304,9 +310,7 @@ def ready_pod(server, namespace, selector, timeout=90):
     while True:
         pods = server.request("GET", "/api/v1/namespaces/%s/pods?labelSelector=%s" % (
             namespace, urllib.parse.quote(selector))).json()["items"]
-        ready = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp") and any(
-            condition["type"] == "Ready" and condition["status"] == "True"
-            for condition in (pod.get("status") or {}).get("conditions") or ())]
+        ready = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp") and pod_is_ready(pod)]
         if ready:
             return ready[0]
         if time.monotonic() > deadline:
@@ -393,22 +397,23 @@ def get_in_pod(pod, url, timeout=30):
     import subprocess  # pylint: disable=import-outside-toplevel
     import sys  # pylint: disable=import-outside-toplevel
     name = "%s/%s" % (pod["metadata"]["namespace"], pod["metadata"]["name"])
-    pids = sorted(pod_processes(pod), key=lambda pid: _comm(pid) != "pause")
-    if not pids:
+    # (pid, command name) of the Pod's live processes, its pause process first; a pid gone since the cgroup was read
+    # has no name
+    processes = sorted(((pid, _comm(pid)) for pid in pod_processes(pod)), key=lambda process: process[1] != "pause")
+    processes = [(pid, comm) for pid, comm in processes if comm is not None]
+    if not processes:
         raise AssertionError("no process of Pod %s on a real node" % name)
     script = ("import sys, urllib.request, urllib.error\n"
               "try:\n    r = urllib.request.urlopen(sys.argv[1], timeout=%d); print(r.status); print(r.read().decode())\n"
               "except urllib.error.HTTPError as e:\n    print(e.code); print(e.read().decode())\n" % timeout)
     failures = []
-    for pid in pids[:3]:
-        if _comm(pid) is None:  # exited since the cgroup was read
-            continue
+    for pid, comm in processes[:3]:
         result = subprocess.run(["nsenter", "-t", str(pid), "-n", "--", sys.executable, "-c", script, url],
                                 capture_output=True, text=True, timeout=timeout + 30, check=False)
         if result.returncode == 0:
             status, _newline, body = result.stdout.partition("\n")
             return int(status), body
-        failures.append("pid %d (%s): exit %d: %s" % (pid, _comm(pid), result.returncode, result.stderr.strip()[-1500:]))
+        failures.append("pid %d (%s): exit %d: %s" % (pid, comm, result.returncode, result.stderr.strip()[-1500:]))
     raise AssertionError("GET %s in Pod %s failed: %s; its containers: %s" % (
-        url, name, "; ".join(failures) or "its processes exited", json.dumps(
+        url, name, "; ".join(failures), json.dumps(
             (pod.get("status") or {}).get("containerStatuses"), default=str)[:3000]))

@@ -27,10 +27,12 @@ def read(client, wanted, resolved):
     what, path, namespace = resolved
     result = dict(api_version=wanted["api_version"], kind=wanted["kind"], namespace=namespace,
                   api_found=path is not None, resources=[])
-    if path is not None and wanted.get("name"):
+    if path is None:
+        return result
+    if wanted.get("name"):
         found = client.get_or_none("%s/%s" % (path, wanted["name"]), "%s named %s" % (what, wanted["name"]))
         result["resources"] = [found] if found is not None else []
-    elif path is not None:
+    else:
         result["resources"] = client.list(path, what, label_selector=",".join(wanted["label_selectors"]) or None,
                                           field_selector=",".join(wanted["field_selectors"]) or None)
     return result

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from testenv import REPO_ROOT, proxy_stack
-from testenv.cluster.testing import install_crds
+from testenv.cluster.testing import install_crds, pod_is_ready
 from testenv.module_runner import run_module
 from testenv.upstream import CAPI_CRDS
 
@@ -254,16 +254,12 @@ def _shim_pods(server):
             if not pod["metadata"].get("deletionTimestamp")]
 
 
-def _ready(pod):
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions") or ())
-
-
 def test_the_two_replicas_run_on_two_nodes_and_the_budget_keeps_one_through_evictions(server):
     """On the module's two real nodes the shim's replicas spread (the role's preferred anti-affinity, decided by the
     real scheduler), and its PodDisruptionBudget (minAvailable 1), enforced by kube-apiserver's eviction API and the
     disruption controller, lets a drain evict one replica and refuses the second until the first is replaced."""
     pods = _shim_pods(server)
-    assert len(pods) == 2 and all(_ready(pod) for pod in pods), pods
+    assert len(pods) == 2 and all(pod_is_ready(pod) for pod in pods), pods
     assert len({pod["spec"]["nodeName"] for pod in pods}) == 2, [pod["spec"]["nodeName"] for pod in pods]
 
     def evict(pod):
@@ -275,7 +271,7 @@ def test_the_two_replicas_run_on_two_nodes_and_the_budget_keeps_one_through_evic
     second = evict(pods[1])
     assert second.status == 429, second  # the budget: one replica must stay
     deadline = time.monotonic() + 120
-    while not (len(_shim_pods(server)) == 2 and all(_ready(pod) for pod in _shim_pods(server))):
+    while not (len(_shim_pods(server)) == 2 and all(pod_is_ready(pod) for pod in _shim_pods(server))):
         assert time.monotonic() < deadline, "the evicted replica was not replaced: %s" % _shim_pods(server)
         time.sleep(0.5)
     _converted_through_the_shim(server)

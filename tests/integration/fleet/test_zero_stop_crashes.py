@@ -155,6 +155,22 @@ def killed_then_rerun(world, playbook, variables, at_seconds, log, anchor=None):
     return killed_states
 
 
+def killed_until_landed(rng, window, killed_at, undo):
+    """killed_at(at, attempt) kills a run at a point drawn from window and checks what the run again left, returning
+    (the states the kill left, the killed run's log). A kill that came after its run's end tested nothing: undo(attempt)
+    makes the fleet as it was before that run, and the next attempt draws within the first EARLIER of the span before
+    that kill, at most ATTEMPTS in all. Returns (kill s, states left, killed mid-run, attempts)."""
+    for attempt in range(ATTEMPTS):
+        at = rng.uniform(*window)
+        killed, log = killed_at(at, attempt)
+        landed = not ended_before(log)
+        if landed or attempt == ATTEMPTS - 1:
+            return round(at, 1), killed, landed, attempt + 1
+        undo(attempt)
+        window = (window[0], window[0] + EARLIER * (at - window[0]))
+    raise AssertionError("ATTEMPTS must be 1 or more")
+
+
 def test_killed_at_random_points_of_the_new_phases_every_cluster_converges(world):
     server = world["server"]
     # a first whole run puts the CRDs and the shim in (no trial's run does that), then one calibration of each kind
@@ -175,45 +191,38 @@ def test_killed_at_random_points_of_the_new_phases_every_cluster_converges(world
     rng = random.Random(SEED)
     trials = []
     for trial in range(TRIALS):
-        window = windows[trial % 2 == 0]
-        for attempt in range(ATTEMPTS):
+        def migrate_killed(at, attempt, trial=trial):
             if trial % 2 == 0:
                 sidecars_out(world)  # the next migration puts them in ahead again (its pre-install killed too)
-            at = rng.uniform(*window)
-            run_id = "crash-%d-%d-%d" % (SEED, trial, attempt)
             log = os.path.join(world["tmp"], "migrate-%d-%d.log" % (trial, attempt))
-            killed = killed_then_rerun(world, "migrate_fleet.yml", extra(world, run_id, "r-%d-%d" % (trial, attempt)),
-                                       at, log, fenced)
-            landed = not ended_before(log)
+            killed = killed_then_rerun(world, "migrate_fleet.yml", extra(
+                world, "crash-%d-%d-%d" % (SEED, trial, attempt), "r-%d-%d" % (trial, attempt)), at, log, fenced)
             assert hostedcluster_states(server) == {name: "migrated" for name in NAMES}, (trial, at)
             for name in NAMES:
                 mode = server.request("GET", "/api/v1/namespaces/%s/configmaps/capi-proxy-mode" % hcp_ns(name)).json()
                 assert mode["data"]["mode"] == "translate", (trial, name, mode)
             problems = content_problems(world, migrated=True)
             assert not problems, (trial, at, problems[:5])
-            if landed or attempt == ATTEMPTS - 1:
-                break
-            # that run ended before the kill: it tested nothing. Back to legacy, and again with a point before it
-            roll_back(world)
-            window = (window[0], window[0] + EARLIER * (at - window[0]))
-        back_window = rollback_window
-        for back_attempt in range(ATTEMPTS):
-            back_at = rng.uniform(*back_window)
-            back_log = os.path.join(world["tmp"], "rollback-%d-%d.log" % (trial, back_attempt))
-            back_killed = killed_then_rerun(world, "rollback.yml", {
+            return killed, log
+
+        def rollback_killed(at, attempt, trial=trial):
+            log = os.path.join(world["tmp"], "rollback-%d-%d.log" % (trial, attempt))
+            killed = killed_then_rerun(world, "rollback.yml", {
                 "private_capi_rollback_names": list(NAMES),
-                "private_capi_rollback_run_id": "crash-%d-%d-back-%d" % (SEED, trial, back_attempt)}, back_at, back_log)
-            assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}, (trial, back_at)
+                "private_capi_rollback_run_id": "crash-%d-%d-back-%d" % (SEED, trial, attempt)}, at, log)
+            assert hostedcluster_states(server) == {name: "legacy" for name in NAMES}, (trial, at)
             problems = content_problems(world, migrated=False)
-            assert not problems, (trial, back_at, problems[:5])
-            if not ended_before(back_log) or back_attempt == ATTEMPTS - 1:
-                break
+            assert not problems, (trial, at, problems[:5])
+            return killed, log
+
+        def migrate_again(attempt, trial=trial):
             migrated = run_playbook("migrate_fleet.yml", world["inventory"], extra(
-                world, "crash-%d-%d-again-%d" % (SEED, trial, back_attempt), "again-%d-%d" % (trial, back_attempt)))
+                world, "crash-%d-%d-again-%d" % (SEED, trial, attempt), "again-%d-%d" % (trial, attempt)))
             assert migrated.returncode == 0, (migrated.stdout + migrated.stderr)[-5000:]
-            back_window = (back_window[0], back_window[0] + EARLIER * (back_at - back_window[0]))
-        trials.append((trial, round(at, 1), killed, landed, attempt + 1, round(back_at, 1), back_killed,
-                       not ended_before(back_log), back_attempt + 1))
+
+        trials.append((trial,) + killed_until_landed(rng, windows[trial % 2 == 0], migrate_killed,
+                                                     lambda _attempt: roll_back(world))
+                      + killed_until_landed(rng, rollback_window, rollback_killed, migrate_again))
     print("trials (seed %d; trial, kill s, states left, killed mid-run, attempts; the same for the way back): %s"
           % (SEED, trials))
     # a kill after the run's end tests nothing: most must land inside the run (the windows are the calibration's, a

@@ -17,7 +17,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils import mon
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine
 from testenv import REPO_ROOT, proxy_stack, yamlio
 from testenv.client import wait_for
-from testenv.cluster.testing import install_crds
+from testenv.cluster.testing import install_crds, pod_is_ready
 from testenv.hcp import fleet
 from tests.integration.crds.test_conversion_shim import _play, get
 
@@ -114,9 +114,7 @@ def existing(server):
 def _exporter_pod(server):
     pods = get(server, "/api/v1/namespaces/%s/pods?labelSelector=%s" % (
         NAMESPACE, "app.kubernetes.io/instance%3D" + EXPORTER))["items"]
-    ready = [pod for pod in pods if pod.get("status", {}).get("podIP") and any(
-        condition["type"] == "Ready" and condition["status"] == "True"
-        for condition in pod["status"].get("conditions") or [])]
+    ready = [pod for pod in pods if pod.get("status", {}).get("podIP") and pod_is_ready(pod)]
     return ready[0] if ready else None
 
 

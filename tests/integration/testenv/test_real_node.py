@@ -19,7 +19,7 @@ import pytest
 
 from testenv import REPO_ROOT
 from testenv.cluster import images
-from testenv.cluster.testing import start_cluster
+from testenv.cluster.testing import pod_is_ready, start_cluster
 
 IMAGE = images.proxy_image()
 NAMESPACE = "default"
@@ -117,8 +117,7 @@ def test_two_replicas_spread_over_the_two_nodes(server):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         pods = server.request("GET", "/api/v1/namespaces/%s/pods?labelSelector=app%%3Dspread" % NAMESPACE).json()["items"]
-        ready = [pod for pod in pods if any(c["type"] == "Ready" and c["status"] == "True"
-                                            for c in (pod.get("status") or {}).get("conditions") or ())]
+        ready = [pod for pod in pods if pod_is_ready(pod)]
         if len(ready) == 2:
             break
         time.sleep(0.5)
