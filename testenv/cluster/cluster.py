@@ -47,6 +47,21 @@ ADMIN_USER = "testenv-admin"
 # the static bearer tokens (--token-auth-file): user -> groups; fresh random tokens at each start
 TOKEN_USERS = {ADMIN_USER: ("system:masters",), "alice": (), "bob": (), "carol": ()}
 
+# Go's GC target for the test bed's components (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK, and
+# on a real node containerd, kubelet, kube-proxy, CoreDNS) unless the environment sets GOGC: 400 for Go's 100 trades
+# heap for CPU, which is what limits a 2-core machine running the tests. kube-apiserver started with HyperShift's 39
+# CRDs and idle 30 s after: 12.0 and 12.1 CPU-s at 100, 10.1 and 9.3 at 400 (2026-12-03, /tmp scratch runs of
+# start_cluster). `make bench` sets GOGC=100: its memory figures are a default runtime's.
+TESTBED_GOGC = "400"
+
+
+def component_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a test-bed component: env (default: this process's) with GOGC (TESTBED_GOGC) unless set."""
+    env = dict(os.environ if env is None else env)
+    env.setdefault("GOGC", TESTBED_GOGC)
+    return env
+
+
 DEFAULT_CONTROLLERS = (
     "garbage-collector-controller",
     "namespace-controller",
@@ -509,7 +524,7 @@ class Cluster:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=self.state_dir,
-                env=env,
+                env=component_env(env),
                 start_new_session=True,  # own process group: stop() signals it whole
                 preexec_fn=die_with_parent,
             )

@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from testenv.cluster.cluster import SERVICE_CIDR, die_with_parent
+from testenv.cluster.cluster import SERVICE_CIDR, component_env, die_with_parent
 
 LOG = logging.getLogger("testenv.cluster.node")
 
@@ -269,7 +269,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 """)
     with open(directory / "containerd.log", "ab") as log:
         daemon = subprocess.Popen(["containerd", "--config", str(directory / "config.toml")], stdin=subprocess.DEVNULL,
-                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=component_env(),
                                   preexec_fn=die_with_parent)
     try:
         deadline = time.monotonic() + 60
@@ -382,7 +382,7 @@ class Node:
     def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen:
         log = open(self.state / "logs" / f"{name}.log", "ab")  # pylint: disable=consider-using-with
         popen = subprocess.Popen(["nsenter", "-t", str(self._holder_pid()), "-m", "-n", "--", *cmd],
-                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=component_env(),
                                  start_new_session=True, cwd=self.state, preexec_fn=die_with_parent)
         log.close()
         self.processes[name] = popen

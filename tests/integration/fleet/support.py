@@ -44,7 +44,9 @@ def start_fleet(tmp_path, spec, faults=False, pods="node", private_crds=True, ma
     server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=installed, pods=pods, node_images=node_images)
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
-        wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120)
+        # every 0.5 s: a LIST of every Deployment, and the wait lasts 10-20 s on a real node
+        wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120,
+                 interval=0.5)
         if faults:
             server.enable_faults()
     except BaseException:
