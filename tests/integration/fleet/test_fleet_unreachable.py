@@ -22,7 +22,9 @@ up 25 s, the run 80 s, the resume 70 s, the leftovers 0 to 55 s); two each save 
 import os
 import re
 import shlex
+import json
 import socket
+import subprocess
 import time
 from collections import Counter
 
@@ -96,6 +98,25 @@ def wait_until_held_in_the_window(server, process, output_path, pod):
                 and hostedcluster_states(server)[IN_FLIGHT] == "in-progress" and scaled_to_zero(server):
             return
         time.sleep(0.1)
+
+
+def _text(output):
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
+def deployment_states(server):
+    """The in-flight HCP namespace's Deployments: replicas wanted, and the status the deployment controller wrote."""
+    return json.dumps({d["metadata"]["name"]: [d["spec"].get("replicas"), d["metadata"].get("generation"), d.get("status")]
+                       for d in list_items(server, "/apis/apps/v1/namespaces/%s/deployments" % hcp_ns(IN_FLIGHT))})
+
+
+def pod_states(server):
+    """The in-flight HCP namespace's Pods: node, phase, deletion, Ready."""
+    return json.dumps({p["metadata"]["name"]: [p["spec"].get("nodeName"), (p.get("status") or {}).get("phase"),
+                                               p["metadata"].get("deletionTimestamp"), p["metadata"].get("finalizers"),
+                                               [c.get("status") for c in (p.get("status") or {}).get("conditions") or ()
+                                                if c.get("type") == "Ready"]]
+                       for p in list_items(server, "/api/v1/namespaces/%s/pods" % hcp_ns(IN_FLIGHT))})
 
 
 def refuses(server):
@@ -183,7 +204,12 @@ def run(tmp_path_factory):
         assert words[:2] == ["ansible-playbook", "playbooks/migrate_fleet.yml"] and words[2] == "-e", words
         printed_vars = dict(word.split("=", 1) for word in words[3::2])
         mark = time.monotonic()
-        resumed = run_playbook("migrate_fleet.yml", inventory, dict(common, **printed_vars), timeout=RUN_TIMEOUT)
+        try:
+            resumed = run_playbook("migrate_fleet.yml", inventory, dict(common, **printed_vars), timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired as expired:  # seen once (make test of ca0974b, 2026-12-03): say what it waited for
+            raise AssertionError("the resume did not end within %d s. %s's Deployments: %s\nPods: %s\nIts output's end:\n%s" % (
+                RUN_TIMEOUT, hcp_ns(IN_FLIGHT), deployment_states(stopped), pod_states(stopped),
+                _text(expired.stdout)[-4000:])) from expired
         timings["resume"] = time.monotonic() - mark
         after = {(mc, name): snapshot(servers[mc], crds[mc], hcp_ns(name)) for mc in servers for name in NAMES}
         mark = time.monotonic()
