@@ -55,11 +55,9 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import PHASE_COLUMNS, build_report
-from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
 from testenv import REPO_ROOT, capi, yamlio
 from testenv.hcp import fleet
-from testenv.hcp.fleet import deployments_settled
 
 MACHINES = 3
 PODS_PER_NODE = 200  # a node's Pod subnet is a /24; room left for the rolling updates' surge
@@ -194,8 +192,7 @@ def start_loaded_server(workdir, seed, count):
                            node_images=capi.node_images(objects, managers=()))
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
-        wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available",
-                 timeout=max(120, 3 * count))
+        fleet.wait_settled(server, "the fleet's Deployments to be available", timeout=max(120, 3 * count))
     except BaseException:
         server.stop()
         raise

@@ -16,6 +16,7 @@ import os
 import sys
 
 from testenv import yamlio
+from testenv.client import wait_for
 from testenv.hcp import build
 
 HC_NAMESPACE = "clusters"
@@ -218,3 +219,9 @@ def deployments_settled(server):
                and d.get("status", {}).get("availableReplicas", 0) == d["spec"].get("replicas", 1)
                and d.get("status", {}).get("updatedReplicas", 0) == d["spec"].get("replicas", 1)
                for d in listed)
+
+
+def wait_settled(server, what, timeout):
+    """Wait until deployments_settled(server), failing after timeout seconds. Every 0.5 s: each look is a LIST of
+    every Deployment, and a fleet on a real node takes 10-20 s to settle."""
+    wait_for(lambda: deployments_settled(server), what, timeout=timeout, interval=0.5)

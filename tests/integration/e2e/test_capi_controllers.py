@@ -45,8 +45,7 @@ from testenv.cluster.testing import container_uids, containers_named, unwell
 from testenv.cluster.testing import start_cluster
 from testenv.hcp import build, fleet
 from testenv.module_runner import run_module
-from tests.integration.fleet.support import (deployments_settled, hostedcluster_states, read_report, run_playbook,
-                                             write_inventory)
+from tests.integration.fleet.support import hostedcluster_states, read_report, run_playbook, write_inventory
 
 pytestmark = pytest.mark.slow
 
@@ -613,7 +612,7 @@ def world(tmp_path_factory):
     try:
         build.load_objects(build.RestSession(server.kubeconfig), objects, crds)
         started = time.monotonic()
-        wait_for(lambda: deployments_settled(server), "the CAPI Deployments to be available", timeout=180)
+        fleet.wait_settled(server, "the CAPI Deployments to be available", timeout=180)
         wait_for(lambda: all(lease_holder(server, name) for name in capi.LEADER_LEASES),
                  "the managers to hold their leases", timeout=120, interval=1)
         wait_for(lambda: steady(server, STANDARD_GROUP), "the workload cluster to be steady", timeout=RUNNING_TIMEOUT,

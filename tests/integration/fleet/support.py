@@ -10,11 +10,9 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS, PRIVATE_SUFFIX, TO_PRIVATE, GroupMap, translate_object)
-from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
 from testenv import REPO_ROOT, capi, yamlio
 from testenv.hcp import build, fleet, state
-from testenv.hcp.fleet import deployments_settled
 
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
@@ -44,9 +42,7 @@ def start_fleet(tmp_path, spec, faults=False, pods="node", private_crds=True, ma
     server = start_cluster(os.path.join(str(tmp_path), "cluster"), crds=installed, pods=pods, node_images=node_images)
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
-        # every 0.5 s: a LIST of every Deployment, and the wait lasts 10-20 s on a real node
-        wait_for(lambda: deployments_settled(server), "the fleet's Deployments to be available", timeout=120,
-                 interval=0.5)
+        fleet.wait_settled(server, "the fleet's Deployments to be available", timeout=120)
         if faults:
             server.enable_faults()
     except BaseException:

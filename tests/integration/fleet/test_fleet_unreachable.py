@@ -21,8 +21,8 @@ up 25 s, the run 80 s, the resume 70 s, the leftovers 0 to 55 s); two each save 
 """
 import os
 import re
-import shlex
 import json
+import shlex
 import socket
 import subprocess
 import time
@@ -33,6 +33,7 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import resume_command
 from testenv.client import wait_for
+from testenv.cluster.testing import pod_is_ready
 from testenv.hcp import fleet
 from tests.integration.fleet.support import (
     bed_webhook_vars, hcp_ns, hostedcluster, hostedcluster_states, kill_playbook, list_items, migrated_content_problems, private_keys,
@@ -114,8 +115,7 @@ def pod_states(server):
     """The in-flight HCP namespace's Pods: node, phase, deletion, Ready."""
     return json.dumps({p["metadata"]["name"]: [p["spec"].get("nodeName"), (p.get("status") or {}).get("phase"),
                                                p["metadata"].get("deletionTimestamp"), p["metadata"].get("finalizers"),
-                                               [c.get("status") for c in (p.get("status") or {}).get("conditions") or ()
-                                                if c.get("type") == "Ready"]]
+                                               pod_is_ready(p)]
                        for p in list_items(server, "/api/v1/namespaces/%s/pods" % hcp_ns(IN_FLIGHT))})
 
 

@@ -6,9 +6,9 @@ on every other trial, so that the pre-install runs, and is killed, again.
 
 Each trial's kill point is uniform over the span of the new phases as a calibration run of the same kind measured
 them: the first run (which also puts the CRDs and the shim in, before its fence) with the sidecars out (the even
-trials: the pre-install runs), and a warm run with them in (the odd ones), the span taken from the phases' own marks against the run's first fence
-(the HyperShift operator fenced, right before the sidecar phase), which the trial watches for: the time before it
-varies most with the machine's load (a make test run calibrated 54.6-79.1 s from the launch, then ended before 76.4 s).
+trials: the pre-install runs), and a warm run with them in (the odd ones), the span taken from the phases' own marks
+against the run's first fence (the HyperShift operator fenced, right before the sidecar phase), which the trial
+watches for: the time before it varies most with the machine's load (a make test run calibrated 54.6-79.1 s from the launch, then ended before 76.4 s).
 A trial's kill point is drawn within the first MIGRATE_SHARE of that span (CI's run of 372c17f on 2026-12-02 calibrated
 2.9-55.7 s after the fence, then its one trial's run ended before 49.8 s). The way back is killed from its launch,
 within the first ROLLBACK_SHARE of the way back after the first run (with two trials or more, of the shorter of the
