@@ -21,7 +21,9 @@ Every Pod runs on real nodes (testenv/cluster/node.py: kubelet, containerd; one 
 Pod subnet a /24): with zero_stop (the default) the sidecars the migration puts in are containers of the proxy image,
 one per CAPI-dependent Deployment, so their start, their rolling update and the flip's acknowledgements are in the
 figures; the fixtures' other containers are a placeholder image. Each run prints
-its phase breakdown (p50, max and sum over the clusters of each phase of the fleet report).
+its phase breakdown (p50, max and sum over the clusters of each phase of the fleet report), and the controller's
+CPU by task (benchmarks/callback_plugins/task_cpu.py, 2026-12-03: ansible-playbook in a cgroup of its own, as root;
+the migrate play's tasks per HostedCluster, the other plays' once per run), where the CPU per cluster goes.
 
 Before anything starts, the run's peak memory is estimated (memory_estimate: the control plane, the node and the
 controller, then per HostedCluster its fixture's Pods and, with zero_stop, its six sidecars, as measured on 2026-12-02)
@@ -216,6 +218,24 @@ def parse_time(text):
     return datetime.datetime.strptime(text, MARK_TIME_FORMAT)
 
 
+def task_cpu_table(body, count, top=20):
+    """What benchmarks/callback_plugins/task_cpu.py measured, for printing: (per-cluster CPU-s, once-per-run CPU-s,
+    rows) or None when it measured nothing. The migrate play is the play whose tasks ran on the most hosts (one per
+    HostedCluster); its tasks' CPU is divided by count. rows: (CPU-s, per cluster, hosts, where, task), the top
+    most expensive first."""
+    tasks = body.get("tasks") if body else None
+    if not tasks:
+        return None
+    hosts = {}
+    for task in tasks:
+        hosts[task["play"]] = hosts.get(task["play"], 0) + task["hosts"]
+    migrate_play = max(hosts, key=hosts.get)
+    per_cluster = sum(task["cpu"] for task in tasks if task["play"] == migrate_play) / count
+    rows = sorted(((task["cpu"], task["play"] == migrate_play, task["hosts"], task["where"], task["task"])
+                   for task in tasks), reverse=True)
+    return per_cluster, body["total"] - per_cluster * count, rows[:top]
+
+
 def slowest_tasks(output, count=15):
     """(seconds, task) of the profile_tasks recap lines, slowest first."""
     rows = []
@@ -245,9 +265,12 @@ def _run_fleet(workdir, seed, count, serial, profile, how):
         report_root = os.path.join(workdir, "reports")
         extra_vars = dict(FAST_VARS, private_capi_fleet_serial=serial, private_capi_fleet_report_root=report_root,
                           private_capi_migrate_strategy=how)
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-        if profile:
-            env["ANSIBLE_CALLBACKS_ENABLED"] = "ansible.posix.profile_tasks"
+        task_cpu_out = os.path.join(workdir, "task-cpu.json")
+        # task_cpu (benchmarks/callback_plugins): the controller's CPU per task, in a cgroup of its own
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                   ANSIBLE_CALLBACK_PLUGINS=os.path.join(REPO_ROOT, "benchmarks", "callback_plugins"),
+                   ANSIBLE_CALLBACKS_ENABLED="task_cpu" + (",ansible.posix.profile_tasks" if profile else ""),
+                   TASK_CPU_OUT=task_cpu_out)
         command = [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO_ROOT, "playbooks", "migrate_fleet.yml"),
                    "--forks", str(max(serial, 5)), "-e", json.dumps(extra_vars)]
         usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -271,12 +294,18 @@ def _run_fleet(workdir, seed, count, serial, profile, how):
         durations = [(end - start).total_seconds() for start, end in zip(starts, ends)]
         # the window without CAPI controllers, per cluster, as the fleet report computes it
         report = build_report(records, "bench")
+        try:
+            with open(task_cpu_out) as handle:
+                task_cpu = json.load(handle)
+        except (OSError, ValueError) as error:
+            task_cpu = {"unavailable": "the task_cpu callback wrote nothing readable: %s" % error}
         return {"serial": serial, "wall": wall, "cpu": cpu, "migrate_wall": (max(ends) - min(starts)).total_seconds(),
                 "cluster_mean": sum(durations) / len(durations), "cluster_max": max(durations),
                 "cluster_p50": sorted(durations)[len(durations) // 2], "window": report["controllers_down"] or {},
                 "paused": report["reconcile_paused"] or {}, "preinstall": report["preinstall"] or {},
                 "phases": phase_breakdown(report),
-                "slowest": slowest_tasks(completed.stdout) if profile else []}
+                "slowest": slowest_tasks(completed.stdout) if profile else [],
+                "task_cpu": task_cpu_table(task_cpu, count), "task_cpu_unavailable": task_cpu.get("unavailable")}
     finally:
         server.stop()
 
@@ -379,6 +408,21 @@ def main():
             print("serial %d per cluster %.2f s, migrate %.1f s (%d clusters); was on tests/kubeapi: %s" % (
                 result["serial"], result["migrate_wall"] / count, result["migrate_wall"], count,
                 "per cluster %.2f s, migrate %.1f s (%d clusters)" % (old[1], old[2], old[0]) if old else "-"))
+        for result in results:
+            table = result["task_cpu"]
+            if table is None:
+                print("controller CPU by task, serial %d: not measured (%s)" % (
+                    result["serial"], result["task_cpu_unavailable"]))
+                continue
+            per_cluster, once, rows = table
+            print("controller CPU by task, serial %d (ansible-playbook and everything it started, in a cgroup of its "
+                  "own: benchmarks/callback_plugins/task_cpu.py): %.2f CPU-s per HostedCluster in the migrate play, "
+                  "%.1f CPU-s once per run (the other plays); the %d most expensive tasks:"
+                  % (result["serial"], per_cluster, once, len(rows)))
+            print("  %8s %8s %6s  %s" % ("CPU-s", "per HC", "hosts", "task (where)"))
+            for cpu, migrate, ran, where, name in rows:
+                share = "%.3f" % (cpu / count) if migrate else "once"
+                print("  %8.2f %8s %6d  %s (%s)" % (cpu, share, ran, name[:90], where))
         for result in results:
             for seconds, task in result["slowest"]:
                 print("  serial %d slowest: %7.2f s  %s" % (result["serial"], seconds, task))

@@ -684,8 +684,8 @@ class Cluster:
         if verify:
             ctx = ssl.create_default_context(cafile=str(self.pki.path("ca.crt")))
             ctx.load_cert_chain(str(self.pki.path("admin.crt")), str(self.pki.path("admin.key")))
-        else:
-            ctx = ssl.create_default_context()
+        else:  # nothing verified: no CA store to load (create_default_context reads the system's on every call)
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
         return ctx
