@@ -6,8 +6,8 @@ At the playbook's start ansible-playbook moves itself into a cgroup of its own (
 every worker it forks afterwards, and every module process a worker starts, is counted there. The linear strategy
 starts a task on every host of the batch and waits for all of them before the next task starts, so the cgroup's CPU
 between two task starts is that task's (the main process's share included: the variables, the fork, the results).
-At the end it writes TASK_CPU_OUT (JSON): per task (play, file:line, name) the CPU seconds, how many times it
-started (once per batch) and on how many hosts it ran, then moves itself back and removes its cgroup. Without a
+At the end it writes TASK_CPU_OUT (JSON): per task (play, file:line, name) the CPU seconds and on how many hosts it
+ran, then moves itself back and removes its cgroup. Without a
 writable cgroup (not root) it writes {"unavailable": why} and measures nothing."""
 
 from __future__ import absolute_import, division, print_function
@@ -32,7 +32,8 @@ V2_ROOT = "/sys/fs/cgroup/unified"
 
 
 def _own_cgroup(controller_line):
-    """This process's cgroup path for the hierarchy whose /proc/self/cgroup line matches controller_line(line)."""
+    """This process's cgroup path in the hierarchy whose /proc/self/cgroup line (number:controllers:path) satisfies
+    controller_line(number, controllers)."""
     with open("/proc/self/cgroup") as handle:
         for line in handle:
             number, controllers, path = line.rstrip("\n").split(":", 2)
@@ -45,7 +46,6 @@ class Cgroup(object):
     """A cgroup of its own for this process (and what it forks from now on), v1 cpuacct or v2."""
 
     def __init__(self, name):
-        self.usage = None
         if os.path.isdir(V1_ROOT):
             parent = _own_cgroup(lambda number, controllers: "cpuacct" in controllers.split(","))
             self.root, self.read_usage = V1_ROOT, self._v1_usage
@@ -93,7 +93,7 @@ class CallbackModule(CallbackBase):
     def __init__(self, *args, **kwargs):
         super(CallbackModule, self).__init__(*args, **kwargs)
         self.output = os.environ.get("TASK_CPU_OUT", "task_cpu.json")
-        self.tasks = {}  # key -> {"play", "task", "cpu", "starts", "hosts"}
+        self.tasks = {}  # key -> {"play", "task", "where", "cpu", "hosts"}
         self.current = None
         self.play = ""
         self.unavailable = None
@@ -119,9 +119,7 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_task_start(self, task, is_conditional):
         where = "/".join((task.get_path() or "").split("/")[-3:])  # <role>/tasks/<file>:<line>, or the playbook's
         key = "%s | %s | %s" % (self.play, where, task.get_name())
-        entry = self.tasks.setdefault(key, {"play": self.play, "task": task.get_name(), "where": where, "cpu": 0.0,
-                                            "starts": 0, "hosts": 0})
-        entry["starts"] += 1
+        self.tasks.setdefault(key, {"play": self.play, "task": task.get_name(), "where": where, "cpu": 0.0, "hosts": 0})
         self._switch(key)
 
     v2_playbook_on_handler_task_start = v2_playbook_on_task_start

@@ -19,9 +19,9 @@ kube-apiserver process (etcd and the other components keep running). Then:
 Measured on 2 cores with three HostedClusters per management cluster: about 3.5 to 4 minutes (two control planes
 up 25 s, the run 80 s, the resume 70 s, the leftovers 0 to 55 s); two each save about a minute; timings.txt in the test's directory.
 """
+import json
 import os
 import re
-import json
 import shlex
 import socket
 import subprocess

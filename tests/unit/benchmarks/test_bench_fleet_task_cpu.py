@@ -4,7 +4,7 @@ from benchmarks.bench_fleet import task_cpu_table
 
 
 def _task(play, name, cpu, hosts, where="migrate/tasks/main.yml:1"):
-    return {"play": play, "task": name, "where": where, "cpu": cpu, "starts": 1, "hosts": hosts}
+    return {"play": play, "task": name, "where": where, "cpu": cpu, "hosts": hosts}
 
 
 def test_the_play_with_the_most_hosts_is_per_cluster_and_the_rest_is_once_per_run():
