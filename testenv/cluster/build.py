@@ -83,6 +83,10 @@ BINARIES: dict[str, Binary] = {
         Binary("kubelet", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kubelet", envtest=False),
         # ... and kube-proxy, which routes the kubernetes Service's ClusterIP from the Pods (in-cluster clients)
         Binary("kube-proxy", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kube-proxy", envtest=False),
+        # kind's node image (testenv/kind.py, issue 59): kubeadm of the same release, beside its kubelet and kubectl
+        Binary("kubeadm", "kubernetes", "kube", "k8s.io/kubernetes/cmd/kubeadm", envtest=False),
+        # ... and kind itself, which builds the node image and runs its clusters
+        Binary("kind", "kind", "kind", "sigs.k8s.io/kind", envtest=False),
         # ... and CoreDNS, the cluster DNS: a Pod resolves kubernetes.default.svc (the sidecar's kubeconfig names it)
         Binary("coredns", "coredns", "coredns", "github.com/coredns/coredns", envtest=False),
         # The real Cluster API controllers (testenv/capi.py): the core manager and the Docker provider, whose
