@@ -374,7 +374,7 @@ def node_image() -> str:
         _run(["sh", "-c", 'tar -C "$1" -c kubernetes | gzip -1 > "$2"', "sh", str(work), str(tarball)])
         _run([binaries["kind"], "build", "node-image", "--type", "file", "--base-image", base, "--image", image,
               str(tarball)])
-        for tag in contents:
+        for tag in [*contents, KIND_IMAGES["kube-proxy"][0]]:  # in the node image now; the layers stay shared
             subprocess.run(["docker", "image", "rm", tag], capture_output=True, check=False)
     return image
 
