@@ -47,8 +47,8 @@ import time
 from pathlib import Path
 
 from testenv.cluster.build import cache_root, ensure_binaries, module_dir
-from testenv.cluster.images import PAUSE_IMAGE, _pause_binary
-from testenv.cluster.node import KERNEL_TUNABLES
+from testenv.cluster.images import PAUSE_IMAGE, pause_binary
+from testenv.cluster.node import record_tunables, restore_tunables
 
 CLUSTER = "private-capi-molecule"
 KUBE_VERSION = "v1.34.4"
@@ -320,9 +320,10 @@ def node_image() -> str:
     base = base_image()
     binaries = ensure_binaries(["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubelet",
                                 "kubeadm", "kubectl", "etcd", "coredns", "kind"])
-    pause = _pause_binary(_work() / "pause")
-    stamps = [Path(path).with_name("build-%s.json" % name).read_bytes() for name, path in sorted(binaries.items())
-              if name != "kind" and Path(path).with_name("build-%s.json" % name).exists()]
+    pause = pause_binary()
+    stamps = [stamp.read_bytes() for stamp in (Path(path).with_name("build-%s.json" % name)
+                                               for name, path in sorted(binaries.items()) if name != "kind")
+              if stamp.exists()]
     image = "localhost/private-capi-kind-node:%s-%s" % (KUBE_VERSION, _digest(base, *stamps, pause.read_bytes(),
                                                                               json.dumps(KIND_IMAGES)))
     if _image_exists(image):
@@ -388,13 +389,7 @@ def delete(name: str = CLUSTER) -> None:
     if shutil.which("docker") is not None and subprocess.run(["docker", "info"], capture_output=True,
                                                              check=False).returncode == 0:
         _run([kind_binary(), "delete", "cluster", "--name", name])
-    try:
-        values = json.loads(TUNABLES_RECORD.read_text())
-    except (OSError, ValueError):
-        return
-    for key, value in values.items():
-        Path("/proc/sys", key).write_text(value)
-    TUNABLES_RECORD.unlink()
+    restore_tunables(TUNABLES_RECORD)
 
 
 def create(kubeconfig: Path, name: str = CLUSTER, wait: int = 240) -> str:
@@ -404,9 +399,7 @@ def create(kubeconfig: Path, name: str = CLUSTER, wait: int = 240) -> str:
         raise KindError("kind cannot run on this machine; missing: " + "; ".join(missing))
     image = node_image()
     delete(name)
-    if not TUNABLES_RECORD.exists():
-        TUNABLES_RECORD.write_text(json.dumps({key: Path("/proc/sys", key).read_text().strip()
-                                               for key in KERNEL_TUNABLES}))
+    record_tunables(TUNABLES_RECORD)
     config = _work() / ("%s.yaml" % name)
     config.write_text(json.dumps(kind_config(image)))  # JSON is YAML
     try:

@@ -107,12 +107,16 @@ def _pause_binary(dest: Path) -> Path:
     return dest
 
 
+def pause_binary() -> Path:
+    """The pause binary, compiled once into the binary cache (beside the kubelet of the same module)."""
+    return _pause_binary(cached_path("kubelet").parent / f"pause-{PAUSE_VERSION}")
+
+
 def pause_archive() -> Path:
     """The pause image's archive, built once into the binary cache from the Kubernetes module's pause.c."""
     dest = cached_path("kubelet").parent / f"pause-{PAUSE_VERSION}.oci.tar"
     if not dest.exists():
-        binary = _pause_binary(dest.with_name(f"pause-{PAUSE_VERSION}"))
-        oci_archive(dest, PAUSE_IMAGE, [("/pause", binary, 0o755)], ["/pause"], "65535:65535")
+        oci_archive(dest, PAUSE_IMAGE, [("/pause", pause_binary(), 0o755)], ["/pause"], "65535:65535")
     return dest
 
 
@@ -124,7 +128,7 @@ def placeholder_archive(images: list[str], commands: list[str] = ()) -> Path:
     stamp = hashlib.sha256("\0".join(names + ["--"] + paths).encode()).hexdigest()[:12]
     dest = cached_path("kubelet").parent / f"placeholder-{stamp}.oci.tar"
     if not dest.exists():
-        binary = _pause_binary(dest.with_name(f"pause-{PAUSE_VERSION}"))
+        binary = pause_binary()
         oci_archive(dest, names, [(path, binary, 0o755) for path in ["/pause"] + paths], ["/pause"], NONROOT)
     return dest
 

@@ -168,17 +168,19 @@ def corefile(node: "Node", kubeconfig: Path) -> str:
 """
 
 
-def _record_tunables() -> None:
-    """The host's kernel tunables before the first node's kubelet changes them (module docstring)."""
-    TUNABLES_RECORD.parent.mkdir(parents=True, exist_ok=True)
-    if not TUNABLES_RECORD.exists():
+def record_tunables(record: Path = TUNABLES_RECORD) -> None:
+    """The host's kernel tunables before the first node's kubelet changes them (module docstring), into record
+    unless it holds them already (testenv/kind.py keeps its own record for kind's node)."""
+    record.parent.mkdir(parents=True, exist_ok=True)
+    if not record.exists():
         values = {name: Path("/proc/sys", name).read_text().strip() for name in KERNEL_TUNABLES}
-        TUNABLES_RECORD.write_text(json.dumps(values))
+        record.write_text(json.dumps(values))
 
 
-def _restore_tunables() -> None:
+def restore_tunables(record: Path = TUNABLES_RECORD) -> None:
+    """Put back the tunables of record (none recorded: nothing to do) and remove it."""
     try:
-        values = json.loads(TUNABLES_RECORD.read_text())
+        values = json.loads(record.read_text())
     except (OSError, ValueError):
         return
     for name, value in values.items():
@@ -186,7 +188,7 @@ def _restore_tunables() -> None:
             Path("/proc/sys", name).write_text(value)
         except OSError as exc:
             LOG.warning("could not put back %s=%s: %s", name, value, exc)
-    TUNABLES_RECORD.unlink(missing_ok=True)
+    record.unlink(missing_ok=True)
 
 
 STORES_KEPT = 24  # image stores kept in the cache (a test module's set of images has its own), newest first
@@ -452,7 +454,7 @@ class Node:
         (self.state / "kubelet.yaml").write_text(json.dumps(kubelet_config(self)))
         (self.state / "kube-proxy.yaml").write_text(json.dumps(kube_proxy_config(self, proxy_kubeconfig)))
         (self.state / "Corefile").write_text(corefile(self, dns_kubeconfig))
-        _record_tunables()
+        record_tunables()
         self._network_up()
         self._make_cgroup_root()
         self._start_holder()
@@ -493,7 +495,7 @@ class Node:
         self._remove_cgroups()
         self._network_down()
         if not _live_nodes():
-            _restore_tunables()
+            restore_tunables()
 
     def _make_cgroup_root(self) -> None:
         """cgroupRoot in every v1 hierarchy (the kubelet refuses to start without it); a cpuset needs its parent's
