@@ -8,6 +8,8 @@
 # leaves nothing half set up (it installs packages, nothing else).
 #   hack/node-prereqs.sh
 set -euo pipefail
+# shellcheck source=hack/apt-missing.sh
+. "$(dirname "$0")/apt-missing.sh"
 me="$0"
 fail() { echo "$me: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "a real node runs containers: run as root (the kubelet, containerd and runc need it)"
@@ -19,15 +21,7 @@ for tool in containerd containerd-shim-runc-v2 runc iptables ip conntrack; do
 done
 [ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/loopback ] \
   || missing+=(containernetworking-plugins)
-if [ "${#missing[@]}" -gt 0 ]; then
-  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
-  command -v apt-get > /dev/null \
-    || fail "missing ${missing[*]}; install them (Debian/Ubuntu package names: apt-get install ${missing[*]})"
-  echo "$me: installing ${missing[*]} from Debian packages"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
-fi
+install_missing ${missing[@]+"${missing[@]}"}
 for controller in cpu cpuset memory pids; do
   [ -w "/sys/fs/cgroup/$controller" ] || [ -w /sys/fs/cgroup/cgroup.subtree_control ] \
     || fail "cgroup controller $controller is not writable at /sys/fs/cgroup/$controller: the kubelet puts each Pod in cgroups there"

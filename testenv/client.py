@@ -93,6 +93,22 @@ class ServerClient:
         return client.ApiClient(configuration)
 
 
+class KubeconfigServer:
+    """ServerClient's request() for a cluster known only by a kubeconfig (a kind cluster's: a client certificate),
+    through the official client's ApiClient (testenv.hcp.build.RestSession): for the helpers written against a test
+    control plane (testenv.capi_hosted, testenv.hcp.fleet.deployments_settled)."""
+
+    def __init__(self, kubeconfig):
+        from testenv.hcp.build import RestSession  # pylint: disable=import-outside-toplevel
+        self.kubeconfig = kubeconfig
+        self.session = RestSession(kubeconfig)
+
+    def request(self, method, path, body=None):
+        """One request (PATCH: a merge patch); never raises on a status."""
+        status, data = self.session.request(method, path, body, expect=None)
+        return Response(status, {}, json.dumps(data).encode())
+
+
 def wait_for(predicate, what, timeout=30, interval=0.05):
     """Poll predicate every interval seconds until it returns a truthy value (returned), failing the test after
     timeout seconds."""

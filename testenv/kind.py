@@ -2,7 +2,9 @@
 
     python -m testenv.kind build                       the base and node images (cached), prints the node image
     python -m testenv.kind create [--name N] --kubeconfig PATH
-    python -m testenv.kind delete [--name N]
+    python -m testenv.kind load [--name N] ARCHIVE...   side-loads image archives into the node's containerd
+    python -m testenv.kind delete [--name N]           and stops the dockerd `create` started, once unused
+    python -m testenv.kind check                       says what the machine lacks (exit 1), or nothing
 
 What kind would download is built here instead (first run on 2026-12-03, a VM of this project's kind):
 - kind itself and kubeadm, kubelet, kubectl, kube-proxy, the control plane's binaries, etcd and CoreDNS come from the
@@ -46,7 +48,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from testenv.cluster.build import cache_root, ensure_binaries, module_dir
+from testenv.cluster.build import BuildError, cache_root, ensure_binaries, module_dir
 from testenv.cluster.images import PAUSE_IMAGE, pause_binary
 from testenv.cluster.node import record_tunables, restore_tunables
 
@@ -384,12 +386,42 @@ def kind_binary() -> str:
     return ensure_binaries(["kind"])["kind"]
 
 
-def delete(name: str = CLUSTER) -> None:
-    """Delete cluster `name` (none: nothing to do) and put back the host's tunables its kubelet changed."""
+def delete(name: str = CLUSTER, stop_engine: bool = True) -> None:
+    """Delete cluster `name` (none: nothing to do) and put back the host's tunables its kubelet changed; then
+    (stop_engine) stop the dockerd ensure_dockerd started, once no container is left (stop_own_dockerd)."""
     if shutil.which("docker") is not None and subprocess.run(["docker", "info"], capture_output=True,
                                                              check=False).returncode == 0:
         _run([kind_binary(), "delete", "cluster", "--name", name])
     restore_tunables(TUNABLES_RECORD)
+    if stop_engine:
+        stop_own_dockerd()
+
+
+def stop_own_dockerd(timeout: float = 30) -> bool:
+    """Stop the dockerd this module started (DOCKERD_PID) when it runs no container, with its networks and its
+    docker0 bridge, so that the host is as before the first create; a later create starts it again (2-3 s). A dockerd
+    started otherwise, or one with containers, is left running. Whether it stopped one."""
+    try:
+        pid = int(DOCKERD_PID.read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return False
+    if subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=False).stdout.strip():
+        return False
+    subprocess.run(["docker", "network", "prune", "-f"], capture_output=True, check=False)  # kind's bridge
+    os.kill(pid, 15)
+    deadline = time.monotonic() + timeout
+    while Path("/proc/%d" % pid).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    subprocess.run(["ip", "link", "delete", "docker0"], capture_output=True, check=False)
+    return True
+
+
+def load(archives: list[str], name: str = CLUSTER) -> None:
+    """Side-load image archives (docker or OCI) into cluster `name`'s containerd (namespace k8s.io), where Pods
+    with the pull policy IfNotPresent find them."""
+    for archive in archives:
+        _run([kind_binary(), "load", "image-archive", archive, "--name", name])
 
 
 def create(kubeconfig: Path, name: str = CLUSTER, wait: int = 240) -> str:
@@ -398,7 +430,7 @@ def create(kubeconfig: Path, name: str = CLUSTER, wait: int = 240) -> str:
     if missing:
         raise KindError("kind cannot run on this machine; missing: " + "; ".join(missing))
     image = node_image()
-    delete(name)
+    delete(name, stop_engine=False)
     record_tunables(TUNABLES_RECORD)
     config = _work() / ("%s.yaml" % name)
     config.write_text(json.dumps(kind_config(image)))  # JSON is YAML
@@ -406,7 +438,7 @@ def create(kubeconfig: Path, name: str = CLUSTER, wait: int = 240) -> str:
         _run([kind_binary(), "create", "cluster", "--name", name, "--config", str(config), "--kubeconfig",
               str(kubeconfig), "--wait", "%ds" % wait])
     except KindError:
-        delete(name)
+        delete(name, stop_engine=False)
         raise
     # the storage kind installs runs a placeholder (its image is not built here) that nothing needs
     from kubernetes import client, config  # pylint: disable=import-outside-toplevel
@@ -425,6 +457,11 @@ def main(argv=None) -> int:
     make.add_argument("--kubeconfig", required=True, type=Path)
     remove = sub.add_parser("delete")
     remove.add_argument("--name", default=CLUSTER)
+    side_load = sub.add_parser("load")
+    side_load.add_argument("--name", default=CLUSTER)
+    side_load.add_argument("archives", nargs="+")
+    need = sub.add_parser("check")
+    need.description = "Say what this machine lacks to run kind (exit 1), or nothing."
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
@@ -432,11 +469,18 @@ def main(argv=None) -> int:
             if missing:
                 raise KindError("kind cannot run on this machine; missing: " + "; ".join(missing))
             print(node_image())
+            stop_own_dockerd()
         elif args.command == "create":
             print(create(args.kubeconfig, args.name))
+        elif args.command == "load":
+            load(args.archives, args.name)
+        elif args.command == "check":
+            missing = missing_prerequisites()
+            if missing:
+                raise KindError("kind cannot run on this machine; missing: " + "; ".join(missing))
         else:
             delete(args.name)
-    except KindError as exc:
+    except (KindError, BuildError) as exc:
         print("error: %s" % exc, file=sys.stderr)
         return 1
     return 0

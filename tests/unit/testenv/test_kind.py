@@ -111,3 +111,24 @@ def test_every_image_kubeadm_asks_for_is_in_an_archive():
 def test_lacks_sys_resource_reads_the_bounding_set(bounding, lacks):
     status = "Name:\tx\nCapPrm:\t000001ffffffffff\nCapBnd:\t%s\n" % bounding
     assert kind.lacks_sys_resource(status) is lacks
+
+
+def test_check_names_each_missing_tool_with_its_package(monkeypatch, capsys):
+    """`python -m testenv.kind check` (molecule/kind's first create task) on a machine without docker, debootstrap
+    and jq: exit 1 at once, each named with what installs it."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert kind.main(["check"]) == 1
+    error = capsys.readouterr().err
+    for named in ("dockerd (apt-get install -y docker.io)", "docker (apt-get install -y docker.io)",
+                  "debootstrap (apt-get install -y debootstrap)", "jq (apt-get install -y jq)"):
+        assert named in error, error
+
+
+def test_check_says_nothing_where_everything_is_there(monkeypatch, tmp_path, capsys):
+    for tool in ("dockerd", "docker", "debootstrap", "jq"):
+        (tmp_path / tool).write_text("#!/bin/sh\n")
+        (tmp_path / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(kind.os, "geteuid", lambda: 0)
+    assert kind.main(["check"]) == 0
+    assert capsys.readouterr().err == ""
