@@ -190,22 +190,11 @@ def write_crds(state_dir, service, ca_bundle):
     return documents
 
 
-def _wait(predicate, what, timeout, interval=1.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = predicate()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise CheckFailed("timed out after %ds waiting for %s" % (timeout, what))
-        time.sleep(interval)
-
-
 def load(state_dir, kubeconfig):
     """The objects of objects.yaml on the cluster (owners first, statuses written), then until every Deployment is
     available, the managers hold their leases and the workload cluster's 3 Machines run; reference.json."""
     from testenv import capi  # pylint: disable=import-outside-toplevel
-    from testenv.client import KubeconfigServer  # pylint: disable=import-outside-toplevel
+    from testenv.client import KubeconfigServer, wait_for  # pylint: disable=import-outside-toplevel
     from testenv.hcp import build, fleet  # pylint: disable=import-outside-toplevel
     server = KubeconfigServer(kubeconfig)
     reference = os.path.join(state_dir, "reference.json")
@@ -216,10 +205,11 @@ def load(state_dir, kubeconfig):
                server.request("GET", "/api/v1/namespaces/" + obj["metadata"]["name"]).status == 404]  # create's
     build.load_objects(server.session, objects, _load(os.path.join(state_dir, "crds.yaml")))
     started = time.monotonic()
-    _wait(lambda: fleet.deployments_settled(server), "every Deployment to be available", 240)
-    _wait(lambda: all(lease_holder(server, name) for name in capi.LEADER_LEASES), "the managers to hold their leases",
-          120)
-    _wait(lambda: steady(server, STANDARD_GROUP), "the workload cluster's Machines to run", RUNNING_TIMEOUT)
+    wait_for(lambda: fleet.deployments_settled(server), "every Deployment to be available", timeout=240, interval=1)
+    wait_for(lambda: all(lease_holder(server, name) for name in capi.LEADER_LEASES), "the managers to hold their leases",
+             timeout=120, interval=1)
+    wait_for(lambda: steady(server, STANDARD_GROUP), "the workload cluster's Machines to run", timeout=RUNNING_TIMEOUT,
+             interval=1)
     time.sleep(15)  # conditions settle after the last Machine runs
     state = capi_state(server, STANDARD_GROUP)
     with open(reference, "w") as handle:
@@ -272,7 +262,7 @@ def _managers_through_their_sidecars(server, restarts):
 
 def check(state_dir, kubeconfig, reports):
     """After the migration (module docstring). Returns the scaled state, written to reference.json."""
-    from testenv.client import KubeconfigServer  # pylint: disable=import-outside-toplevel
+    from testenv.client import KubeconfigServer, wait_for  # pylint: disable=import-outside-toplevel
     server = KubeconfigServer(kubeconfig)
     reference_path = os.path.join(state_dir, "reference.json")
     with open(reference_path) as handle:
@@ -283,8 +273,8 @@ def check(state_dir, kubeconfig, reports):
                           % (cluster.get("controllers_down_seconds"), json.dumps(cluster)[:2000]))
     if capi_state(server, STANDARD_GROUP)["machines"]:
         raise CheckFailed("standard Machines are left after the migration")
-    after = _wait(lambda: steady(server, PRIVATE_GROUP, machines=len(reference["machines"])),
-                  "the migrated workload cluster's Machines to run", 60)
+    after = wait_for(lambda: steady(server, PRIVATE_GROUP, machines=len(reference["machines"])),
+                     "the migrated workload cluster's Machines to run", timeout=60, interval=1)
     restarts = {}
     problems = replacements(reference, after) + _managers_through_their_sidecars(server, restarts)
     if problems:
@@ -296,8 +286,8 @@ def check(state_dir, kubeconfig, reports):
                               % (PRIVATE_GROUP, hcp_namespace(), CLUSTER), {"spec": {"replicas": replicas}})
     if response.status != 200:
         raise CheckFailed("scaling MachineDeployment %s-md-0 to %d: %r" % (CLUSTER, replicas, response))
-    scaled = _wait(lambda: steady(server, PRIVATE_GROUP, machines=len(after["machines"]) + 1),
-                   "the scaled MachineDeployment's new Machine to run", RUNNING_TIMEOUT)
+    scaled = wait_for(lambda: steady(server, PRIVATE_GROUP, machines=len(after["machines"]) + 1),
+                      "the scaled MachineDeployment's new Machine to run", timeout=RUNNING_TIMEOUT, interval=1)
     if not set(after["machines"]) < set(scaled["machines"]) or scaled["machinesets"] != after["machinesets"]:
         raise CheckFailed("the scale replaced Machines or MachineSets: %s" % replacements(after, scaled))
     with open(reference_path, "w") as handle:
@@ -334,7 +324,7 @@ def main(argv=None):
             load(args.state_dir, args.kubeconfig)
         else:
             check(args.state_dir, args.kubeconfig, args.reports)
-    except (CheckFailed, ValueError) as error:
+    except (AssertionError, ValueError) as error:  # CheckFailed and wait_for's timeouts
         print("error: %s" % error, file=sys.stderr)
         return 1
     return 0

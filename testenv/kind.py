@@ -185,6 +185,13 @@ def missing_prerequisites() -> list[str]:
     return missing
 
 
+def require_prerequisites() -> None:
+    """KindError naming everything missing_prerequisites() finds, or nothing."""
+    missing = missing_prerequisites()
+    if missing:
+        raise KindError("kind cannot run on this machine; missing: " + "; ".join(missing))
+
+
 def _run(cmd, **options):
     options.setdefault("check", False)
     options.setdefault("capture_output", True)
@@ -426,9 +433,7 @@ def load(archives: list[str], name: str = CLUSTER) -> None:
 
 def create(kubeconfig: Path, name: str = CLUSTER, wait: int = 240) -> str:
     """A single-node kind cluster `name` of node_image(); one left over from a killed run is deleted first."""
-    missing = missing_prerequisites()
-    if missing:
-        raise KindError("kind cannot run on this machine; missing: " + "; ".join(missing))
+    require_prerequisites()
     image = node_image()
     delete(name, stop_engine=False)
     record_tunables(TUNABLES_RECORD)
@@ -465,9 +470,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            missing = missing_prerequisites()
-            if missing:
-                raise KindError("kind cannot run on this machine; missing: " + "; ".join(missing))
+            require_prerequisites()
             print(node_image())
             stop_own_dockerd()
         elif args.command == "create":
@@ -475,9 +478,7 @@ def main(argv=None) -> int:
         elif args.command == "load":
             load(args.archives, args.name)
         elif args.command == "check":
-            missing = missing_prerequisites()
-            if missing:
-                raise KindError("kind cannot run on this machine; missing: " + "; ".join(missing))
+            require_prerequisites()
         else:
             delete(args.name)
     except (KindError, BuildError) as exc:
