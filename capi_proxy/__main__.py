@@ -1,5 +1,6 @@
-"""Command line: `python -m capi_proxy [proxy options]`, `python -m capi_proxy shim [shim options]` or
-`python -m capi_proxy exporter [exporter options]`."""
+"""Command line: `python -m capi_proxy [proxy options]`, `python -m capi_proxy shim [shim options]`,
+`python -m capi_proxy exporter [exporter options]` or `python -m capi_proxy wait-ready --port PORT` (the sidecar's
+postStart hook)."""
 import sys
 
 
@@ -11,6 +12,9 @@ def main(argv=None):
     if argv and argv[0] == "exporter":
         from capi_proxy.exporter import run_exporter  # pylint: disable=import-outside-toplevel
         return run_exporter(argv[1:])
+    if argv and argv[0] == "wait-ready":
+        from capi_proxy.waitready import run_wait_ready  # pylint: disable=import-outside-toplevel
+        return run_wait_ready(argv[1:])
     from capi_proxy.proxy.program import run_proxy  # pylint: disable=import-outside-toplevel
     return run_proxy(argv)
 

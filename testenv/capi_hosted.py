@@ -232,10 +232,11 @@ def _first_report(reports):
 
 
 def _managers_through_their_sidecars(server, restarts):
-    """Each manager's Deployment runs its manager and the sidecar in containerd's containers, every one Ready and the
-    sidecar never restarted; the Pod holding the manager's lease is one of them. The managers' restarts go into
-    `restarts` ({deployment: count}): v1.14.2 exits when its first request fails, and a new Pod's sidecar answers
-    503 until it has read its mode (capi_proxy/proxy/mode.py), which the kubelet does not wait for."""
+    """Each manager's Deployment runs its manager and the sidecar in containerd's containers, every one Ready and
+    never restarted; the Pod holding the manager's lease is one of them. The managers' restarts also go into
+    `restarts` ({deployment: count}, for the summary): v1.14.2 exits when its first request fails, and a new Pod's
+    sidecar answers 503 until it has read its mode (capi_proxy/proxy/mode.py), so the kubelet must start the manager
+    only once the sidecar is ready (its postStart hook, capi_proxy/waitready.py)."""
     from testenv import capi  # pylint: disable=import-outside-toplevel
     pods = server.request("GET", "/api/v1/namespaces/%s/pods" % hcp_namespace()).json()["items"]
     problems = []
@@ -250,7 +251,7 @@ def _managers_through_their_sidecars(server, restarts):
             problems.append("%s: containers %s, expected manager and %s" % (deployment, sorted(statuses), capi.SIDECAR))
         restarts[deployment] = (statuses.get("manager") or {}).get("restartCount")
         for name, status in sorted(statuses.items()):
-            if not status.get("ready") or (name == capi.SIDECAR and status.get("restartCount")) or \
+            if not status.get("ready") or status.get("restartCount") or \
                     not (status.get("containerID") or "").startswith("containerd://"):
                 problems.append("%s/%s: ready %s, restarts %s, id %s" % (
                     deployment, name, status.get("ready"), status.get("restartCount"), status.get("containerID")))
@@ -293,7 +294,7 @@ def check(state_dir, kubeconfig, reports):
     with open(reference_path, "w") as handle:
         json.dump(scaled, handle, indent=1)
     print("migrated with the controllers up (controllers_down_seconds 0, reconcile paused %s s); nothing replaced; "
-          "the managers lead from their Pods through the sidecar (their restarts at start: %s); MachineDeployment "
+          "the managers lead from their Pods through the sidecar (their restarts: %s); MachineDeployment "
           "%s-md-0 scaled to %d on the private group: %d Machines Running"
           % (cluster.get("reconcile_paused_seconds"), restarts, CLUSTER, replicas, len(scaled["machines"])))
     return scaled

@@ -56,6 +56,13 @@ RBAC_KINDS = {"rolebindings": "RoleBinding", "roles": "Role", "clusterrolebindin
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 RBAC_NAME_PREFIX = "private-capi-proxy-"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+# The sidecar is the pod's first container, with a postStart hook that returns once the proxy answers /readyz (or
+# after WAIT_READY_SECONDS): the kubelet starts the next container only then, so a manager's first request never meets
+# a proxy that has not read its mode yet (capi_proxy/waitready.py). kubectl's default container stays the first main
+# one through this pod annotation, which the put-in patch adds when the pod has none (recorded, taken out again).
+WAIT_READY_SECONDS = 60
+DEFAULT_CONTAINER_ANNOTATION = "kubectl.kubernetes.io/default-container"
+ADDED_DEFAULT_CONTAINER = "default_container_added"  # the record's key: the put-in patch added that annotation
 # The proxy reads CRDs (contract labels for version adaptation) with the pod's own identity.
 CRD_READER_RULE = policy_rule(SIDECAR_CRD_RULE)
 # The proxy follows and acknowledges its mode in the namespace's mode ConfigMap with the pod's own identity.
@@ -150,6 +157,8 @@ def sidecar_container(settings, namespace):
         "volumeMounts": [_mount(settings)],
         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "runAsNonRoot": True,
                             "capabilities": {"drop": ["ALL"]}},
+        "lifecycle": {"postStart": {"exec": {"command": [
+            "capi-proxy", "wait-ready", "--port=%s" % settings["port"], "--timeout=%d" % WAIT_READY_SECONDS]}}},
     }
     if follow_mode:
         container["env"] = [{"name": POD_NAME_ENV,
@@ -164,14 +173,26 @@ def _check_settings(settings):
                            % ", ".join(missing))
 
 
+def _pod_annotations(deployment):
+    return ((((deployment.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations")) or {}
+
+
 def present_patch(deployment, settings):
-    """The merge patch that puts the sidecar in: the record (kept when present), the main containers pointed at the
-    proxy (KUBECONFIG, the kubeconfig mount), the sidecar, and the kubeconfig ConfigMap volume."""
+    """The merge patch that puts the sidecar in: the record (kept when present), the sidecar as the first container
+    (WAIT_READY_SECONDS), the main containers after it pointed at the proxy (KUBECONFIG, the kubeconfig mount), the
+    kubeconfig ConfigMap volume, and kubectl's default container (the first main one) unless the pod names one."""
     _check_settings(settings)
     original = recorded_original(deployment)
     if original is None:
         original = current_original(deployment, settings.get("main_containers") or ())
     saved = original.get("containers") or {}
+    pod_metadata = {}
+    if DEFAULT_CONTAINER_ANNOTATION not in _pod_annotations(deployment) or original.get(ADDED_DEFAULT_CONTAINER):
+        first = next((c.get("name") for c in _spec(deployment).get("containers") or [] if c.get("name") != CONTAINER_NAME),
+                     None)
+        if first:
+            original = dict(original, **{ADDED_DEFAULT_CONTAINER: True})
+            pod_metadata = {"metadata": {"annotations": {DEFAULT_CONTAINER_ANNOTATION: first}}}
     mount = _mount(settings)
     kubeconfig_env = {"name": KUBECONFIG_ENV, "value": "%s/kubeconfig" % settings["mount_path"]}
     containers = []
@@ -190,8 +211,8 @@ def present_patch(deployment, settings):
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": metadata.get("name"), "namespace": metadata.get("namespace"),
                          "annotations": {PROXY_ORIGINAL_ANNOTATION: json.dumps(original, sort_keys=True)}},
-            "spec": {"template": {"spec": {"containers": containers + [sidecar_container(settings, metadata.get("namespace"))],
-                                           "volumes": volumes}}}}
+            "spec": {"template": dict(pod_metadata, spec={
+                "containers": [sidecar_container(settings, metadata.get("namespace"))] + containers, "volumes": volumes})}}
 
 
 def _sidecar_of(deployment):
@@ -235,10 +256,13 @@ def absent_patch(deployment):
     else:
         volumes = [volume for volume in _spec(deployment).get("volumes") or [] if volume.get("name") != VOLUME_NAME] or None
     metadata = _metadata(deployment)
+    template = {"spec": {"containers": containers, "volumes": volumes}}
+    if (original or {}).get(ADDED_DEFAULT_CONTAINER):
+        template["metadata"] = {"annotations": {DEFAULT_CONTAINER_ANNOTATION: None}}
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": metadata.get("name"), "namespace": metadata.get("namespace"),
                          "annotations": {PROXY_ORIGINAL_ANNOTATION: None}},
-            "spec": {"template": {"spec": {"containers": containers, "volumes": volumes}}}}
+            "spec": {"template": template}}
 
 
 def _named(deployments, names):

@@ -731,10 +731,15 @@ def clusterctl_through_the_proxy(world):
 
 def sidecars_well(server):
     """Every proxy sidecar runs for real (a real node: testenv.cluster.node), probed by the kubelet: Ready, never
-    restarted; it, the conversion shim and both CAPI managers are containerd's containers, the proxy image's as its
-    user 1001, the managers' as the non-root user of their image."""
+    restarted; so are both CAPI managers, which the kubelet starts only once their sidecar answers (its postStart hook,
+    capi_proxy/waitready.py: without it each new Pod's manager exited once or twice on the sidecar's first 503s); it,
+    the conversion shim and both CAPI managers are containerd's containers, the proxy image's as its user 1001, the
+    managers' as the non-root user of their image."""
     sidecars = containers_named(server, capi.SIDECAR)
     assert sidecars and not unwell(sidecars), unwell(sidecars) or "no sidecar"
+    managers = {pod: status for pod, status in containers_named(server, "manager").items()
+                if pod.startswith(HCP + "/") and pod.split("/", 1)[1].rsplit("-", 2)[0] in capi.LEADER_LEASES}
+    assert len(managers) == 2 and not unwell(managers), unwell(managers) or sorted(managers)
     uids = {}
     for pod in server.request("GET", "/api/v1/pods").json()["items"]:
         if pod["metadata"].get("deletionTimestamp"):

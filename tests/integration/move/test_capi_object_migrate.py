@@ -22,7 +22,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
 )
 from testenv import REPO_ROOT
 from testenv.hcp import build
-from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, read_namespace, snapshot
+from testenv.hcp.state import SOURCE_UID_ANNOTATION, SOURCE_VERSION_ANNOTATION, left_in_groups, read_namespace, snapshot
 from testenv.module_runner import run_module
 from testenv.client import wait_for
 
@@ -77,7 +77,7 @@ def settled_state(hcp, namespace, direction=TO_PRIVATE, group_map=AGENT_MAP):
     """The canonical state once the garbage collector has removed every source object."""
     _server, session, crds = hcp
     source_is_private = direction == TO_STANDARD
-    wait_for(lambda: not [key for key in snapshot(session, namespace, crds) if is_capi(key, source_is_private, group_map)],
+    wait_for(lambda: not left_in_groups(session, namespace, crds, lambda group: is_capi(group, source_is_private, group_map)),
              "the source objects of %s to be gone" % namespace, timeout=90)  # the real GC: orphan finalizers
     gc_barrier(session, namespace)
     return snapshot(session, namespace, crds)

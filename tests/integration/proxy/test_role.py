@@ -105,15 +105,16 @@ def test_role_injects_is_idempotent_and_removes_exactly(workloads):
     assert run_playbook(stack, "present") > 0
     manager = _read(stack, deployments_path + "cluster-api")[1]["spec"]["template"]["spec"]
     names = [container["name"] for container in manager["containers"]]
-    assert names == ["manager", SIDECAR]
-    sidecar = manager["containers"][1]
+    assert names == [SIDECAR, "manager"]  # the sidecar first: its postStart hook holds the manager until it is ready
+    sidecar = manager["containers"][0]
     assert "--listen=127.0.0.1:8080" in sidecar["args"] and "--use-own-credentials" in sidecar["args"]
     assert sidecar["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    env = {item["name"]: item.get("value") for item in manager["containers"][0]["env"]}
+    assert sidecar["lifecycle"]["postStart"]["exec"]["command"][:3] == ["capi-proxy", "wait-ready", "--port=8080"]
+    env = {item["name"]: item.get("value") for item in manager["containers"][1]["env"]}
     assert env == {"FOO": "bar", "KUBECONFIG": "/etc/capi-proxy/kubeconfig"}
     assert [volume["name"] for volume in manager["volumes"]] == ["certs", "capi-proxy-kubeconfig"]
     provider = _read(stack, deployments_path + "capi-provider")[1]["spec"]["template"]["spec"]
-    for container in provider["containers"][:2]:
+    for container in provider["containers"][1:]:
         assert {"name": "KUBECONFIG", "value": "/etc/capi-proxy/kubeconfig"} in container["env"]
     config_map = _read(stack, "/api/v1/namespaces/%s/configmaps/capi-proxy-kubeconfig" % NAMESPACE)[1]
     assert "http://localhost:8080" in config_map["data"]["kubeconfig"]

@@ -32,8 +32,13 @@ def deployment(name="cluster-api", containers=None, volumes="user", annotations=
 
 
 def applied(obj, patch):
-    """The Deployment after the merge patch (as the API server merges it)."""
-    return merge_patch(copy.deepcopy(obj), patch)
+    """The Deployment after the merge patch (as the API server merges and stores it: an empty annotations map is not
+    kept, ObjectMeta's omitempty)."""
+    result = merge_patch(copy.deepcopy(obj), patch)
+    template_metadata = result["spec"]["template"].get("metadata") or {}
+    if template_metadata.get("annotations") == {}:
+        del template_metadata["annotations"]
+    return result
 
 
 def containers(obj):
@@ -47,7 +52,11 @@ def test_put_in_points_every_main_container_at_the_proxy_and_records_what_it_cha
     assert before == pristine, "present_patch changed its input"
     after = applied(before, patch)
     found = containers(after)
-    assert list(found) == ["manager", "metrics", "kube-apiserver-proxy"]
+    # the sidecar first, its hook holding the next containers until it is ready; kubectl's default stays the manager
+    assert list(found) == ["kube-apiserver-proxy", "manager", "metrics"]
+    assert found["kube-apiserver-proxy"]["lifecycle"] == {"postStart": {"exec": {"command": [
+        "capi-proxy", "wait-ready", "--port=8080", "--timeout=60"]}}}
+    assert after["spec"]["template"]["metadata"]["annotations"] == {"kubectl.kubernetes.io/default-container": "manager"}
     for name in ("manager", "metrics"):
         assert found[name]["env"][-1] == {"name": "KUBECONFIG", "value": "/etc/capi-proxy/kubeconfig"}
         assert [e["name"] for e in found[name]["env"]].count("KUBECONFIG") == 1
@@ -68,7 +77,35 @@ def test_put_in_points_every_main_container_at_the_proxy_and_records_what_it_cha
         {"name": "capi-proxy-kubeconfig", "configMap": {"name": "capi-proxy-kubeconfig"}}]
     record = json.loads(after["metadata"]["annotations"][contract.PROXY_ORIGINAL_ANNOTATION])
     assert record == {"containers": {"manager": {"env": USER_ENV, "volumeMounts": USER_MOUNTS}, "metrics": {}},
-                      "volumes": USER_VOLUMES}
+                      "volumes": USER_VOLUMES, "default_container_added": True}
+
+
+def test_a_pod_that_names_its_default_container_keeps_it_through_put_in_and_take_out():
+    before = deployment()
+    before["spec"]["template"]["metadata"]["annotations"] = {"kubectl.kubernetes.io/default-container": "metrics"}
+    patch = sidecar.present_patch(before, SETTINGS)
+    with_sidecar = applied(before, patch)
+    assert with_sidecar["spec"]["template"]["metadata"]["annotations"] == {
+        "kubectl.kubernetes.io/default-container": "metrics"}
+    assert "default_container_added" not in json.loads(patch["metadata"]["annotations"][contract.PROXY_ORIGINAL_ANNOTATION])
+    assert sidecar.present_patch(with_sidecar, SETTINGS) == patch
+    assert applied(with_sidecar, sidecar.absent_patch(with_sidecar)) == before
+
+
+def test_an_earlier_release_sidecar_last_and_without_the_hook_is_moved_first_once():
+    before = deployment()
+    earlier = applied(before, sidecar.present_patch(before, SETTINGS))
+    spec = earlier["spec"]["template"]["spec"]
+    proxy = spec["containers"].pop(0)
+    del proxy["lifecycle"]
+    spec["containers"].append(proxy)
+    del earlier["spec"]["template"]["metadata"]["annotations"]
+    record = json.loads(earlier["metadata"]["annotations"][contract.PROXY_ORIGINAL_ANNOTATION])
+    del record["default_container_added"]
+    earlier["metadata"]["annotations"][contract.PROXY_ORIGINAL_ANNOTATION] = json.dumps(record, sort_keys=True)
+    upgraded = applied(earlier, sidecar.present_patch(earlier, SETTINGS))
+    assert upgraded == applied(before, sidecar.present_patch(before, SETTINGS))
+    assert applied(upgraded, sidecar.absent_patch(upgraded)) == before
 
 
 def test_put_in_twice_sends_the_same_patch_and_changes_nothing():
