@@ -737,17 +737,18 @@ def sidecars_well(server):
     managers' as the non-root user of their image."""
     sidecars = containers_named(server, capi.SIDECAR)
     assert sidecars and not unwell(sidecars), unwell(sidecars) or "no sidecar"
-    managers = {pod: status for pod, status in containers_named(server, "manager").items()
-                if pod.startswith(HCP + "/") and pod.split("/", 1)[1].rsplit("-", 2)[0] in capi.LEADER_LEASES}
-    assert len(managers) == 2 and not unwell(managers), unwell(managers) or sorted(managers)
-    uids = {}
+    uids, managers = {}, {}
     for pod in server.request("GET", "/api/v1/pods").json()["items"]:
         if pod["metadata"].get("deletionTimestamp"):
             continue
+        if pod["metadata"]["namespace"] == HCP and pod["metadata"]["labels"].get("app") in capi.LEADER_LEASES:
+            managers.update(("%s/%s" % (HCP, pod["metadata"]["name"]), status)
+                            for status in pod["status"].get("containerStatuses") or () if status["name"] == "manager")
         for name, uid in container_uids(pod).items():
             uids.setdefault((pod["metadata"]["labels"].get("app") or pod["metadata"]["name"], name), set()).add(uid)
     expected = {(deployment, "manager"): {65532} for deployment in ("cluster-api", "capi-provider")}
     expected.update({(deployment, capi.SIDECAR): {1001} for deployment in ("cluster-api", "capi-provider")})
+    assert len(managers) == 2 and not unwell(managers), unwell(managers) or sorted(managers)
     found = {key: uids.get(key) for key in expected}
     assert found == expected, (found, sorted(uids))
     shim = {key: value for key, value in uids.items() if key[1] == "shim"}
