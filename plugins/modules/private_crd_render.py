@@ -128,6 +128,19 @@ options:
       - How long O(wait) waits, in seconds.
     type: int
     default: 60
+  verify:
+    description:
+      - With O(state=present), read every installed CRD once more after the writes (and after O(wait)), and return in
+        RV(twin_problems) each standard CAPI CRD (or CRD of a group of O(extra_groups)) that lacks an Established
+        twin serving the same versions. The judgement is the filter
+        P(hypershift.private_capi.private_crd_twin_problems#filter)'s; in check mode a twin not installed is judged
+        by the version this run would have applied, taken as Established.
+      - The C(hypershift.private_capi.private_crds) role verifies its twins this way, so that the CRDs (megabytes
+        on a HyperShift management cluster) are read in the module and never pass through the controller's task
+        results.
+    type: bool
+    default: false
+    version_added: 1.2.0
 attributes:
   check_mode:
     details: Writes are sent with the server-side dry run C(dryRun=All), so the API server validates them.
@@ -240,6 +253,15 @@ crds:
   returned: O(state=rendered); O(state=present) in check mode
   type: list
   elements: dict
+twin_problems:
+  description: With O(verify=true), one message per standard CAPI CRD without a right private twin (empty when every
+    one has its twin); the module does not fail for them, its caller decides.
+  returned: O(state=present) with O(verify=true)
+  type: list
+  elements: str
+  sample: ["CRD machines.cluster.x-k8s.io serves ['v1beta1', 'v1beta2'], but its private twin
+            machines.cluster.hypershift.openshift.io is missing; re-run the role or read the private_crd_render results"]
+  version_added: 1.2.0
 diff:
   description: With C(--diff), one entry per changed CRD with the changed paths before and after.
   returned: when diff mode is on and something changed
@@ -275,6 +297,7 @@ def argspec():
         conversion_webhook_ca_bundle=dict(type="str"),
         wait=dict(type="bool", default=False),
         wait_timeout=dict(type="int", default=60),
+        verify=dict(type="bool", default=False),
     )
     return spec
 

@@ -16,6 +16,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.
     GroupMap,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import CRD_MANAGED_LABEL, SOURCE_HASH_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.role import twin_problems
 from ansible_collections.hypershift.private_capi.plugins.module_utils.crds.render import (
     MANAGED_LABEL_VALUE,
     CrdRenderError,
@@ -321,6 +322,12 @@ class PrivateCrdModule(ModuleService):
         results = self._write(rendering.rendered)
         diffs = [result.pop("diff") for result in results if "diff" in result]
         outcome.update(results=results, changed=any(result["changed"] for result in results))
+        if state == "present" and self.params["verify"]:
+            # read back after the writes and the wait: the judgement of role.twin_problems (the filter's), on the CRDs
+            # as installed now (in check mode the planned twins stand in for those not installed)
+            installed = self.client.list(CRD_PATH, "list CustomResourceDefinitions (verify)")
+            outcome["twin_problems"] = twin_problems(installed, self.params["extra_groups"], rendering.rendered,
+                                                     self.check_mode)
         if self.diff:
             outcome["diff"] = diffs
         return outcome
