@@ -24,8 +24,8 @@ description:
   - Never changes anything; check mode reads the same way.
   - Used by the roles C(hypershift.private_capi.api_proxy) (Deployments and the RBAC the private-group grants derive
     from), C(hypershift.private_capi.migrate) (the private objects a rollback deletes, one LIST per private kind),
-    C(hypershift.private_capi.private_crds) (the CRDs it verifies) and C(hypershift.private_capi.dual_operator) (the
-    operator namespace's Deployments).
+    C(hypershift.private_capi.conversion_shim) (the fleet exporter and its alerts) and
+    C(hypershift.private_capi.dual_operator) (the operator namespace's Deployments).
 extends_documentation_fragment:
   - hypershift.private_capi.api_module
   - hypershift.private_capi.attributes.read_only
