@@ -390,6 +390,8 @@ class Cluster:
     nodes: int = 0  # real nodes (testenv.cluster.node: kubelet, containerd, kube-proxy), kube-apiserver on their bridge
     node_images: list[Path] = field(default_factory=list)  # image archives side-loaded into every real node
     real_nodes: list = field(default_factory=list)
+    # an etcd data directory to start from (testing.etcd_seed: the CRDs already stored), copied, never changed
+    etcd_seed: Path | None = None
 
     def __post_init__(self) -> None:
         self.state_dir = Path(self.state_dir).resolve()
@@ -534,6 +536,9 @@ class Cluster:
         return proc
 
     def _start_etcd(self) -> None:
+        data_dir = self.state_dir / "etcd"
+        if self.etcd_seed is not None and not data_dir.exists():
+            shutil.copytree(self.etcd_seed, data_dir)
         client = f"http://127.0.0.1:{self.ports['etcd']}"
         peer = f"http://127.0.0.1:{self.ports['etcd-peer']}"
         proc = self._spawn(

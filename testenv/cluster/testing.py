@@ -8,10 +8,16 @@
     server.stop()                                                  -> 0 once every process is gone
 
 CRDs passed to start_cluster are installed (and Established) before kube-controller-manager starts, so the
-garbage collector watches them from its first discovery instead of after its 30-second resync.
+garbage collector watches them from its first discovery instead of after its 30-second resync. They are installed
+once per machine and CRD set (etcd_seed): the control plane's etcd starts from a copy of a data directory in which
+kube-apiserver stored them, and only the CRDs that convert through the cluster's own /convert are written again.
 """
+import fcntl
+import hashlib
 import json
 import os
+import shutil
+import tempfile
 import ssl
 import time
 import urllib.parse
@@ -23,10 +29,13 @@ import yaml
 from testenv.client import ServerClient
 from testenv.faults import RequestLog
 
+from .build import cache_root, ensure_binaries
 from .cluster import Cluster
 from .convert import ConvertWebhook, needs_webhook, wire
 
 ESTABLISH_TIMEOUT = 60.0
+# what etcd_seed's key covers besides the CRDs and the binaries: bump it when the seed is made another way
+SEED_FORMAT = 1
 
 
 def _kube_api(kubeconfig):
@@ -36,9 +45,11 @@ def _kube_api(kubeconfig):
     return client.ApiClient(configuration)
 
 
-def install_crds(api, crds, timeout=ESTABLISH_TIMEOUT):
+def install_crds(api, crds, timeout=ESTABLISH_TIMEOUT, stored=False):
     """Create (or replace) the CRDs through a kubernetes ApiClient and wait until every one is Established, as
-    `kubectl apply` followed by `kubectl wait --for=condition=Established` would; returns their names."""
+    `kubectl apply` followed by `kubectl wait --for=condition=Established` would; returns their names. stored: they
+    exist already (a seeded etcd): replaced without a create first (kube-apiserver validates a create's CRD in full
+    before it finds the name taken)."""
     from kubernetes import client
     from kubernetes.client.rest import ApiException
     extensions = client.ApiextensionsV1Api(api)
@@ -46,14 +57,16 @@ def install_crds(api, crds, timeout=ESTABLISH_TIMEOUT):
     for crd in crds:
         name = crd["metadata"]["name"]
         names.add(name)
-        try:
-            extensions.create_custom_resource_definition(body=crd, _preload_content=False)
-        except ApiException as error:
-            if error.status != 409:
-                raise
-            current = json.loads(extensions.read_custom_resource_definition(name, _preload_content=False).data)
-            body = dict(crd, metadata=dict(crd["metadata"], resourceVersion=current["metadata"]["resourceVersion"]))
-            extensions.replace_custom_resource_definition(name, body=body, _preload_content=False)
+        if not stored:
+            try:
+                extensions.create_custom_resource_definition(body=crd, _preload_content=False)
+                continue
+            except ApiException as error:
+                if error.status != 409:
+                    raise
+        current = json.loads(extensions.read_custom_resource_definition(name, _preload_content=False).data)
+        body = dict(crd, metadata=dict(crd["metadata"], resourceVersion=current["metadata"]["resourceVersion"]))
+        extensions.replace_custom_resource_definition(name, body=body, _preload_content=False)
     deadline = time.monotonic() + timeout
     while True:
         items = json.loads(extensions.list_custom_resource_definition(_preload_content=False).data)["items"]
@@ -63,6 +76,64 @@ def install_crds(api, crds, timeout=ESTABLISH_TIMEOUT):
         if time.monotonic() > deadline:
             raise RuntimeError("CRDs not Established after %.0fs: %s" % (timeout, ", ".join(sorted(pending))))
         time.sleep(0.1)
+
+
+def etcd_seed(crds):
+    """An etcd data directory in which kube-apiserver stored `crds` (as given: a conversion webhook is still the
+    placeholder) and nothing else a cluster makes of its own: made once per machine, CRD set and etcd and
+    kube-apiserver binaries, by a throwaway etcd and kube-apiserver (no controllers, so no ServiceAccount, ConfigMap or
+    Lease of theirs), under the binary cache's etcd-seeds/; concurrent callers wait for the first.
+
+    Installing HyperShift's 39 CRDs into a new etcd costs kube-apiserver about 13 CPU-seconds (each CRD validated,
+    its CEL rules' costs estimated, its status written twice, its OpenAPI and serving information built), most of a
+    test control plane's start on 2 cores; one started from the seed serves them as a restarted one does."""
+    binaries = ensure_binaries(["etcd", "kube-apiserver"])
+    key = hashlib.sha256(json.dumps({"format": SEED_FORMAT, "binaries": [binaries["etcd"], binaries["kube-apiserver"]],
+                                     "crds": list(crds)}, sort_keys=True).encode()).hexdigest()[:32]
+    root = cache_root().parent / "etcd-seeds"
+    done = root / key / "etcd"
+    if done.is_dir():
+        return done
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / (key + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released with the file: a killed maker leaves no lock behind
+        if done.is_dir():
+            return done
+        with tempfile.TemporaryDirectory(prefix=key + ".", dir=root) as scratch:
+            maker = Cluster(Path(scratch) / "cluster", components=(), audit=False, binaries=binaries,
+                            prepare=lambda cluster: _install_with(cluster, crds))
+            with maker:
+                pass
+            staged = Path(scratch) / "seed"
+            shutil.copytree(maker.state_dir / "etcd", staged / "etcd")
+            if (root / key).exists():  # a half-made one (killed during the rename of an older format): remade
+                shutil.rmtree(root / key)
+            os.rename(staged, root / key)
+    return done
+
+
+def wait_discovered(api, crds, timeout=ESTABLISH_TIMEOUT):
+    """Wait until API discovery (/apis) lists every served version of each CRD, as the controllers' discovery will
+    read it (kube-apiserver started on stored CRDs adds their groups to discovery after it reports ready)."""
+    wanted = {(crd["spec"]["group"], version["name"]) for crd in crds for version in crd["spec"]["versions"]
+              if version.get("served", True)}
+    from kubernetes import client
+    apis = client.ApisApi(api)
+    deadline = time.monotonic() + timeout
+    while True:
+        groups = apis.get_api_versions().groups
+        missing = wanted - {(group.name, version.version) for group in groups for version in group.versions}
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("CRD versions not in discovery after %.0fs: %s" % (
+                timeout, ", ".join("%s/%s" % pair for pair in sorted(missing))))
+        time.sleep(0.1)
+
+
+def _install_with(cluster, crds):
+    with _kube_api(cluster.kubeconfig) as api:
+        install_crds(api, crds)
 
 
 def _established(crd):
@@ -264,16 +335,19 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
     webhooks = []
 
     def prepare(cluster):
-        wired = crds
-        if needs_webhook(crds):  # HyperShift's /convert, before any object needs converting
-            webhooks.append(ConvertWebhook(cluster).start())
-            wired = wire(crds, webhooks[0])
-        if wired:
-            with _kube_api(cluster.kubeconfig) as api:
-                install_crds(api, wired)
+        if not crds:
+            return
+        with _kube_api(cluster.kubeconfig) as api:
+            if needs_webhook(crds):  # HyperShift's /convert, before any object needs converting
+                webhooks.append(ConvertWebhook(cluster).start())
+                # the seed stored every CRD as given: only those wire() pointed at this cluster's /convert change
+                install_crds(api, [crd for crd, given in zip(wire(crds, webhooks[0]), crds) if crd is not given],
+                             stored=True)
+            wait_discovered(api, crds)
 
     cluster = Cluster(workdir / "cluster", kubeconfig=workdir / "kubeconfig", components=tuple(components),
-                      prepare=prepare, nodes=real_nodes, node_images=[Path(a) for a in node_images])
+                      prepare=prepare, nodes=real_nodes, node_images=[Path(a) for a in node_images],
+                      etcd_seed=etcd_seed(crds) if crds else None)
     try:
         cluster.start()
         for index in range(fake_nodes if "kwok" in components else 0):
