@@ -26,10 +26,14 @@ class FileSpecError(Exception):
     """A files entry that cannot be written as given."""
 
 
-def file_specs(files):
-    """Validated (path, bytes content, int mode) of each entry; raises FileSpecError naming the entry."""
-    if not isinstance(files, list) or not files:
-        raise FileSpecError("files must be a non-empty list of {path, content, mode}, got %r" % (files,))
+def file_specs(files, directories=()):
+    """Validated (path, bytes content, int mode) of each entry; raises FileSpecError naming the entry. files may be
+    empty (or None) only when directories are given."""
+    if files is None and directories:
+        files = []
+    if not isinstance(files, list) or not (files or directories):
+        raise FileSpecError("files must be a non-empty list of {path, content, mode} (or give directories), got %r"
+                            % (files,))
     specs = []
     for index, entry in enumerate(files):
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or not entry.get("path"):
@@ -78,10 +82,24 @@ def write_atomically(path, data, mode):
         raise
 
 
-def missing_directories(paths):
-    """The directories the files at paths need that do not exist yet, parents first, each once."""
+def directory_list(directories):
+    """Validated absolute directory paths of the directories option ([] when not given); raises FileSpecError."""
+    if directories is None:
+        return []
+    if not isinstance(directories, list):
+        raise FileSpecError("directories must be a list of absolute paths, got %r" % (directories,))
+    expanded = [os.path.expanduser(directory) if isinstance(directory, str) else directory for directory in directories]
+    for index, directory in enumerate(expanded):
+        if not isinstance(directory, str) or not os.path.isabs(directory):
+            raise FileSpecError("directories[%d] %r is not an absolute path on the controller" % (index, directory))
+    return [os.path.normpath(directory) for directory in expanded]
+
+
+def missing_directories(paths, directories=()):
+    """The directories the files at paths need, and directories themselves, that do not exist yet, parents first,
+    each once."""
     missing = []
-    for path in paths:
+    for path in [os.path.join(directory, "") for directory in directories] + list(paths):
         directory, needed = os.path.dirname(path), []
         while directory and not os.path.isdir(directory) and directory not in missing:
             needed.append(directory)
@@ -102,17 +120,18 @@ def write_or_explain(path, data, mode, directory="its directory"):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("files", "parents"))
+    _VALID_ARGS = frozenset(("files", "parents", "directories"))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         try:
-            specs = file_specs(self._task.args.get("files"))
+            wanted = directory_list(self._task.args.get("directories"))
+            specs = file_specs(self._task.args.get("files"), wanted)
         except FileSpecError as error:
             result.update(failed=True, msg=str(error))
             return result
-        directories = missing_directories(path for path, _data, _mode in specs) if boolean(
-            self._task.args.get("parents", False), strict=False) else []
+        parents = boolean(self._task.args.get("parents", False), strict=False)
+        directories = missing_directories([path for path, _data, _mode in specs] if parents else [], wanted)
         if directories and not self._task.check_mode:
             try:
                 for directory in directories:

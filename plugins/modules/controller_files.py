@@ -20,7 +20,7 @@ description:
     its per-cluster records and its report with it.
   - A file whose content and mode are already as given is left alone (C(changed=false)); the others are written to
     a temporary file in the same directory and renamed over the target, so a reader never sees half a file.
-  - The directory of each file must exist, unless O(parents) is set.
+  - The directory of each file must exist, unless O(parents) is set or it is one of O(directories).
   - This is an action plugin; the module file only documents it.
 extends_documentation_fragment:
   - hypershift.private_capi.attributes.controller
@@ -29,9 +29,17 @@ options:
     description:
       - The files - each a dict with C(path) (absolute, on the controller), C(content) (a string, default empty) and
         C(mode) (octal string, default V(0644)).
+      - May be empty when O(directories) is given.
     type: list
     elements: dict
-    required: true
+  directories:
+    description:
+      - Directories (absolute, on the controller) to create with their missing parents (mode V(0755)) before the
+        files are written, like C(mkdir -p); a task that created one reports C(changed=true). In check mode nothing
+        is created. The fleet migration makes its record directory with it.
+    type: list
+    elements: path
+    version_added: 1.2.0
   parents:
     description:
       - Create the missing directories of each file first (mode V(0755)), like C(mkdir -p); a task that created one
@@ -59,6 +67,11 @@ EXAMPLES = r"""
         content: "{{ report_markdown }}"
         mode: "0600"
   check_mode: false
+
+- name: Make the run's record directory (and its parents) before any record is written
+  hypershift.private_capi.controller_files:
+    directories: ["{{ report_dir }}/clusters"]
+  check_mode: false
 """
 
 RETURN = r"""
@@ -69,7 +82,8 @@ files:
   elements: dict
   sample: [{"path": "/tmp/reports/run-1/report.json", "changed": true}]
 directories:
-  description: The directories created (or that would be, in check mode) for O(parents), parents first.
+  description: The directories created (or that would be, in check mode) for O(directories) and O(parents), parents
+    first.
   returned: always
   type: list
   elements: str
@@ -81,7 +95,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.modules im
 
 def argspec():
     """This module's argument spec (the action plugin validates the entries themselves)."""
-    return dict(files=dict(type="list", elements="dict", required=True), parents=dict(type="bool", default=False))
+    return dict(files=dict(type="list", elements="dict"), parents=dict(type="bool", default=False),
+                directories=dict(type="list", elements="path"))
 
 
 def main():

@@ -31,7 +31,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import rolled_out
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.objects import rolled_out
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.sidecar import (
     CONTAINER_NAME,
     follows_mode,

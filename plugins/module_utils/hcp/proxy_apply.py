@@ -11,14 +11,13 @@ __metaclass__ = type
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployment_unchanged, merge_patch_changes
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import RolloutService
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError, api_path, parallel_map
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path, parallel_map
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.objects import comparable, identity
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 
 # (group, version, plural) of each kind sidecar.role_reads reads and sidecar.role_plan writes
 RESOURCES = dict([("Deployment", ("apps", "v1", "deployments")), ("ConfigMap", ("", "v1", "configmaps"))]
                  + [(kind, ("rbac.authorization.k8s.io", "v1", plural)) for plural, kind in sidecar.RBAC_KINDS.items()])
-# what the server keeps of its own in an object's metadata: never compared
-SERVER_METADATA = ("resourceVersion", "managedFields", "generation", "uid", "creationTimestamp")
 OPTIONS = dict(
     state=dict(type="str", choices=["present", "absent"], default="present"),
     steps=dict(type="str", choices=["all", "prepare"], default="all"),
@@ -52,25 +51,9 @@ def object_path(obj, collection=False):
     return api_path(group, version, plural, metadata.get("namespace") or None, None if collection else metadata.get("name"))
 
 
-def identity(obj):
-    metadata = obj.get("metadata") or {}
-    return {"kind": obj.get("kind"), "namespace": metadata.get("namespace") or "", "name": metadata.get("name")}
-
-
 def label(obj):
     return "/".join(part for part in (obj.get("kind"), (obj.get("metadata") or {}).get("namespace"),
                                       (obj.get("metadata") or {}).get("name")) if part)
-
-
-def comparable(obj):
-    """obj without what the server keeps of its own (resourceVersion, managed fields ...), for comparing."""
-    if obj is None:
-        return None
-    result = dict(obj)
-    result["metadata"] = dict((key, value) for key, value in (obj.get("metadata") or {}).items()
-                              if key not in SERVER_METADATA)
-    result.pop("status", None)
-    return result
 
 
 class ProxyApplyService(ModuleService):
@@ -125,16 +108,9 @@ class ProxyApplyService(ModuleService):
         self._record(patch, "unchanged" if deployment_unchanged(deployment, answer) else "patched", deployment, answer)
 
     def _delete(self, obj):
-        path = object_path(obj)
-        live = self.client.get_or_none(path, "get " + label(obj))
-        if live is None:
-            return
-        try:
-            self.client.delete(path, "delete " + label(obj))
-        except ApiError as error:
-            if not error.is_not_found:  # gone since the GET: what the run wanted
-                raise
-        self._record(obj, "deleted", live, None)
+        live = self.client.delete_existing(object_path(obj), label(obj))
+        if live is not None:
+            self._record(obj, "deleted", live, None)
 
     def partial(self):
         """What the run did so far (also what a failed run returns beside its message)."""

@@ -32,6 +32,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.errors imp
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.leadership import LeadershipWatch, longest_stretch
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import owned_by, owner_pattern
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.objects import rolled_out
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.watch import ChangeBell
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
@@ -51,17 +52,6 @@ def deployments_version(deployments, names):
 
 class RolloutError(PrivateCapiError):
     """Deployments that did not roll out in time; the message names them and what to look at."""
-
-
-def rolled_out(deployment):
-    """Whether the Deployment's current template runs in every replica and nothing else runs (kubectl rollout status's
-    test): observed, updated, available, no old replica left."""
-    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
-    generation = (deployment.get("metadata") or {}).get("generation") or 0
-    replicas = spec.get("replicas", 1)
-    return (status.get("observedGeneration", 0) >= generation and status.get("updatedReplicas", 0) >= replicas
-            and status.get("replicas", 0) <= status.get("updatedReplicas", 0)
-            and status.get("availableReplicas", 0) >= replicas)
 
 
 def rollout_sample(deployments, pods, names):

@@ -490,6 +490,18 @@ class ApiClient(object):
         """DELETE one object; preconditions ({"uid", "resourceVersion"}) make it refuse (409) a changed object."""
         return self.request("DELETE", path, what, body=self._delete_options(propagation_policy, preconditions))
 
+    def delete_existing(self, path, what):
+        """GET then DELETE one object: the object as read, or None when it did not exist (nothing sent). A 404 of the
+        DELETE (gone since the GET) is what the caller wanted, not an error."""
+        live = self.get_or_none(path, "get " + what)
+        if live is not None:
+            try:
+                self.delete(path, "delete " + what)
+            except ApiError as error:
+                if not error.is_not_found:
+                    raise
+        return live
+
     def _delete_options(self, propagation_policy=None, preconditions=None):
         """The DeleteOptions body of a DELETE. Check mode's dryRun goes in the body: kube-apiserver decodes a DELETE's
         body over its query parameters, so a `?dryRun=All` beside a body is ignored and the object really is deleted
