@@ -18,11 +18,11 @@ __metaclass__ = type
 import time
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.errors import PrivateCapiError
-from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import ApiError
+from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import MERGE_PATCH, ApiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe_object as label
 
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-MERGE_PATCH = "application/merge-patch+json"
 PATCH_TYPES = {"strategic-merge": STRATEGIC_MERGE_PATCH, "merge": MERGE_PATCH}
 # what the server keeps of its own in an object's metadata: never compared
 SERVER_METADATA = ("resourceVersion", "managedFields", "generation", "uid", "creationTimestamp")
@@ -43,13 +43,6 @@ class ObjectsError(PrivateCapiError):
 
 class WaitTimedOut(ObjectsError):
     """The wait ended before every object was ready (present) or gone (absent)."""
-
-
-def label(obj):
-    """kind namespace/name of obj, as the messages name it."""
-    metadata = obj.get("metadata") or {}
-    name = "/".join(part for part in (metadata.get("namespace"), metadata.get("name")) if part)
-    return "%s %s" % (obj.get("kind") or "object", name or "(no name)")
 
 
 def definition_problems(definitions):

@@ -159,7 +159,7 @@ def test_check_mode_writes_through_the_client_and_never_waits():
 
 @pytest.mark.parametrize("definition, problem", [
     ({"kind": "Deployment", "metadata": {"name": "a"}}, "definitions[0] (Deployment a) lacks apiVersion"),
-    ({"apiVersion": "v1", "metadata": {}}, "definitions[0] (object (no name)) lacks kind, metadata.name"),
+    ({"apiVersion": "v1", "metadata": {}}, "definitions[0] (object <no name>) lacks kind, metadata.name"),
 ])
 def test_definition_problems_name_the_index_and_what_is_missing(definition, problem):
     assert objects.definition_problems([definition]) == [problem]
