@@ -16,6 +16,8 @@ speed-up of serial 10 over serial 1.
     PRIVATE_CAPI_BENCH_SERIALS=1,5,10                   # other batch sizes (default 1,10)
     PRIVATE_CAPI_BENCH_PROFILE=1                        # also print the 15 slowest tasks of each run
     PRIVATE_CAPI_BENCH_STRATEGY=scale_down              # the strategy (default zero_stop, the roles' default)
+    PRIVATE_CAPI_BENCH_TOPOLOGY=sidecar                 # the proxy's topology (default shared: two proxies per
+                                                        # HostedCluster; sidecar: six, and 100 do not fit 24 GiB)
 
 Every Pod runs on real nodes (testenv/cluster/node.py: kubelet, containerd; one per PODS_PER_NODE Pods, each node's
 Pod subnet a /24): with zero_stop (the default) the sidecars the migration puts in are containers of the proxy image,
@@ -57,7 +59,7 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import PHASE_COLUMNS, build_report
-from testenv.cluster.testing import start_cluster
+from testenv.cluster.testing import container_processes, start_cluster
 from testenv import REPO_ROOT, capi, yamlio
 from testenv.hcp import fleet
 
@@ -82,22 +84,34 @@ BEFORE_ONE_RUN_STEPS = {"own part of the window p50, one at a time": (1.33, 5, 1
 # first figure with the controller's batch on top; a run whose estimate does not fit MemAvailable less the reserve is
 # refused before anything starts (a machine that runs out of memory OOM-kills whatever the kernel picks, the API
 # server included, and the figures mean nothing).
+# With the shared topology (2026-12-04, tests/integration/fleet/test_shared_proxy.py) a HostedCluster's two proxy
+# Pods took 79.8 MB RSS in all once migrated; 100 MB leaves room for their load and the Pods' shims.
 FIXED_MB = 1000
 PER_HOSTEDCLUSTER_MB = {"fixture": 74, "zero_stop": 215, "scale_down": 0}
+PROXY_MB = {"sidecar": 215, "shared": 100}
 RESERVE_MB = 1024
 MEMORY_TARGET_MB = 20000  # issue 60: the whole machine's peak under 20 GB for 100 HostedClusters
+PROXY_TARGET_MB = 110  # issue 60: the RSS of every proxy serving one HostedCluster
+PROXY_CONTAINER = "kube-apiserver-proxy"  # the sidecar's and the shared proxy's container (hcp/sidecar.py)
 
 
 class MemoryRefused(Exception):
     """A run refused before it started: its estimate does not fit the machine (memory_refusal's message)."""
 
 
-def memory_estimate(count, how):
-    """(MB, how it was reckoned) that a run of count HostedClusters with strategy how takes at its peak."""
-    fixture, proxies = PER_HOSTEDCLUSTER_MB["fixture"], PER_HOSTEDCLUSTER_MB[how]
+def _proxies_mb(how, topology):
+    """MB of API proxies per HostedCluster: none with scale_down (they go in with the window, measured in the fixture
+    figure), else the topology's."""
+    return PROXY_MB[topology] if PER_HOSTEDCLUSTER_MB[how] else 0
+
+
+def memory_estimate(count, how, topology="sidecar"):
+    """(MB, how it was reckoned) that a run of count HostedClusters with strategy how and the proxy's topology takes
+    at its peak."""
+    fixture, proxies = PER_HOSTEDCLUSTER_MB["fixture"], _proxies_mb(how, topology)
     total = FIXED_MB + count * (fixture + proxies)
     return total, ("%d MB for the control plane, the node and the controller + %d HostedClusters x (%d MB fixture%s)"
-                   % (FIXED_MB, count, fixture, " + %d MB of API proxy sidecars" % proxies if proxies else ""))
+                   % (FIXED_MB, count, fixture, " + %d MB of API proxies (%s)" % (proxies, topology) if proxies else ""))
 
 
 def available_mb(meminfo="/proc/meminfo"):
@@ -109,12 +123,12 @@ def available_mb(meminfo="/proc/meminfo"):
     raise SystemExit("%s has no MemAvailable line: cannot tell whether the fleet fits this machine" % meminfo)
 
 
-def memory_refusal(count, how, available):
+def memory_refusal(count, how, available, topology="sidecar"):
     """The message that refuses a run whose estimate does not fit available MB (less RESERVE_MB), else None."""
-    estimate, reckoning = memory_estimate(count, how)
+    estimate, reckoning = memory_estimate(count, how, topology)
     if estimate <= available - RESERVE_MB:
         return None
-    fits = max(0, (available - RESERVE_MB - FIXED_MB) // (PER_HOSTEDCLUSTER_MB["fixture"] + PER_HOSTEDCLUSTER_MB[how]))
+    fits = max(0, (available - RESERVE_MB - FIXED_MB) // (PER_HOSTEDCLUSTER_MB["fixture"] + _proxies_mb(how, topology)))
     return ("refused before starting anything: %d HostedClusters (strategy %s) need about %d MB (%s), and this "
             "machine has %d MB available (MemAvailable) less a %d MB reserve; at most %d fit. Run fewer "
             "(PRIVATE_CAPI_BENCH_FLEET=%d), or free memory, or set PRIVATE_CAPI_BENCH_MEMORY_CHECK=0 to run anyway"
@@ -162,6 +176,13 @@ def strategy():
     value = os.environ.get("PRIVATE_CAPI_BENCH_STRATEGY", "zero_stop")
     if value not in ("zero_stop", "scale_down"):
         raise SystemExit("PRIVATE_CAPI_BENCH_STRATEGY must be zero_stop or scale_down, got %r" % value)
+    return value
+
+
+def topology():
+    value = os.environ.get("PRIVATE_CAPI_BENCH_TOPOLOGY", "shared")
+    if value not in ("sidecar", "shared"):
+        raise SystemExit("PRIVATE_CAPI_BENCH_TOPOLOGY must be sidecar or shared, got %r" % value)
     return value
 
 
@@ -250,21 +271,37 @@ def slowest_tasks(output, count=15):
     return sorted(rows, reverse=True)[:count]
 
 
-def run_fleet(workdir, seed, count, serial, profile=False, how="zero_stop"):
-    """migrate_fleet.yml on a fresh server: wall times, per-cluster times, end states, the phase breakdown and the
-    machine's peak memory in use (from before the server started)."""
+def run_fleet(workdir, seed, count, serial, profile=False, how="zero_stop", proxy_topology="shared"):
+    """migrate_fleet.yml on a fresh server: wall times, per-cluster times, end states, the phase breakdown, the
+    machine's peak memory in use (from before the server started) and the proxies' RSS once migrated."""
     with MemoryPeak() as memory:
-        result = _run_fleet(workdir, seed, count, serial, profile, how)
+        result = _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology)
     result["memory_peak_mb"] = memory.peak_mb()
     return result
 
 
-def _run_fleet(workdir, seed, count, serial, profile, how):
+def proxies_rss_mb(server):
+    """(MB of RSS of every API proxy process on the nodes, how many) - the sidecars' or the shared proxies'
+    containers, read from their cgroups."""
+    total, found = 0, 0
+    answer = server.request("GET", "/api/v1/pods")
+    for pod in answer.json().get("items") or [] if answer.status == 200 else []:
+        for pid in container_processes(pod, PROXY_CONTAINER):
+            try:
+                with open("/proc/%d/status" % pid) as handle:
+                    total += int([line for line in handle if line.startswith("VmRSS:")][0].split()[1])
+                found += 1
+            except (OSError, IndexError, ValueError):
+                continue
+    return total / 1024.0, found
+
+
+def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
     server, inventory = start_loaded_server(workdir, seed, count)
     try:
         report_root = os.path.join(workdir, "reports")
         extra_vars = dict(FAST_VARS, private_capi_fleet_serial=serial, private_capi_fleet_report_root=report_root,
-                          private_capi_migrate_strategy=how)
+                          private_capi_migrate_strategy=how, private_capi_migrate_proxy_topology=proxy_topology)
         task_cpu_out = os.path.join(workdir, "task-cpu.json")
         # task_cpu (benchmarks/callback_plugins): the controller's CPU per task, in a cgroup of its own
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
@@ -294,6 +331,7 @@ def _run_fleet(workdir, seed, count, serial, profile, how):
         durations = [(end - start).total_seconds() for start, end in zip(starts, ends)]
         # the window without CAPI controllers, per cluster, as the fleet report computes it
         report = build_report(records, "bench")
+        rss, processes = proxies_rss_mb(server)
         try:
             with open(task_cpu_out) as handle:
                 task_cpu = json.load(handle)
@@ -305,7 +343,8 @@ def _run_fleet(workdir, seed, count, serial, profile, how):
                 "paused": report["reconcile_paused"] or {}, "preinstall": report["preinstall"] or {},
                 "phases": phase_breakdown(report),
                 "slowest": slowest_tasks(completed.stdout) if profile else [],
-                "task_cpu": task_cpu_table(task_cpu, count), "task_cpu_unavailable": task_cpu.get("unavailable")}
+                "task_cpu": task_cpu_table(task_cpu, count), "task_cpu_unavailable": task_cpu.get("unavailable"),
+                "proxies_rss_mb": rss, "proxies": processes}
     finally:
         server.stop()
 
@@ -321,12 +360,13 @@ def main():
     batch_sizes = serials()
     profile = os.environ.get("PRIVATE_CAPI_BENCH_PROFILE", "") not in ("", "0")
     how = strategy()
+    proxy_topology = topology()
     if os.environ.get("PRIVATE_CAPI_BENCH_MEMORY_CHECK", "1") != "0":
-        refusal = memory_refusal(count, how, available_mb())
+        refusal = memory_refusal(count, how, available_mb(), proxy_topology)
         if refusal:
             print(refusal, flush=True)
             raise MemoryRefused(refusal)  # make bench goes on with the other benchmarks, and fails at the end
-    estimate, reckoning = memory_estimate(count, how)
+    estimate, reckoning = memory_estimate(count, how, proxy_topology)
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     workdir = tempfile.mkdtemp(prefix="bench-fleet-")
     try:
@@ -334,12 +374,13 @@ def main():
         fleet.seed_fleet_dir(seed, fleet.fleet_spec(count, machines=MACHINES))
         print("fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS/KubeVirt), a real control plane per run "
               "(kube-apiserver, controllers, real nodes: every Pod a container), pause settle and health stable "
-              "periods 0; strategy %s; %d CPU cores" % (count, MACHINES, how, os.cpu_count() or 0))
+              "periods 0; strategy %s, proxy topology %s; %d CPU cores"
+              % (count, MACHINES, how, proxy_topology, os.cpu_count() or 0))
         results = []
         for serial in batch_sizes:
             run_dir = os.path.join(workdir, "serial-%d" % serial)
             os.makedirs(run_dir)
-            results.append(run_fleet(run_dir, seed, count, serial, profile, how))
+            results.append(run_fleet(run_dir, seed, count, serial, profile, how, proxy_topology))
             print("  serial %d done in %.1f s" % (serial, results[-1]["wall"]), flush=True)
         base = results[0]
         header = ("serial", "wall (s)", "migrate (s)", "per cluster (s)", "one cluster (s)", "CPU/cluster (s)", "speed-up")
@@ -361,6 +402,13 @@ def main():
                   "HostedClusters < %d MB: %s" % (
                       result["serial"], peak, (peak - FIXED_MB) // count, FIXED_MB, MEMORY_TARGET_MB,
                       ("met" if peak < MEMORY_TARGET_MB else "MISSED") if count == 100 else "(run 100 to judge)"))
+        print("API proxies once migrated (topology %s; RSS of every proxy process, read from the nodes' cgroups); "
+              "target at most %d MB per HostedCluster:" % (proxy_topology, PROXY_TARGET_MB))
+        for result in results:
+            per = result["proxies_rss_mb"] / count
+            print("  serial %d: %d processes, %.0f MB in all, %.1f MB per HostedCluster: %s" % (
+                result["serial"], result["proxies"], result["proxies_rss_mb"], per,
+                "met" if result["proxies"] and per <= PROXY_TARGET_MB else "MISSED"))
         print("CAPI controllers down per cluster (first scale to 0 to all CAPI Deployments available again; own = the "
               "window minus the waits on Kubernetes for Pods to go and Deployments to be available):")
         print("%-7s %9s %9s %11s %9s %11s" % ("serial", "p50 (s)", "max (s)", "sum (s)", "own p50", "waiting p50"))

@@ -1,6 +1,7 @@
-"""Shared command-line helpers of the proxy and the shim: addresses, numbers, group pairs (no aiohttp:
-the proxy sets up its trust store before aiohttp is imported)."""
+"""Shared command-line helpers of the proxy and the shim: addresses, numbers, group pairs, the serving TLS context
+(no aiohttp: the proxy sets up its trust store before aiohttp is imported)."""
 import argparse
+import ssl
 
 
 def address(value):
@@ -26,3 +27,12 @@ def extra_group(value):
     if not equals:
         raise argparse.ArgumentTypeError("expected STANDARD_GROUP=PRIVATE_GROUP, got %r" % value)
     return standard, private
+
+
+def server_tls(cert, key):
+    """The serving TLS context of cert and key (TLS 1.2 or later; no client certificate asked for, no CA store
+    loaded)."""
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.minimum_version = ssl.TLSVersion.TLSv1_2
+    tls.load_cert_chain(cert, key)
+    return tls

@@ -7,9 +7,11 @@ system bundle (about 1.5 MB of RSS per sidecar).
 import argparse
 import asyncio
 import gc
+import ipaddress
 import os
+import ssl
 
-from capi_proxy.cli import address, extra_group, positive
+from capi_proxy.cli import address, extra_group, positive, server_tls
 from capi_proxy.core import GroupMap
 from capi_proxy.kubeconfig import KubeconfigError, Upstream, trust_only_the_named_ca
 from capi_proxy.logs import LEVELS, JsonLogger
@@ -41,6 +43,10 @@ def proxy_parser():
     parser.add_argument("--kubeconfig", required=True, help="kubeconfig of the upstream API server (its CA verifies TLS)")
     parser.add_argument("--listen", type=address, default=("127.0.0.1", 8080),
                         help="HOST:PORT to serve plain HTTP on (default 127.0.0.1:8080; loopback unless named)")
+    parser.add_argument("--tls-cert", help=(
+        "PEM serving certificate (chain): serve HTTPS on --listen instead of HTTP (a HostedCluster's shared proxy: "
+        "each client sends its own token, which client-go does over HTTPS only); with --tls-key"))
+    parser.add_argument("--tls-key", help="PEM key of --tls-cert")
     parser.add_argument("--metrics-listen", type=address, help="HOST:PORT for Prometheus /metrics (off when absent)")
     parser.add_argument("--show-private", action="store_true", help="also show and serve the private groups as they are")
     parser.add_argument("--use-own-credentials", action="store_true", help=(
@@ -75,13 +81,37 @@ def proxy_parser():
     return parser
 
 
+def is_loopback(host):
+    """Whether HOST of --listen reaches this machine (or this Pod) only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_listen(args):
+    """ValueError when the listener the options describe would lend the proxy's identity to others, or lacks half
+    of its TLS pair."""
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise ValueError("--tls-cert and --tls-key go together: give both (HTTPS) or neither (HTTP)")
+    if args.use_own_credentials and not is_loopback(args.listen[0]):
+        raise ValueError("--use-own-credentials sends the proxy's own credentials for any caller without a token, so "
+                         "it is refused on --listen %s:%s: listen on loopback (127.0.0.1, a sidecar's Pod alone "
+                         "reaches it), or leave --use-own-credentials out and serve TLS (--tls-cert, --tls-key) so "
+                         "that each client sends its own token" % tuple(args.listen))
+
+
 def run_proxy(argv):
     args = proxy_parser().parse_args(argv)
     logger = JsonLogger(args.log_level)
     try:
+        check_listen(args)
         upstream = Upstream(args.kubeconfig)
         group_map = GroupMap(dict(args.extra_group))
-    except (KubeconfigError, ValueError) as exc:
+        tls = server_tls(args.tls_cert, args.tls_key) if args.tls_cert else None
+    except (KubeconfigError, ValueError, OSError, ssl.SSLError) as exc:
         logger.error("cannot start", error=str(exc))
         return 2
     trust_only_the_named_ca(upstream)  # before aiohttp is imported (below): its default contexts load no bundle
@@ -98,11 +128,11 @@ def run_proxy(argv):
                       memory_trim_delay=args.memory_trim_delay, max_inflight_bytes=args.max_inflight_bytes,
                       mode=args.mode, mode_config_map=args.mode_config_map, pod_name=args.pod_name)
     proxy = Proxy(upstream, options, logger, metrics)
-    apps = [(proxy.application(), args.listen, None)]
+    apps = [(proxy.application(), args.listen, tls)]
     if args.metrics_listen:
         apps.append((metrics_app(metrics.registry, proxy.readyz), args.metrics_listen, None))
     logger.info("starting", upstream=upstream.server, show_private=args.show_private,
-                use_own_credentials=args.use_own_credentials,
+                use_own_credentials=args.use_own_credentials, tls=tls is not None,
                 mode="/".join(args.mode_config_map) if args.mode_config_map else args.mode)
     limit_tls_read_buffer()
     gc.collect()

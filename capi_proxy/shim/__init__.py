@@ -19,7 +19,7 @@ import aiohttp
 from aiohttp import web
 
 from capi_proxy import bodies, nesting
-from capi_proxy.cli import address, extra_group, positive
+from capi_proxy.cli import address, extra_group, positive, server_tls
 from capi_proxy.core import (TO_PRIVATE, TO_STANDARD, CapiTranslationError, GroupMap, convert_object, converts_group,
                              translate_object)
 from capi_proxy.errors import ProxyError
@@ -326,8 +326,7 @@ def run_shim(argv):
     logger = JsonLogger(args.log_level, component="capi-conversion-shim")
     try:
         shim = Shim(args, logger)
-        tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        tls.load_cert_chain(args.tls_cert, args.tls_key)
+        tls = server_tls(args.tls_cert, args.tls_key)
     except (KubeconfigError, ValueError, OSError, ssl.SSLError) as exc:
         logger.error("cannot start", error=str(exc))
         return 2

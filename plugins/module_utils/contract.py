@@ -87,6 +87,9 @@ DUAL_OPERATOR_HASH_ANNOTATION = "hypershift.openshift.io/private-capi-dual-opera
 OPERATOR_SCOPE_LABEL = "hypershift.openshift.io/capi-operator-scope"
 # in the conversion shim's Pod template, so a new serving certificate rolls the Pods: written by conversion_shim
 SERVING_CERT_HASH_ANNOTATION = "hypershift.openshift.io/serving-cert-sha256"
+# On a Service: OpenShift's service CA makes its serving certificate in the Secret this names (the shim's, the shared
+# proxy's with provider openshift)
+SERVING_CERT_ANNOTATION = "service.beta.openshift.io/serving-cert-secret-name"
 
 # --- CustomResourceDefinitions (the private twins) ------------------------------------------------------------------
 # provenance of a rendered twin: written by private_crd_render, read by it (drift, ownership) and by capi_proxy

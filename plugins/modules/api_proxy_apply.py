@@ -24,7 +24,15 @@ description:
     exists keeps its mode - the migration flips it), the RBAC on the private groups derived from the workloads'
     grants (O(rbac)), then the merge patch of each named Deployment that puts the sidecar and C(KUBECONFIG) in, after
     recording what it changes. With O(state=absent) - each Deployment's recorded env, mounts and volumes put back
-    and the sidecar out, then the RBAC objects this role created and its ConfigMaps deleted.
+    and the sidecar out, then (after the rollout, with O(wait_timeout)) the shared proxy, the RBAC objects this role
+    created and its ConfigMaps deleted.
+  - With O(topology=shared) there is no sidecar - one proxy Deployment per namespace (C(capi-proxy), O(replicas) Pods
+    spread over nodes where it can, its Service, a PodDisruptionBudget and its ServiceAccount) serves HTTPS with the
+    certificate of the Secret O(serving_secret_name), and each named Deployment's containers get a C(KUBECONFIG) that
+    names that Service (C(https://capi-proxy.<namespace>.svc:<port>)), verified with the CA bundle of that certificate
+    (O(certificate_provider)), with their Pod's own service-account token. The proxy's Deployment is created first
+    and, with O(wait_timeout), awaited until it has rolled out before any workload is patched. It costs one proxy process per replica for the whole namespace instead
+    of one per Deployment's Pod; docs/proxy.md compares the two.
   - A named Deployment that does not exist fails the run before any write, naming it, unless O(skip_missing).
   - Every write is sent only when something differs - an object already as wanted, a patch already in place (a
     server-side dry run judges a patch of a list, which lacks the fields the API server defaults) - so a second run
@@ -33,6 +41,7 @@ description:
     returns what the rollout did (RV(rollout)), as M(hypershift.private_capi.deployment_rollout) measures it.
 extends_documentation_fragment:
   - hypershift.private_capi.api_module
+  - hypershift.private_capi.api_module.cryptography
   - hypershift.private_capi.attributes.write
 options:
   state:
@@ -156,6 +165,43 @@ options:
     type: list
     elements: str
     default: []
+  topology:
+    description:
+      - V(sidecar) - a proxy in each Pod of the named Deployments, on loopback, speaking as the Pod's service account
+        (the enhancement's design). V(shared) - one proxy Deployment for the namespace behind a Service, over TLS,
+        each client's own token forwarded (O(use_own_credentials) does not apply). A run with the other topology than
+        the namespace has moves it over; a shared proxy left without users is deleted after the rollout.
+    type: str
+    choices: [sidecar, shared]
+    default: sidecar
+  replicas:
+    description:
+      - The shared proxy's Pods (O(topology=shared)); at least 1. Two keep a proxy through the loss of a Pod or a node.
+    type: int
+    default: 2
+  serving_secret_name:
+    description:
+      - The C(kubernetes.io/tls) Secret of the shared proxy's serving certificate (O(topology=shared)), mounted into its
+        Pods.
+    type: str
+    default: capi-proxy-serving
+  ca_secret_name:
+    description:
+      - With the provider V(generate), the Secret that keeps the shared proxy's CA (certificate and key; no Pod mounts
+        it).
+    type: str
+    default: capi-proxy-ca
+  certificate_provider:
+    description:
+      - Who issues the shared proxy's serving certificate (O(topology=shared)), as
+        M(hypershift.private_capi.serving_certificate) does it, in this run - V(generate) (a CA of the collection's own
+        in O(ca_secret_name), the certificate renewed 30 days before it expires), V(openshift) (OpenShift's service CA,
+        asked for by the annotation C(service.beta.openshift.io/serving-cert-secret-name) on the proxy's Service) or
+        V(auto) (V(openshift) where the cluster runs the service CA). The CA bundle goes into the kubeconfig ConfigMap
+        (key C(ca.crt)), from which the workloads verify the proxy.
+    type: str
+    choices: [auto, generate, openshift]
+    default: auto
   wait_timeout:
     description:
       - Seconds to wait for the named Deployments to roll out once a patch was sent (0 - do not wait). A rollout
@@ -204,6 +250,9 @@ notes:
   - RBAC - C(list) on C(apps/deployments) and C(configmaps) in O(hcp_namespace), C(get), C(create), C(patch) on
     C(configmaps); C(patch) on C(apps/deployments); with O(rbac) C(list) on roles, rolebindings, clusterroles and
     clusterrolebindings, C(get), C(create), C(patch) (O(state=absent) C(delete)) on those this role labels; with
+    O(topology=shared) C(get), C(create), C(patch), C(delete) on C(apps/deployments), C(services),
+    C(serviceaccounts) and C(policy/poddisruptionbudgets) in O(hcp_namespace) (O(state=absent) C(list) on them), and
+    what M(hypershift.private_capi.serving_certificate) needs for O(certificate_provider); with
     O(count_replaced_pods) C(list) on C(pods); with O(wait_timeout), C(watch) on C(apps/deployments) (and on C(pods)
     where they are read; without it the rollout is polled); with O(wait_timeout) and O(leader_handover) C(list) on C(pods) and
     C(coordination.k8s.io/leases), C(update) on leases and C(get) on C(nodes) (cluster-scoped) to release a Lease whose
@@ -224,6 +273,15 @@ EXAMPLES = r"""
     wait_timeout: 600
     count_replaced_pods: true
   register: proxy_in
+
+- name: One shared proxy for the namespace instead of a sidecar per Pod, in pass-through, the workloads pointed at it
+  hypershift.private_capi.api_proxy_apply:
+    topology: shared
+    hcp_namespace: clusters-prod-01
+    deployments: [cluster-api, capi-provider, cluster-autoscaler, machine-approver]
+    skip_missing: true
+    mode: passthrough
+    wait_timeout: 600
 
 - name: The sidecars out, each Deployment as it was
   hypershift.private_capi.api_proxy_apply:
@@ -257,6 +315,20 @@ actions:
       description: C(created), C(patched), C(deleted) or C(unchanged).
       type: str
       sample: patched
+certificate:
+  description: The shared proxy's serving certificate (O(topology=shared), O(state=present); empty otherwise) -
+    C(provider) and C(provider_reason) (what O(certificate_provider) decided), C(action) (C(created), C(renewed),
+    C(updated) or C(unchanged)) and C(not_after).
+  returned: success
+  type: dict
+  sample: {"provider": "generate", "provider_reason": "no OpenShift service CA on the cluster (no servicecas API, no
+           namespace openshift-service-ca)", "action": "unchanged", "not_after": "2027-12-04T19:40:00+00:00"}
+proxy_rollout:
+  description: What the shared proxy's own rollout did before the workloads were patched (O(topology=shared) with
+    O(wait_timeout); empty otherwise), in the form of RV(rollout).
+  returned: success
+  type: dict
+  sample: {"waited_seconds": 4.1, "polls": 9, "deployments": [{"name": "capi-proxy"}]}
 patches:
   description: The Deployments' merge patches this plan computed (sent unless O(steps=prepare)).
   returned: success
@@ -296,7 +368,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import run_module
 
 # options holding a namespace or object names (checked before any API call)
-NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME), ("config_map_name", OBJECT_NAME)]
+NAME_RULES = [("hcp_namespace", NAMESPACE), ("deployments[]", OBJECT_NAME), ("config_map_name", OBJECT_NAME),
+              ("serving_secret_name", OBJECT_NAME), ("ca_secret_name", OBJECT_NAME)]
 
 
 def argspec():

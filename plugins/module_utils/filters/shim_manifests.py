@@ -23,7 +23,7 @@ __metaclass__ = type
 import base64
 import hashlib
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SERVING_CERT_HASH_ANNOTATION
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SERVING_CERT_ANNOTATION, SERVING_CERT_HASH_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils import monitoring
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
@@ -35,7 +35,6 @@ MANAGED_BY = "hypershift.private_capi.conversion_shim"
 KUBECONFIG_DIR = "/etc/capi-conversion-shim"
 TLS_DIR = "/tls"
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
-SERVING_CERT_ANNOTATION = "service.beta.openshift.io/serving-cert-secret-name"
 # In the Pod template: a new serving certificate rolls the Pods (the shim reads it when it starts)
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 STATES = ("present", "absent")

@@ -34,8 +34,12 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesc
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.objects import rolled_out
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.sidecar import (
     CONTAINER_NAME,
+    SHARED_NAME,
     follows_mode,
     has_sidecar,
+    points_at_shared,
+    proxied,
+    shared_proxy_of,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
@@ -55,28 +59,53 @@ class FlipError(PrivateCapiError):
 NO_SIDECAR, OLD_SIDECAR, ROLLING_OUT = "no-sidecar", "old-sidecar", "rolling-out"
 
 
+def _rolling_out(deployment, namespace, what):
+    """The ROLLING_OUT message of a Deployment whose rollout (of what) has not finished."""
+    name = (deployment.get("metadata") or {}).get("name")
+    status = deployment.get("status") or {}
+    return ("Deployment %s/%s is still rolling out %s (replicas %s wanted, %s updated, %s available, %s in all): wait "
+            "until `kubectl -n %s rollout status deployment/%s` succeeds, then run again"
+            % (namespace, name, what, (deployment.get("spec") or {}).get("replicas", 1), status.get("updatedReplicas", 0),
+               status.get("availableReplicas", 0), status.get("replicas", 0), namespace, name))
+
+
+def _shared_problems(deployments, names, namespace):
+    """(kind, message) about the namespace's shared proxy when a Deployment of names points at it: it must exist,
+    follow the mode ConfigMap and have rolled out."""
+    if not any(points_at_shared(d) for d in deployments if (d.get("metadata") or {}).get("name") in names):
+        return []
+    shared = shared_proxy_of(deployments)
+    if shared is None:
+        return [(NO_SIDECAR, "Deployment %s/%s, the shared API proxy its Deployments point at, is missing: put it in "
+                             "with %s and private_capi_proxy_topology shared" % (namespace, SHARED_NAME, PREINSTALL))]
+    if not follows_mode(shared, namespace):
+        return [(OLD_SIDECAR, "Deployment %s/%s, the shared API proxy, does not follow the mode ConfigMap %s: run %s "
+                              "again to update it" % (namespace, SHARED_NAME, PROXY_MODE_CONFIG_MAP, PREINSTALL))]
+    if not rolled_out(shared):
+        return [(ROLLING_OUT, _rolling_out(shared, namespace, "the shared API proxy"))]
+    return []
+
+
 def _sidecar_problems(deployments, names, namespace):
-    """(kind, message) of each Deployment of names found in deployments (as read) that must not be flipped yet."""
-    problems = []
+    """(kind, message) of each Deployment of names found in deployments (as read) that must not be flipped yet, and
+    of the shared proxy some of them point at."""
+    problems = _shared_problems(deployments, names, namespace)
     for deployment in deployments:
         name = (deployment.get("metadata") or {}).get("name")
         if name not in names:
             continue
         who = "Deployment %s/%s" % (namespace, name)
-        if not has_sidecar(deployment):
+        if points_at_shared(deployment):
+            if not rolled_out(deployment):
+                problems.append((ROLLING_OUT, _rolling_out(deployment, namespace, "its pointer at the shared API proxy")))
+        elif not has_sidecar(deployment):
             problems.append((NO_SIDECAR, "%s has no API proxy sidecar: put it in first with %s" % (who, PREINSTALL)))
         elif not follows_mode(deployment, namespace):
             problems.append((OLD_SIDECAR, "%s has an API proxy sidecar that does not follow the mode ConfigMap %s (put "
                                           "in by an older release): run %s again to update it"
                                           % (who, PROXY_MODE_CONFIG_MAP, PREINSTALL)))
         elif not rolled_out(deployment):
-            status = deployment.get("status") or {}
-            problems.append((ROLLING_OUT, "%s is still rolling out its API proxy sidecar (replicas %s wanted, %s "
-                                          "updated, %s available, %s in all): wait until `kubectl -n %s rollout status "
-                                          "deployment/%s` succeeds, then run again"
-                                          % (who, (deployment.get("spec") or {}).get("replicas", 1),
-                                             status.get("updatedReplicas", 0), status.get("availableReplicas", 0),
-                                             status.get("replicas", 0), namespace, name)))
+            problems.append((ROLLING_OUT, _rolling_out(deployment, namespace, "its API proxy sidecar")))
     return problems
 
 
@@ -100,10 +129,11 @@ def mode_problem(config_map, namespace, allowed):
 
 
 def running_sidecars(pods, names):
-    """Names of the Pods of the named Deployments whose sidecar container runs now and that are not going away."""
+    """Names of the Pods of the named Deployments, and of the namespace's shared proxy, whose proxy container runs now
+    and that are not going away."""
     if not names:
         return []
-    pattern = owner_pattern(names)
+    pattern = owner_pattern(list(names) + [SHARED_NAME])
     found = []
     for pod in pods:
         metadata = pod.get("metadata") or {}
@@ -138,7 +168,7 @@ def zero_stop_way_back(deployments, names, namespace, config_map):
     the way back stops the controllers to take them out)."""
     named = [d for d in deployments if (d.get("metadata") or {}).get("name") in names]
     return (proxy_mode(config_map)[0] is not None and bool(named)
-            and all(has_sidecar(d) and follows_mode(d, namespace) for d in named))
+            and all(proxied(d, namespace, deployments) for d in named))
 
 
 class FlipService(object):

@@ -95,9 +95,13 @@ def _sidecar_problems(deployments, names, config_map_present, where):
         if name not in present:
             continue
         containers = [c.get("name") for c in present[name]["spec"]["template"]["spec"].get("containers") or []]
-        if SIDECAR not in containers:
-            problems.append("%s: Deployment %s has containers %s, expected the sidecar %s; re-run the api_proxy role"
-                            % (where, name, containers, SIDECAR))
+        if sidecar.points_at_shared(present[name]):
+            if sidecar.shared_proxy_of(deployments) is None:
+                problems.append("%s: Deployment %s points at the shared API proxy, but Deployment %s is missing; re-run "
+                                "the api_proxy role" % (where, name, sidecar.SHARED_NAME))
+        elif SIDECAR not in containers:
+            problems.append("%s: Deployment %s has containers %s, expected the sidecar %s (or a pointer at the shared "
+                            "API proxy); re-run the api_proxy role" % (where, name, containers, SIDECAR))
     if not config_map_present:
         problems.append("%s: ConfigMap capi-proxy-kubeconfig (the sidecar's kubeconfig) is missing; re-run the api_proxy "
                         "role" % where)
@@ -177,8 +181,12 @@ def rollback_problems(inputs):
     names = inputs.get("deployment_names") or []
     capi = [d for d in inputs.get("deployments") or [] if (d.get("metadata") or {}).get("name") in names]
     for deployment in capi:
-        if sidecar.has_sidecar(deployment) and not inputs.get("passthrough_sidecars"):
+        if inputs.get("passthrough_sidecars"):
+            continue
+        if sidecar.has_sidecar(deployment):
             problems.append("proxy sidecar still in Deployment %s" % deployment["metadata"]["name"])
+        elif sidecar.points_at_shared(deployment):
+            problems.append("Deployment %s still points at the shared API proxy" % deployment["metadata"]["name"])
     available = [int((d.get("status") or {}).get("availableReplicas") or 0) for d in capi]
     replicas = [int((d.get("spec") or {}).get("replicas") or 0) for d in capi]
     if available != replicas:

@@ -14,10 +14,21 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollou
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client import api_path, parallel_map
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.objects import comparable, identity
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.runner import ModuleService
+from ansible_collections.hypershift.private_capi.plugins.module_utils.shim.certificates import (
+    CRYPTOGRAPHY_IMPORT_ERROR,
+    CertificateError,
+)
+from ansible_collections.hypershift.private_capi.plugins.module_utils.shim.serving import (
+    ServingCertificateError,
+    ServingCertificates,
+    choose_provider,
+    wanted_dns_names,
+)
 
 # (group, version, plural) of each kind sidecar.role_reads reads and sidecar.role_plan writes
 RESOURCES = dict([("Deployment", ("apps", "v1", "deployments")), ("ConfigMap", ("", "v1", "configmaps"))]
-                 + [(kind, ("rbac.authorization.k8s.io", "v1", plural)) for plural, kind in sidecar.RBAC_KINDS.items()])
+                 + [(kind, ("rbac.authorization.k8s.io", "v1", plural)) for plural, kind in sidecar.RBAC_KINDS.items()]
+                 + [(kind, (group, version, plural)) for group, version, plural, kind in sidecar.SHARED_RESOURCES])
 OPTIONS = dict(
     state=dict(type="str", choices=["present", "absent"], default="present"),
     steps=dict(type="str", choices=["all", "prepare"], default="all"),
@@ -41,7 +52,17 @@ OPTIONS = dict(
     readiness_probe=dict(type="dict", default={}),
     config_map_name=dict(type="str", default=sidecar.DEFAULT_CONFIG_MAP),
     main_containers=dict(type="list", elements="str", default=[]),
+    topology=dict(type="str", choices=list(sidecar.TOPOLOGIES), default=sidecar.SIDECAR),
+    replicas=dict(type="int", default=sidecar.SHARED_DEFAULTS["replicas"]),
+    serving_secret_name=dict(type="str", default=sidecar.SHARED_DEFAULTS["serving_secret_name"]),
+    ca_secret_name=dict(type="str", default="capi-proxy-ca"),
+    certificate_provider=dict(type="str", choices=["auto", "generate", "openshift"], default="auto"),
 )
+# the options that are the module's own, not role_plan's settings
+OWN_OPTIONS = ("hcp_namespace", "ca_secret_name", "certificate_provider")
+# the shared proxy's serving certificate, as serving_certificate makes it (its defaults)
+CERTIFICATE = {"cluster_domain": "cluster.local", "dns_names": [], "validity_days": 365, "ca_validity_days": 3650,
+               "renew_before_days": 30, "ca_config_map_name": ""}
 
 
 def object_path(obj, collection=False):
@@ -65,7 +86,7 @@ class ProxyApplyService(ModuleService):
     def __init__(self, client, params, check_mode=False, diff=False):
         super(ProxyApplyService, self).__init__(client, params, check_mode=check_mode, diff=diff)
         # sidecar.role_plan's settings: the options, the namespace under the role's own name
-        self.settings = dict((name, params[name]) for name in OPTIONS if name != "hcp_namespace")
+        self.settings = dict((name, params[name]) for name in OPTIONS if name not in OWN_OPTIONS)
         self.settings["namespace"] = params["hcp_namespace"]
         self.actions = []
         self.before = {}
@@ -116,30 +137,76 @@ class ProxyApplyService(ModuleService):
         """What the run did so far (also what a failed run returns beside its message)."""
         return {"changed": any(action["action"] != "unchanged" for action in self.actions), "actions": self.actions}
 
+    def _rollout(self, names, replaced):
+        """Await the rollout of the Deployments names (RolloutService); replaced: count the Pods replaced and hand
+        the managers' Leases over, as the options say."""
+        rollout = RolloutService(self.client, self.settings["namespace"], names, self.params["wait_timeout"],
+                                 self.params["poll_seconds"], pods=replaced and self.params["count_replaced_pods"],
+                                 leases=replaced and self.params["leader_handover"], watch=True)
+        outcome = rollout.run()
+        self.warnings += rollout.warnings
+        return outcome
+
+    def warn(self, message):
+        self.warnings.append(message)
+
+    def _certificate(self):
+        """The shared proxy's serving certificate for its Service (serving_certificate's work in this run): the
+        settings get the CA bundle the workloads verify it with and the provider that made it."""
+        namespace = self.settings["namespace"]
+        params = dict(CERTIFICATE, provider=self.params["certificate_provider"], namespace=namespace,
+                      secret_name=self.settings["serving_secret_name"], ca_secret_name=self.params["ca_secret_name"],
+                      service_name=sidecar.SHARED_NAME, labels=sidecar.rbac_labels(namespace),
+                      wait_timeout=max(self.params["wait_timeout"], 60))
+        certificates = ServingCertificates(self.client, params)
+        api, exists = certificates.detect() if params["provider"] == "auto" else (None, None)
+        provider, reason = choose_provider(params["provider"], api, exists)
+        if provider == "generate" and CRYPTOGRAPHY_IMPORT_ERROR is not None:
+            raise ServingCertificateError("the shared proxy's serving certificate needs the Python library cryptography "
+                                          "(42.0 or later) on the controller: pip install cryptography (%s)"
+                                          % CRYPTOGRAPHY_IMPORT_ERROR)
+        try:
+            done = (certificates.generate(wanted_dns_names(params)) if provider == "generate"
+                    else certificates.openshift(wanted_dns_names(params), self))
+        except CertificateError as error:
+            raise ServingCertificateError(str(error))
+        self.settings.update(ca_bundle=done["ca_bundle"], serving_certificate_provider=provider)
+        if done["changed"]:
+            self.actions.append({"kind": "Secret", "namespace": namespace, "name": done["secret_name"],
+                                 "action": done["action"]})
+        return {"provider": provider, "provider_reason": reason, "action": done["action"],
+                "not_after": done.get("not_after", "")}
+
     def run(self):
         reads = sidecar.role_reads(self.settings)
         self.client.require_namespace(self.settings["namespace"], "hcp_namespace")
+        certificate = {}
+        if self.settings["topology"] == sidecar.SHARED and self.settings["state"] == "present":
+            certificate = self._certificate()
         results = parallel_map(lambda index: self._read(reads[index]), range(len(reads)), len(reads))
         plan = sidecar.role_plan(results, self.settings)
         if plan["error"]:
             raise sidecar.SidecarError(plan["error"])
         for obj in plan["apply"]:
             self._apply(obj)
+        waiting = self.params["wait_timeout"] > 0 and not self.check_mode
+        shared = any(obj["kind"] == "Deployment" and obj["metadata"]["name"] == sidecar.SHARED_NAME for obj in plan["apply"])
+        result = {"proxy_rollout": {}}
+        if shared and waiting and plan["patch"]:
+            # the workloads point at the shared proxy only once its Service has Ready Pods behind it
+            result["proxy_rollout"] = self._rollout([sidecar.SHARED_NAME], False)
         deployments = dict(((item.get("metadata") or {}).get("name"), item) for item in results[0]["resources"])
         if plan["patch"]:
             for patch in plan["patches"]:
                 self._patch(deployments[patch["metadata"]["name"]], patch)
+        result.update(self.partial(), patches=plan["patches"], rollout={})
+        # awaited whenever patches are sent (a re-run after a kill finds them in place, its rollout maybe not done),
+        # before anything is deleted: a Pod that has not rolled yet may still use the proxy or its RBAC
+        if plan["patch"] and plan["patches"] and waiting:
+            result["rollout"] = self._rollout([name for name in self.settings["deployments"] if name in deployments], True)
         for obj in plan["delete"]:
             self._delete(obj)
-        result = dict(self.partial(), patches=plan["patches"], rollout={})
-        # awaited whenever patches are sent (a re-run after a kill finds them in place, its rollout maybe not done)
-        if plan["patch"] and plan["patches"] and self.params["wait_timeout"] > 0 and not self.check_mode:
-            names = [name for name in self.settings["deployments"] if name in deployments]
-            rollout = RolloutService(self.client, self.settings["namespace"], names, self.params["wait_timeout"],
-                                     self.params["poll_seconds"], pods=self.params["count_replaced_pods"],
-                                     leases=self.params["leader_handover"], watch=True)
-            result["rollout"] = rollout.run()
-            self.warnings += rollout.warnings
+        result.update(self.partial(), certificate=certificate)
         if self.diff and result["changed"]:
             result["diff"] = {"before": self.before, "after": self.after}
         return result

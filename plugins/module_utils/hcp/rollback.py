@@ -181,13 +181,20 @@ class RollbackService(HoldsLease, PhasedRun):
 
     # --- the proxy out --------------------------------------------------------------------------------
     def _proxy_out(self):
-        """The sidecar removal patches (sent with the scale-up), and the sidecar's kubeconfig and mode ConfigMaps, RBAC
-        and signal deleted now."""
-        patches = sidecar.absent_patches(self._deployments(), self.params["deployments"])
+        """The sidecar removal patches (sent with the scale-up), and the sidecar's kubeconfig and mode ConfigMaps, RBAC,
+        shared proxy (its Deployment, Service, PodDisruptionBudget, ServiceAccount) and signal deleted now."""
+        deployments = self._deployments()
+        patches = sidecar.absent_patches(deployments, self.params["deployments"])
         self.proxy["deployments"] = [patch["metadata"]["name"] for patch in patches]
         selector = sidecar.rbac_label_selector(self.hcp_namespace)
         doomed = [(api_path("", "v1", "configmaps", self.hcp_namespace, name), describe("ConfigMap", name, self.hcp_namespace))
                   for name in (self.params["proxy_config_map"], PROXY_MODE_CONFIG_MAP)]
+        if sidecar.shared_proxy_of(deployments) is not None:
+            # the shared proxy: the Deployments are stopped on this path, the patches restore them as they scale up
+            doomed.extend((api_path(group, version, plural, self.hcp_namespace, sidecar.SHARED_NAME),
+                           describe(kind, sidecar.SHARED_NAME, self.hcp_namespace))
+                          for group, version, plural, kind in (("apps", "v1", "deployments", "Deployment"),)
+                          + sidecar.SHARED_RESOURCES)
         for group, version, plural, namespaced in sidecar.RBAC_RESOURCES:
             namespace = self.hcp_namespace if namespaced else None
             for item in self.client.list(api_path(group, version, plural, namespace), "list %s labelled %s"

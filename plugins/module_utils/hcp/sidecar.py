@@ -14,6 +14,12 @@ Python steps that restore Deployments call them directly: the fixed names below 
 
 The api_proxy role's whole run is decided here too (filters proxy_reads and proxy_plan): what it reads, the kubeconfig
 ConfigMap, the RBAC on the private groups derived from the workloads' grants, its labels, and what it writes or deletes.
+
+Two topologies (TOPOLOGIES, the role's private_capi_proxy_topology): "sidecar", the enhancement's design, a proxy in
+every CAPI-dependent Pod on loopback with the Pod's own identity; and "shared" (2026-12-04), one proxy Deployment per
+HCP namespace (SHARED_NAME: its Deployment, Service, PodDisruptionBudget and ServiceAccount) serving TLS on a Service,
+each client sending its own service-account token: the workloads get the same KUBECONFIG patch without a sidecar
+(the record and the take-out patch are the same). docs/proxy.md argues both.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,6 +34,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     PROXY_MODES,
     PROXY_NAMESPACE_LABEL,
     PROXY_ORIGINAL_ANNOTATION,
+    SERVING_CERT_ANNOTATION,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
@@ -68,11 +75,35 @@ CRD_READER_RULE = policy_rule(SIDECAR_CRD_RULE)
 # The proxy follows and acknowledges its mode in the namespace's mode ConfigMap with the pod's own identity.
 MODE_FOLLOWER_RULE = policy_rule(SIDECAR_MODE_RULE)
 STATES, STEPS = ("present", "absent"), ("all", "prepare")
+SIDECAR, SHARED = "sidecar", "shared"
+TOPOLOGIES = (SIDECAR, SHARED)
+# The shared proxy of an HCP namespace: its Deployment, Service, PodDisruptionBudget and ServiceAccount all have this
+# name and rbac_labels; its Pods carry SHARED_POD_LABELS. Its serving certificate is the Secret the role has
+# serving_certificate make (private_capi_proxy_serving_secret_name), mounted at SHARED_TLS_DIR.
+SHARED_NAME = "capi-proxy"
+SHARED_POD_LABELS = {"app.kubernetes.io/name": SHARED_NAME, MANAGED_BY_LABEL: MANAGED_BY}
+SHARED_TLS_DIR = "/etc/capi-proxy-tls"
+SHARED_TLS_VOLUME = "capi-proxy-serving"
+SHARED_PORT_NAME = "proxy"
+# (group, version, plural, kind) of the shared proxy's objects besides its Deployment, read by label to remove them
+SHARED_RESOURCES = (("", "v1", "services", "Service"), ("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
+                    ("", "v1", "serviceaccounts", "ServiceAccount"))
 # The role's settings proxy_reads and proxy_plan take, besides SETTINGS (the role's private_capi_proxy_* variables)
 ROLE_SETTINGS = ("state", "steps", "namespace", "deployments", "skip_missing", "rbac", "upstream_server", "mode",
                  "follow_mode")
 SETTINGS = ("image", "image_pull_policy", "mount_path", "port", "metrics_port", "log_level", "use_own_credentials",
             "extra_args", "resources", "liveness_probe", "readiness_probe", "config_map_name", "main_containers")
+# the shared topology's own settings (role_plan): absent from a sidecar caller's settings, they take these values
+SHARED_DEFAULTS = {"topology": SIDECAR, "replicas": 2, "ca_bundle": "", "serving_secret_name": "capi-proxy-serving",
+                   "serving_certificate_provider": "generate"}
+
+
+def topology(settings):
+    """The settings' topology, checked: SIDECAR or SHARED."""
+    chosen = settings.get("topology") or SIDECAR
+    if chosen not in TOPOLOGIES:
+        raise SidecarError("private_capi_proxy_topology must be one of %s, got %r" % (", ".join(TOPOLOGIES), chosen))
+    return chosen
 
 
 class SidecarError(PrivateCapiError, ValueError):
@@ -138,11 +169,14 @@ def sidecar_container(settings, namespace):
     translates), it follows the mode of the namespace's mode ConfigMap, acknowledged under its Pod's name."""
     mount_path = settings["mount_path"]
     follow_mode = settings.get("follow_mode", True)
-    args = ["--kubeconfig=%s/upstream.kubeconfig" % mount_path, "--listen=127.0.0.1:%s" % settings["port"],
-            "--metrics-listen=0.0.0.0:%s" % settings["metrics_port"], "--log-level=%s" % settings["log_level"]]
+    shared = topology(settings) == SHARED
+    listen = ["--listen=0.0.0.0:%s" % settings["port"], "--tls-cert=%s/tls.crt" % SHARED_TLS_DIR,
+              "--tls-key=%s/tls.key" % SHARED_TLS_DIR] if shared else ["--listen=127.0.0.1:%s" % settings["port"]]
+    args = (["--kubeconfig=%s/upstream.kubeconfig" % mount_path] + listen
+            + ["--metrics-listen=0.0.0.0:%s" % settings["metrics_port"], "--log-level=%s" % settings["log_level"]])
     if follow_mode:
         args.append(mode_config_map_arg(namespace))
-    if settings.get("use_own_credentials"):
+    if settings.get("use_own_credentials") and not shared:
         args.append("--use-own-credentials")
     args.extend(settings.get("extra_args") or [])
     container = {
@@ -163,6 +197,11 @@ def sidecar_container(settings, namespace):
     if follow_mode:
         container["env"] = [{"name": POD_NAME_ENV,
                              "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}]
+    if shared:
+        # the Service sends traffic to Ready Pods only: no postStart wait; the proxy port named for the Service
+        del container["lifecycle"]
+        container["ports"].insert(0, {"name": SHARED_PORT_NAME, "containerPort": int(settings["port"]), "protocol": "TCP"})
+        container["volumeMounts"].append({"name": SHARED_TLS_VOLUME, "mountPath": SHARED_TLS_DIR, "readOnly": True})
     return container
 
 
@@ -182,12 +221,17 @@ def present_patch(deployment, settings):
     (WAIT_READY_SECONDS), the main containers after it pointed at the proxy (KUBECONFIG, the kubeconfig mount), the
     kubeconfig ConfigMap volume, and kubectl's default container (the first main one) unless the pod names one."""
     _check_settings(settings)
+    shared = topology(settings) == SHARED
     original = recorded_original(deployment)
     if original is None:
         original = current_original(deployment, settings.get("main_containers") or ())
     saved = original.get("containers") or {}
     pod_metadata = {}
-    if DEFAULT_CONTAINER_ANNOTATION not in _pod_annotations(deployment) or original.get(ADDED_DEFAULT_CONTAINER):
+    if shared:
+        # no sidecar, so kubectl's default container needs no annotation: one the sidecar topology added goes
+        if original.pop(ADDED_DEFAULT_CONTAINER, None):
+            pod_metadata = {"metadata": {"annotations": {DEFAULT_CONTAINER_ANNOTATION: None}}}
+    elif DEFAULT_CONTAINER_ANNOTATION not in _pod_annotations(deployment) or original.get(ADDED_DEFAULT_CONTAINER):
         first = next((c.get("name") for c in _spec(deployment).get("containers") or [] if c.get("name") != CONTAINER_NAME),
                      None)
         if first:
@@ -212,7 +256,8 @@ def present_patch(deployment, settings):
             "metadata": {"name": metadata.get("name"), "namespace": metadata.get("namespace"),
                          "annotations": {PROXY_ORIGINAL_ANNOTATION: json.dumps(original, sort_keys=True)}},
             "spec": {"template": dict(pod_metadata, spec={
-                "containers": [sidecar_container(settings, metadata.get("namespace"))] + containers, "volumes": volumes})}}
+                "containers": ([] if shared else [sidecar_container(settings, metadata.get("namespace"))]) + containers,
+                "volumes": volumes})}}
 
 
 def _sidecar_of(deployment):
@@ -225,6 +270,33 @@ def _sidecar_of(deployment):
 
 def has_sidecar(deployment):
     return _sidecar_of(deployment) is not None
+
+
+def is_shared_proxy(deployment):
+    """Whether the Deployment is an HCP namespace's shared proxy (SHARED_NAME, made by the api_proxy role)."""
+    metadata = _metadata(deployment)
+    return metadata.get("name") == SHARED_NAME and (metadata.get("labels") or {}).get(MANAGED_BY_LABEL) == MANAGED_BY
+
+
+def shared_proxy_of(deployments):
+    """The namespace's shared proxy Deployment among deployments (as read), or None."""
+    return next((deployment for deployment in deployments or [] if is_shared_proxy(deployment)), None)
+
+
+def points_at_shared(deployment):
+    """Whether the Deployment was pointed at a shared proxy: the put-in patch's record and kubeconfig volume, and no
+    sidecar."""
+    volumes = [volume.get("name") for volume in _spec(deployment).get("volumes") or []]
+    return recorded_original(deployment) is not None and VOLUME_NAME in volumes and not has_sidecar(deployment)
+
+
+def proxied(deployment, namespace, deployments):
+    """Whether the Deployment's API requests go through a proxy that follows the mode ConfigMap of namespace: its own
+    sidecar, or the namespace's shared proxy (found in deployments, as read)."""
+    if has_sidecar(deployment):
+        return follows_mode(deployment, namespace)
+    shared = shared_proxy_of(deployments)
+    return points_at_shared(deployment) and shared is not None and follows_mode(shared, namespace)
 
 
 def follows_mode(deployment, namespace):
@@ -295,21 +367,69 @@ def rbac_label_selector(namespace):
     return ",".join(rbac_label_selectors(namespace))
 
 
-def kubeconfig_config_map(namespace, name, port, upstream_server):
+def shared_server(namespace, port):
+    """The URL of the shared proxy of namespace: its Service's name, which its serving certificate names."""
+    return "https://%s.%s.svc:%s" % (SHARED_NAME, namespace, port)
+
+
+def kubeconfig_config_map(namespace, name, port, upstream_server, ca_bundle=None, mount_path=None):
     """The ConfigMap of both kubeconfigs: "kubeconfig" for the workload containers (every API request to the sidecar
     on loopback), "upstream.kubeconfig" for the sidecar (the API server, verified with the service-account CA, as the
-    pod's service account)."""
-    kubeconfig = ("apiVersion: v1\nkind: Config\ncurrent-context: capi-proxy\nclusters:\n  - name: capi-proxy\n"
-                  "    cluster:\n      server: http://localhost:%s\ncontexts:\n  - name: capi-proxy\n    context:\n"
-                  "      cluster: capi-proxy\n      namespace: %s\n" % (port, namespace))
+    pod's service account). With ca_bundle (the shared topology, the ConfigMap mounted at mount_path) the workloads'
+    kubeconfig names the shared proxy's Service over HTTPS, verified with ca_bundle (key ca.crt), with the pod's own
+    service-account token (client-go reads the file again as the kubelet rotates it)."""
+    if ca_bundle:
+        kubeconfig = ("apiVersion: v1\nkind: Config\ncurrent-context: capi-proxy\nclusters:\n  - name: capi-proxy\n"
+                      "    cluster:\n      server: %s\n      certificate-authority: %s/ca.crt\nusers:\n"
+                      "  - name: pod-service-account\n    user:\n      tokenFile: %s/token\ncontexts:\n"
+                      "  - name: capi-proxy\n    context:\n      cluster: capi-proxy\n      user: pod-service-account\n"
+                      "      namespace: %s\n" % (shared_server(namespace, port), mount_path, SERVICE_ACCOUNT_DIR, namespace))
+    else:
+        kubeconfig = ("apiVersion: v1\nkind: Config\ncurrent-context: capi-proxy\nclusters:\n  - name: capi-proxy\n"
+                      "    cluster:\n      server: http://localhost:%s\ncontexts:\n  - name: capi-proxy\n    context:\n"
+                      "      cluster: capi-proxy\n      namespace: %s\n" % (port, namespace))
     upstream = ("apiVersion: v1\nkind: Config\ncurrent-context: in-cluster\nclusters:\n  - name: in-cluster\n"
                 "    cluster:\n      server: %s\n      certificate-authority: %s/ca.crt\nusers:\n"
                 "  - name: pod-service-account\n    user:\n      tokenFile: %s/token\ncontexts:\n  - name: in-cluster\n"
                 "    context:\n      cluster: in-cluster\n      user: pod-service-account\n"
                 % (upstream_server, SERVICE_ACCOUNT_DIR, SERVICE_ACCOUNT_DIR))
+    data = {"kubeconfig": kubeconfig, "upstream.kubeconfig": upstream}
+    if ca_bundle:
+        data["ca.crt"] = ca_bundle
     return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": namespace, "labels": rbac_labels(namespace)},
-            "data": {"kubeconfig": kubeconfig, "upstream.kubeconfig": upstream}}
+            "metadata": {"name": name, "namespace": namespace, "labels": rbac_labels(namespace)}, "data": data}
+
+
+def shared_proxy_objects(settings, namespace):
+    """The shared proxy of namespace: its ServiceAccount, its Deployment (settings["replicas"] Pods, spread over nodes
+    where it can, a rolling update that keeps them all until a new one is Ready), its Service and a
+    PodDisruptionBudget that keeps one Pod through a drain."""
+    labels = rbac_labels(namespace)
+    replicas = int(settings["replicas"])
+    container = sidecar_container(settings, namespace)
+    metadata = {"name": SHARED_NAME, "namespace": namespace, "labels": dict(labels, **SHARED_POD_LABELS)}
+    service_metadata = dict(metadata)
+    if settings["serving_certificate_provider"] == "openshift":  # the service CA makes the Secret for this Service
+        service_metadata["annotations"] = {SERVING_CERT_ANNOTATION: settings["serving_secret_name"]}
+    spread = {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": SHARED_POD_LABELS},
+                                                 "topologyKey": "kubernetes.io/hostname"}}
+    pod_spec = {"serviceAccountName": SHARED_NAME, "containers": [container],
+                "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [spread]}},
+                "volumes": [{"name": VOLUME_NAME, "configMap": {"name": settings["config_map_name"]}},
+                            {"name": SHARED_TLS_VOLUME, "secret": {"secretName": settings["serving_secret_name"]}}]}
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(metadata)},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": dict(metadata),
+         "spec": {"replicas": replicas, "selector": {"matchLabels": SHARED_POD_LABELS},
+                  "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+                  "template": {"metadata": {"labels": SHARED_POD_LABELS}, "spec": pod_spec}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": service_metadata,
+         "spec": {"type": "ClusterIP", "selector": SHARED_POD_LABELS,
+                  "ports": [{"name": SHARED_PORT_NAME, "port": int(settings["port"]),
+                             "targetPort": int(settings["port"]), "protocol": "TCP"}]}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": dict(metadata),
+         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": SHARED_POD_LABELS}}},
+    ]
 
 
 def mode_config_map(namespace, mode):
@@ -359,12 +479,15 @@ def _rbac_pair(kind, name, namespace, rules, subjects):
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name}, "subjects": subjects}]
 
 
-def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrolebindings, clusterroles, follow_mode=True):
+def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrolebindings, clusterroles, follow_mode=True,
+                 proxy_account=None):
     """Grants on the private groups mirroring, for the ServiceAccount of each Deployment named in names, its grants on
     the standard CAPI groups: a Role and RoleBinding for what its RoleBindings grant, a ClusterRole and
     ClusterRoleBinding for what its ClusterRoleBindings grant, one ClusterRole and binding letting every such
     ServiceAccount read CRDs and, with follow_mode, one Role and binding letting it follow the mode ConfigMap. The
-    bindings and roles are the namespace's and the cluster's, as read."""
+    bindings and roles are the namespace's and the cluster's, as read. With proxy_account (the shared proxy's own
+    ServiceAccount) that account reads CRDs too and it alone follows the mode: the workloads' tokens only pass through
+    it."""
     rules = {"Role": dict((_metadata(role).get("name"), role.get("rules")) for role in roles or []),
              "ClusterRole": dict((_metadata(role).get("name"), role.get("rules")) for role in clusterroles or [])}
     accounts = []
@@ -391,15 +514,19 @@ def private_rbac(deployments, names, namespace, rolebindings, roles, clusterrole
                                       cluster, subjects))
     if accounts:
         every_account = [{"kind": "ServiceAccount", "name": account, "namespace": namespace} for account in accounts]
+        followers = every_account
+        if proxy_account:
+            followers = [{"kind": "ServiceAccount", "name": proxy_account, "namespace": namespace}]
+            every_account = every_account + [follower for follower in followers if follower not in every_account]
         objects.extend(_rbac_pair("ClusterRole", "%scrd-reader-%s" % (RBAC_NAME_PREFIX, namespace), namespace,
                                   [json.loads(json.dumps(CRD_READER_RULE))], every_account))
         if follow_mode:
             objects.extend(_rbac_pair("Role", RBAC_NAME_PREFIX + "mode", namespace,
-                                      [json.loads(json.dumps(MODE_FOLLOWER_RULE))], every_account))
+                                      [json.loads(json.dumps(MODE_FOLLOWER_RULE))], followers))
     return objects
 
 
-def _check_role_settings(settings):
+def _check_role_settings(settings, planning=False):
     missing = [name for name in ROLE_SETTINGS + ("config_map_name", "port") if name not in settings]
     if missing:
         raise SidecarError("the role settings lack %s (the api_proxy role's private_capi_proxy_* variables)"
@@ -410,6 +537,22 @@ def _check_role_settings(settings):
     if not settings["namespace"]:
         raise SidecarError("private_capi_proxy_namespace is empty: give the HCP namespace whose Deployments get the "
                            "sidecar")
+    shared = topology(settings) == SHARED
+    if shared and settings["state"] == "present":
+        if planning and not settings.get("ca_bundle"):
+            raise SidecarError("private_capi_proxy_topology shared needs the shared proxy's CA bundle (ca_bundle: "
+                               "api_proxy_apply makes the serving certificate and passes it): the workloads verify the "
+                               "proxy's Service with it")
+        if not settings.get("follow_mode", True):
+            raise SidecarError("private_capi_proxy_topology shared needs private_capi_proxy_follow_mode true: the shared "
+                               "proxy is flipped through the mode ConfigMap like the sidecars")
+        try:
+            replicas = int(settings.get("replicas", SHARED_DEFAULTS["replicas"]))
+        except (TypeError, ValueError):
+            replicas = 0
+        if replicas < 1:
+            raise SidecarError("private_capi_proxy_replicas must be a number of at least 1 (2 keeps a proxy through a "
+                               "node's loss), got %r" % settings.get("replicas"))
     if settings["state"] == "present":
         port, metrics_port = _port(settings, "port"), _port(settings, "metrics_port")
         if metrics_port <= 0 or metrics_port == port:
@@ -442,25 +585,40 @@ def role_reads(settings):
     for group, version, plural, namespaced in RBAC_RESOURCES:
         reads.append({"api_version": "%s/%s" % (group, version), "kind": RBAC_KINDS[plural],
                       "namespace": namespace if namespaced else "", "label_selectors": selectors})
+    if settings["state"] == "absent":
+        # a shared proxy the role made, whatever the topology asked for now
+        for group, version, _plural, kind in SHARED_RESOURCES:
+            reads.append({"api_version": "/".join(part for part in (group, version) if part), "kind": kind,
+                          "namespace": namespace, "label_selectors": selectors})
     return reads
+
+
+def _reference(obj):
+    """obj reduced to what a delete needs: apiVersion, kind, name and namespace."""
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
+            "metadata": dict((key, value) for key, value in _metadata(obj).items() if key in ("name", "namespace"))}
 
 
 def role_plan(results, settings):
     """What the api_proxy role does with what role_reads read (results, as k8s_lists returns them): a dict of
     error (why to stop, or ""), apply (objects to create or update), patches (the Deployments' merge patches),
     patch (whether this run sends them) and delete (objects to delete)."""
-    _check_role_settings(settings)
+    _check_role_settings(settings, planning=True)
     found = [result.get("resources") or [] for result in results]
     if len(found) != len(role_reads(settings)):
         raise SidecarError("expected %d lists as proxy_reads asks for (the Deployments, then the ConfigMaps and the "
                            "RBAC), got %d; pass the k8s_lists results of that read" % (len(role_reads(settings)), len(found)))
     namespace, names, deployments = settings["namespace"], settings["deployments"], found[0]
+    settings = dict(SHARED_DEFAULTS, **settings)
+    shared = topology(settings) == SHARED
     config_map = kubeconfig_config_map(namespace, settings["config_map_name"], settings["port"],
-                                       settings["upstream_server"])
+                                       settings["upstream_server"], settings["ca_bundle"] if shared else None,
+                                       settings.get("mount_path"))
     if settings["state"] == "absent":
-        delete = [{"apiVersion": RBAC_API_VERSION, "kind": obj.get("kind"),
-                   "metadata": dict((key, value) for key, value in _metadata(obj).items() if key in ("name", "namespace"))}
-                  for objects in found[1:] for obj in objects]
+        # the workloads restored first (patches), then the shared proxy they used and what the role made
+        proxy = shared_proxy_of(deployments)
+        delete = [_reference(dict(proxy, apiVersion="apps/v1", kind="Deployment"))] if proxy else []
+        delete.extend(_reference(obj) for objects in found[1:] for obj in objects)
         config_map_names = [settings["config_map_name"]] + ([PROXY_MODE_CONFIG_MAP] if settings["follow_mode"] else [])
         delete.extend({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
                       for name in config_map_names)
@@ -478,6 +636,12 @@ def role_plan(results, settings):
     if missing and not settings["skip_missing"]:
         error = ("Deployments %s were not found in namespace %s; fix private_capi_proxy_deployments (expected the "
                  "CAPI-dependent Deployments of this namespace)." % (", ".join(missing), namespace))
-    rbac = private_rbac(deployments, names, namespace, *found[1:], follow_mode=settings["follow_mode"]) if settings["rbac"] else []
-    return {"error": error, "apply": apply + rbac, "patches": present_patches(deployments, names, settings),
-            "patch": settings["steps"] == "all", "delete": []}
+    rbac = private_rbac(deployments, names, namespace, *found[1:], follow_mode=settings["follow_mode"],
+                        proxy_account=SHARED_NAME if shared else None) if settings["rbac"] else []
+    proxy = shared_proxy_objects(settings, namespace) if shared else []
+    # sidecar: a shared proxy the role made before (another topology then) goes once no Deployment uses it
+    delete = []
+    if not shared and shared_proxy_of(deployments) is not None:
+        delete = [_reference(obj) for obj in shared_proxy_objects(dict(settings, topology=SHARED), namespace)]
+    return {"error": error, "apply": apply + rbac + proxy, "patches": present_patches(deployments, names, settings),
+            "patch": settings["steps"] == "all", "delete": delete}

@@ -109,6 +109,9 @@ MONITORING = "only with private_capi_monitoring, where the cluster serves monito
 SHIM_REMOVAL = "rollback.yml removes the conversion shim once no CRD converts through it."
 SHIM_REMOVAL_WHEN = "only when no CRD converts through the shim any more (the private CRDs were removed)"
 COPY_BACK = "only when a cluster whose standard objects were deleted goes back"
+# the shared topology of the proxy (role api_proxy, private_capi_proxy_topology shared): its Deployment, Service,
+# PodDisruptionBudget, ServiceAccount and serving certificate in the HCP namespace
+SHARED_PROXY = "only with private_capi_proxy_topology shared (one proxy Deployment per HCP namespace)"
 
 
 def written_rbac(scope, resources, removed, created, corrected):
@@ -208,6 +211,23 @@ RULES = (
     Rule(HCP_NAMESPACES, [""], ["configmaps"], ["delete"], FORWARD,
          "The way back removes the proxy sidecar's kubeconfig and mode ConfigMaps.",
          conditional=SIDECARS_OUT),
+    Rule(HCP_NAMESPACES, ["apps", "policy", ""], ["deployments", "poddisruptionbudgets", "services",
+                                                  "serviceaccounts"], ["get", "create"], (MIGRATE,),
+         "Role api_proxy: the shared proxy's Deployment, PodDisruptionBudget, Service and ServiceAccount.",
+         conditional=SHARED_PROXY),
+    Rule(HCP_NAMESPACES, ["policy", ""], ["poddisruptionbudgets", "services", "serviceaccounts"], ["patch"], (MIGRATE,),
+         "Role api_proxy corrects the shared proxy's PodDisruptionBudget, Service and ServiceAccount.",
+         conditional=SHARED_PROXY),
+    Rule(HCP_NAMESPACES, ["apps", "policy", ""], ["deployments", "poddisruptionbudgets", "services",
+                                                  "serviceaccounts"], ["delete"], FORWARD,
+         "The shared proxy removed: by role api_proxy when a namespace goes back to sidecars or the proxy is taken "
+         "out, by the way back where it takes the proxy out.", conditional=SHARED_PROXY),
+    Rule(HCP_NAMESPACES, [""], ["secrets"], ["get", "create"], (MIGRATE,),
+         "api_proxy_apply makes the shared proxy's serving certificate and its CA (provider generate).",
+         conditional=SHARED_PROXY),
+    Rule(HCP_NAMESPACES, [""], ["secrets"], ["update"], (MIGRATE,),
+         "api_proxy_apply renews the shared proxy's serving certificate.",
+         conditional="only with private_capi_proxy_topology shared, when the certificate is due for renewal"),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["list"], READERS,
          "The standard CAPI objects: the copy's source, the steady gate, verify's comparison."),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["patch"], FORWARD,

@@ -10,12 +10,47 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_EXTRA_GROUPS, PRIVATE_SUFFIX, TO_PRIVATE, GroupMap, translate_object)
+from testenv.client import wait_for
 from testenv.cluster.testing import start_cluster
 from testenv import REPO_ROOT, capi, yamlio
 from testenv.hcp import build, fleet, state
 
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 FAST_VARS = {"private_capi_migrate_pause_settle_seconds": 0, "private_capi_migrate_health_stable_seconds": 0}
+
+
+# The real core manager's leader election with a short lease (test_leader_handover, test_shared_proxy): what those tests
+# check - who may write the Lease, and when; that the manager leads through a proxy - does not depend on the durations
+SHORT_LEASE_ARGS = ["--leader-elect=true", "--leader-elect-lease-duration=20s", "--leader-elect-renew-deadline=15s",
+                    "--leader-elect-retry-period=4s"]
+
+
+def manager_pods(server, namespace):
+    """The cluster-api Pods of namespace (those being deleted included)."""
+    pods = server.request("GET", "/api/v1/namespaces/%s/pods" % namespace).json()["items"]
+    return [p for p in pods if p["metadata"]["name"].startswith("cluster-api-")]
+
+
+def core_manager_leads(server, namespace):
+    """The one live cluster-api Pod of namespace, when its manager holds its Lease (else None)."""
+    live = [p["metadata"]["name"] for p in manager_pods(server, namespace) if not p["metadata"].get("deletionTimestamp")]
+    holder = capi.lease_holder_pod(server, namespace, capi.LEADER_LEASES["cluster-api"])
+    return holder if live == [holder] else None
+
+
+def start_electing_fleet(tmp_path, name, machines=1):
+    """start_fleet of the one HostedCluster name whose cluster-api runs the real core manager electing its leader with
+    SHORT_LEASE_ARGS (testenv.capi.run_electing_core_manager), returned once it leads: (server, crds)."""
+    server, crds = start_fleet(tmp_path, fleet.fleet_spec(1, machines=machines), managers=("cluster-api",),
+                               extra_crds=build.all_core_crds())
+    try:
+        capi.run_electing_core_manager(server, hcp_ns(name), SHORT_LEASE_ARGS)
+        wait_for(lambda: core_manager_leads(server, hcp_ns(name)), "the core manager of cluster-api to hold its Lease",
+                 timeout=180, interval=1)
+    except BaseException:
+        server.stop()
+        raise
+    return server, crds
 
 
 def start_fleet(tmp_path, spec, faults=False, pods="node", private_crds=True, managers=(), extra_crds=(),

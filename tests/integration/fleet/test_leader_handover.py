@@ -7,7 +7,7 @@ container, reconciling nothing of the fixture), which gives no Lease back when i
 - Crash safety: migrate_fleet.yml SIGKILLed during the handover (the new Pod up, the Lease still the old Pod's), then run
   again with the same run id: the HostedCluster migrates, the Lease ends held by the new Pod, nothing else changed.
 
-The manager elects with a short lease here (LEADER_ARGS) so that the expiry of the first test takes seconds, not
+The manager elects with a short lease here (support.SHORT_LEASE_ARGS) so that the expiry of the first test takes seconds, not
 minutes: what is tested (who may write the Lease, and when) does not depend on the durations. The real managers with
 HyperShift's flags are tests/integration/e2e/test_capi_controllers.py's.
 """
@@ -19,19 +19,17 @@ import pytest
 
 from testenv import capi
 from testenv.client import wait_for
-from testenv.hcp import build, fleet
 from testenv.module_runner import run_module
 from tests.integration.fleet.support import (
-    hcp_ns, hostedcluster_states, kill_playbook, migrated_content_problems, read_report, run_playbook, snapshot,
-    start_fleet, start_playbook, write_inventory)
+    core_manager_leads, hcp_ns, hostedcluster_states, kill_playbook, migrated_content_problems, read_report,
+    run_playbook, snapshot, start_electing_fleet, start_playbook, write_inventory)
+from tests.integration.fleet.support import manager_pods as support_manager_pods
 
 pytestmark = pytest.mark.slow
 
 NAME = "hc-01"
 NAMESPACE = hcp_ns(NAME)
 LEASE = capi.LEADER_LEASES["cluster-api"]
-LEADER_ARGS = ["--leader-elect=true", "--leader-elect-lease-duration=20s", "--leader-elect-renew-deadline=15s",
-               "--leader-elect-retry-period=4s"]
 HOLD = "private-capi.test/hold"
 
 
@@ -61,25 +59,19 @@ class LeaseSampler(object):
 
 
 def manager_pods(server):
-    pods = server.request("GET", "/api/v1/namespaces/%s/pods" % NAMESPACE).json()["items"]
-    return [p for p in pods if p["metadata"]["name"].startswith("cluster-api-")]
+    return support_manager_pods(server, NAMESPACE)
 
 
 def leads(server):
     """The one live cluster-api Pod, when its manager holds the Lease (else None)."""
-    live = [p["metadata"]["name"] for p in manager_pods(server) if not p["metadata"].get("deletionTimestamp")]
-    holder = capi.lease_holder_pod(server, NAMESPACE, LEASE)
-    return holder if live == [holder] else None
+    return core_manager_leads(server, NAMESPACE)
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("leader-handover")
-    server, crds = start_fleet(tmp_path, fleet.fleet_spec(1, machines=1), managers=("cluster-api",),
-                               extra_crds=build.all_core_crds())
+    server, crds = start_electing_fleet(tmp_path, NAME)
     try:
-        capi.run_electing_core_manager(server, NAMESPACE, LEADER_ARGS)
-        wait_for(lambda: leads(server), "the core manager of cluster-api to hold its Lease", timeout=180, interval=1)
         yield {"server": server, "crds": crds, "tmp": str(tmp_path),
                "inventory": write_inventory(tmp_path, server.kubeconfig), "before": snapshot(server, crds, NAMESPACE)}
     finally:

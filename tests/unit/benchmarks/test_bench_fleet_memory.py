@@ -17,6 +17,13 @@ def test_a_fleet_that_fits_is_not_refused_and_one_that_does_not_is_refused_with_
     assert bench_fleet.memory_refusal(100, "scale_down", 23000) is None
 
 
+def test_the_shared_topology_counts_two_proxies_per_hostedcluster_and_fits_100_in_this_machine():
+    estimate, reckoning = bench_fleet.memory_estimate(100, "zero_stop", "shared")
+    assert estimate == bench_fleet.FIXED_MB + 100 * (74 + 100) and "100 MB of API proxies (shared)" in reckoning
+    assert bench_fleet.memory_refusal(100, "zero_stop", 23000, "shared") is None
+    assert "at most 120 fit" in bench_fleet.memory_refusal(200, "zero_stop", 23000, "shared")
+
+
 def test_a_machine_without_room_for_one_says_none_fit():
     assert "at most 0 fit" in bench_fleet.memory_refusal(1, "zero_stop", 1500)
 

@@ -17,7 +17,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.names 
 MODULE_PACKAGE = "ansible_collections.hypershift.private_capi.plugins.modules."
 # every module that talks to the API server, with each option that holds a namespace or an object name
 API_MODULES = {
-    "api_proxy_apply": {"hcp_namespace", "deployments[]", "config_map_name"},
+    "api_proxy_apply": {"hcp_namespace", "deployments[]", "config_map_name", "serving_secret_name", "ca_secret_name"},
     "capi_access_review": {"hostedcluster_namespaces[]", "hcp_namespaces[]", "operator_namespace"},
     "capi_health": {"hcp_namespace", "deployments[]"},
     "capi_object_migrate": {"hcp_namespace"},
