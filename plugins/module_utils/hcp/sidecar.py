@@ -186,14 +186,16 @@ def sidecar_container(settings, namespace):
         "args": args,
         "ports": [{"name": METRICS_PORT_NAME, "containerPort": int(settings["metrics_port"]), "protocol": "TCP"}],
         "resources": settings["resources"],
-        "livenessProbe": settings["liveness_probe"],
-        "readinessProbe": settings["readiness_probe"],
         "volumeMounts": [_mount(settings)],
         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "runAsNonRoot": True,
                             "capabilities": {"drop": ["ALL"]}},
         "lifecycle": {"postStart": {"exec": {"command": [
             "capi-proxy", "wait-ready", "--port=%s" % settings["port"], "--timeout=%d" % WAIT_READY_SECONDS]}}},
     }
+    # an empty probe is no probe (the API server refuses one without a handler)
+    for key, setting in (("livenessProbe", "liveness_probe"), ("readinessProbe", "readiness_probe")):
+        if settings[setting]:
+            container[key] = settings[setting]
     if follow_mode:
         container["env"] = [{"name": POD_NAME_ENV,
                              "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}]

@@ -7,6 +7,7 @@ acknowledges it in the mode ConfigMap) and unpauses the copies. A sampler reads 
 time: none is ever below its replicas available once the sidecars are in. Without sidecars the window is refused
 before any change, naming the Deployment and the step that fixes it.
 """
+import json
 import os
 import subprocess
 import threading
@@ -85,13 +86,15 @@ def pause_standard(server):
     assert not paused.failed, paused
 
 
-def put_sidecars_in_ahead(server):
+def put_sidecars_in_ahead(server, topology="sidecar"):
+    """The api_proxy role in pass-through for NS's CAPI-dependent Deployments (playbooks/proxy_ahead.yml); the run."""
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     command = [os.path.join(REPO_ROOT, ".venv", "bin", "ansible-playbook"), "-i", "localhost,", PLAYBOOK,
-               "-e", "kubeconfig=%s namespace=%s" % (server.kubeconfig, NS), "-e", '{"deployments": %s}' % (
-                   str(DEPLOYMENTS).replace("'", '"'))]
+               "-e", json.dumps({"kubeconfig": server.kubeconfig, "namespace": NS, "deployments": DEPLOYMENTS,
+                                 "topology": topology})]
     result = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=400, check=False)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    return result
 
 
 def mode_data(server):
