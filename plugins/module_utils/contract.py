@@ -117,6 +117,8 @@ RBAC_ENTRY_POINT_LABEL = "hypershift.openshift.io/private-capi-entry-point"
 # private groups. Written by the migration (the flip) and its way back, read by the sidecars; once a sidecar applied a
 # mode it writes data[PROXY_APPLIED_PREFIX + <its Pod's name>] = that mode, which the flip waits for from every Pod.
 PROXY_MODE_CONFIG_MAP = "capi-proxy-mode"
+# The shared proxy's serving certificate and its CA (api_proxy_apply's defaults; the migrate identity's RBAC names them)
+PROXY_SERVING_SECRET, PROXY_CA_SECRET = "capi-proxy-serving", "capi-proxy-ca"
 PROXY_MODE_KEY = "mode"
 PROXY_APPLIED_PREFIX = "applied."
 PROXY_PASSTHROUGH, PROXY_TRANSLATE = "passthrough", "translate"

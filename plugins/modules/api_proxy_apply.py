@@ -31,8 +31,8 @@ description:
     certificate of the Secret O(serving_secret_name), and each named Deployment's containers get a C(KUBECONFIG) that
     names that Service (C(https://capi-proxy.<namespace>.svc:<port>)), verified with the CA bundle of that certificate
     (O(certificate_provider)), with their Pod's own service-account token. The proxy's Deployment is created first
-    and, with O(wait_timeout), awaited until it has rolled out before any workload is patched. It costs one proxy process per replica for the whole namespace instead
-    of one per Deployment's Pod; docs/proxy.md compares the two.
+    and, with O(wait_timeout), awaited until it has rolled out before any workload is patched. It costs one proxy
+    process per replica for the whole namespace instead of one per Deployment's Pod; docs/proxy.md compares the two.
   - A named Deployment that does not exist fails the run before any write, naming it, unless O(skip_missing).
   - Every write is sent only when something differs - an object already as wanted, a patch already in place (a
     server-side dry run judges a patch of a list, which lacks the fields the API server defaults) - so a second run

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_CA_SECRET
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import sidecar
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import deployment_unchanged, merge_patch_changes
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.rollout import RolloutService
@@ -55,7 +56,7 @@ OPTIONS = dict(
     topology=dict(type="str", choices=list(sidecar.TOPOLOGIES), default=sidecar.SIDECAR),
     replicas=dict(type="int", default=sidecar.SHARED_DEFAULTS["replicas"]),
     serving_secret_name=dict(type="str", default=sidecar.SHARED_DEFAULTS["serving_secret_name"]),
-    ca_secret_name=dict(type="str", default="capi-proxy-ca"),
+    ca_secret_name=dict(type="str", default=PROXY_CA_SECRET),
     certificate_provider=dict(type="str", choices=["auto", "generate", "openshift"], default="auto"),
 )
 # the options that are the module's own, not role_plan's settings

@@ -34,6 +34,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     PROXY_MODES,
     PROXY_NAMESPACE_LABEL,
     PROXY_ORIGINAL_ANNOTATION,
+    PROXY_SERVING_SECRET,
     SERVING_CERT_ANNOTATION,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
@@ -94,7 +95,7 @@ ROLE_SETTINGS = ("state", "steps", "namespace", "deployments", "skip_missing", "
 SETTINGS = ("image", "image_pull_policy", "mount_path", "port", "metrics_port", "log_level", "use_own_credentials",
             "extra_args", "resources", "liveness_probe", "readiness_probe", "config_map_name", "main_containers")
 # the shared topology's own settings (role_plan): absent from a sidecar caller's settings, they take these values
-SHARED_DEFAULTS = {"topology": SIDECAR, "replicas": 2, "ca_bundle": "", "serving_secret_name": "capi-proxy-serving",
+SHARED_DEFAULTS = {"topology": SIDECAR, "replicas": 2, "ca_bundle": "", "serving_secret_name": PROXY_SERVING_SECRET,
                    "serving_certificate_provider": "generate"}
 
 

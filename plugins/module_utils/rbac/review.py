@@ -21,13 +21,18 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules
     CLUSTER, resource_matches, rules_for)
 
 
-class Access(namedtuple("Access", "verb group resource namespace scope rule")):
-    """One verb on one group/resource ("plural" or "plural/subresource") in namespace ("" cluster-wide)."""
+class Access(namedtuple("Access", "verb group resource namespace scope rule name")):
+    """One verb on one group/resource ("plural" or "plural/subresource") in namespace ("" cluster-wide); name: the one
+    object a rule limited to resourceNames allows ("" any)."""
     __slots__ = ()
+
+    def __new__(cls, verb, group, resource, namespace, scope, rule, name=""):
+        return super(Access, cls).__new__(cls, verb, group, resource, namespace, scope, rule, name)
 
     def describe(self):
         where = "in namespace %s" % self.namespace if self.namespace else "cluster-wide"
-        return "%s %s %s" % (self.verb, "%s.%s" % (self.resource, self.group) if self.group else self.resource, where)
+        what = "%s.%s" % (self.resource, self.group) if self.group else self.resource
+        return "%s %s%s %s" % (self.verb, what, " %s" % self.name if self.name else "", where)
 
 
 def _served_resources(served, group, namespaced_only):
@@ -77,7 +82,8 @@ def needed(entry_point, namespaces, served):
         for group in _groups(rule, served):
             for resource, verbs in _resources(rule, group, served, rule.scope != CLUSTER):
                 for namespace in where:
-                    accesses.extend(Access(verb, group, resource, namespace, rule.scope, rule) for verb in verbs)
+                    accesses.extend(Access(verb, group, resource, namespace, rule.scope, rule, name)
+                                    for verb in verbs for name in rule.resource_names or ("",))
     return accesses
 
 
@@ -86,10 +92,10 @@ def _matches(values, value):
 
 
 def covered(access, resource_rules):
-    """True when one of a SelfSubjectRulesReview's resourceRules allows access (rules limited to resourceNames
-    never do: the plan lists and writes objects by any name)."""
+    """True when one of a SelfSubjectRulesReview's resourceRules allows access (a rule limited to resourceNames only an
+    access to one of those names: the plan lists and writes other objects by any name)."""
     for rule in resource_rules or ():
-        if rule.get("resourceNames"):
+        if rule.get("resourceNames") and access.name not in rule["resourceNames"]:
             continue
         if (_matches(rule.get("verbs") or (), access.verb) and _matches(rule.get("apiGroups") or (), access.group)
                 and resource_matches(rule.get("resources") or (), access.resource)):
@@ -104,6 +110,8 @@ def access_review_body(access):
         attributes["subresource"] = subresource
     if access.namespace:
         attributes["namespace"] = access.namespace
+    if access.name:
+        attributes["name"] = access.name
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
             "spec": {"resourceAttributes": attributes}}
 
@@ -122,6 +130,8 @@ def missing_rules(denied):
                                         "why": access.rule.why})
         if access.verb not in entry["verbs"]:
             entry["verbs"].append(access.verb)
+        if access.name and access.name not in entry.setdefault("resourceNames", []):
+            entry["resourceNames"].append(access.name)
     return [merged[key] for key in sorted(merged)]
 
 

@@ -17,7 +17,11 @@ __metaclass__ = type
 
 from collections import namedtuple
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import PROXY_MODE_CONFIG_MAP
+from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    PROXY_CA_SECRET,
+    PROXY_MODE_CONFIG_MAP,
+    PROXY_SERVING_SECRET,
+)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import (
     AGENT_PRIVATE_GROUP, AGENT_STANDARD_GROUP, PRIVATE_SUFFIX, STANDARD_SUFFIX)
 
@@ -222,12 +226,17 @@ RULES = (
                                                   "serviceaccounts"], ["delete"], FORWARD,
          "The shared proxy removed: by role api_proxy when a namespace goes back to sidecars or the proxy is taken "
          "out, by the way back where it takes the proxy out.", conditional=SHARED_PROXY),
-    Rule(HCP_NAMESPACES, [""], ["secrets"], ["get", "create"], (MIGRATE,),
+    Rule(HCP_NAMESPACES, [""], ["secrets"], ["create"], (MIGRATE,),
          "api_proxy_apply makes the shared proxy's serving certificate and its CA (provider generate).",
          conditional=SHARED_PROXY),
+    Rule(HCP_NAMESPACES, [""], ["secrets"], ["get"], (MIGRATE,),
+         "api_proxy_apply reads the shared proxy's serving certificate and its CA, and no other Secret (their default "
+         "names: private_capi_proxy_serving_secret_name and private_capi_proxy_ca_secret_name renamed need this rule "
+         "renamed).", conditional=SHARED_PROXY, resource_names=(PROXY_SERVING_SECRET, PROXY_CA_SECRET)),
     Rule(HCP_NAMESPACES, [""], ["secrets"], ["update"], (MIGRATE,),
          "api_proxy_apply renews the shared proxy's serving certificate.",
-         conditional="only with private_capi_proxy_topology shared, when the certificate is due for renewal"),
+         conditional="only with private_capi_proxy_topology shared, when the certificate is due for renewal",
+         resource_names=(PROXY_SERVING_SECRET, PROXY_CA_SECRET)),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["list"], READERS,
          "The standard CAPI objects: the copy's source, the steady gate, verify's comparison."),
     Rule(HCP_NAMESPACES, STANDARD_CAPI_GROUPS, ["*"], ["patch"], FORWARD,

@@ -124,6 +124,24 @@ def test_a_rules_review_covers_an_access_as_the_rbac_authorizer_would(rule, acce
                           [rule]) is expected
 
 
+def test_a_rule_limited_to_names_is_reviewed_for_each_name_and_covered_only_by_a_grant_of_that_name():
+    """The shared proxy's Secrets (2026-12-04): get and update on its two Secrets only, never on every Secret of an HCP
+    namespace (they hold the hosted clusters' kubeconfigs)."""
+    wanted = [access for access in review.needed(rules.MIGRATE, {rules.HCP_NAMESPACES: [HCP]}, {})
+              if access.resource == "secrets" and access.verb in ("get", "update")]
+    assert sorted((access.verb, access.name) for access in wanted) == [
+        ("get", "capi-proxy-ca"), ("get", "capi-proxy-serving"), ("update", "capi-proxy-ca"),
+        ("update", "capi-proxy-serving")]
+    named = [access for access in wanted if access.name == "capi-proxy-serving" and access.verb == "get"][0]
+    assert review.covered(named, [{"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"],
+                                   "resourceNames": ["capi-proxy-serving"]}]) is True
+    assert review.covered(named, [{"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"],
+                                   "resourceNames": ["other"]}]) is False
+    assert review.access_review_body(named)["spec"]["resourceAttributes"]["name"] == "capi-proxy-serving"
+    assert review.missing_rules([named])[0]["resourceNames"] == ["capi-proxy-serving"]
+    assert "get secrets capi-proxy-serving in namespace" in named.describe()
+
+
 def test_an_access_review_asks_for_the_subresource_apart():
     body = review.access_review_body(review.Access("update", "cluster.x-k8s.io", "clusters/status", HCP,
                                                    rules.HCP_NAMESPACES, rules.RULES[0]))
