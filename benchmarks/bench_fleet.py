@@ -63,6 +63,7 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import PHASE_COLUMNS, build_report
+from testenv.cluster.cluster import rss_kib
 from testenv.cluster.testing import container_processes, start_cluster
 from testenv import REPO_ROOT, capi, yamlio
 from testenv.hcp import fleet
@@ -290,13 +291,9 @@ def proxies_rss_mb(server):
     total, found = 0, 0
     answer = server.request("GET", "/api/v1/pods")
     for pod in answer.json().get("items") or [] if answer.status == 200 else []:
-        for pid in container_processes(pod, PROXY_CONTAINER):
-            try:
-                with open("/proc/%d/status" % pid) as handle:
-                    total += int([line for line in handle if line.startswith("VmRSS:")][0].split()[1])
-                found += 1
-            except (OSError, IndexError, ValueError):
-                continue
+        for kib in filter(None, (rss_kib(pid) for pid in container_processes(pod, PROXY_CONTAINER))):
+            total += kib
+            found += 1
     return total / 1024.0, found
 
 

@@ -18,6 +18,7 @@ import pytest
 from kubernetes import client as k8s_client
 
 from testenv.client import wait_for
+from testenv.cluster.cluster import rss_kib
 from testenv.cluster.testing import container_processes, container_uids, pod_is_ready
 from testenv.hcp import fleet
 from testenv.module_runner import run_module
@@ -69,9 +70,7 @@ def proxy_rss_mb(server):
     """The summed RSS of the shared proxy's processes (every replica), in MB."""
     total = 0
     for pod in pods(server, PROXY):
-        for pid in container_processes(pod, "kube-apiserver-proxy"):
-            with open("/proc/%d/status" % pid) as handle:
-                total += int([line for line in handle if line.startswith("VmRSS:")][0].split()[1])
+        total += sum(rss_kib(pid) or 0 for pid in container_processes(pod, "kube-apiserver-proxy"))
     return total / 1024.0
 
 
