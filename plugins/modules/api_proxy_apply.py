@@ -24,16 +24,22 @@ description:
     exists keeps its mode - the migration flips it), the RBAC on the private groups derived from the workloads'
     grants (O(rbac)), then the merge patch of each named Deployment that puts the sidecar and C(KUBECONFIG) in, after
     recording what it changes. With O(state=absent) - each Deployment's recorded env, mounts and volumes put back
-    and the sidecar out, then (after the rollout, with O(wait_timeout)) the shared proxy, the RBAC objects this role
-    created and its ConfigMaps deleted.
+    and the sidecar out, then the RBAC objects this role created and its ConfigMaps deleted, and the shared proxy
+    (its Deployment, Service, PodDisruptionBudget and ServiceAccount; its certificate's Secrets stay) once the
+    rollout was awaited (O(wait_timeout)) and no Deployment left out of O(deployments) still points at it.
   - With O(topology=shared) there is no sidecar - one proxy Deployment per namespace (C(capi-proxy), O(replicas) Pods
     spread over nodes where it can, its Service, a PodDisruptionBudget and its ServiceAccount) serves HTTPS with the
     certificate of the Secret O(serving_secret_name), and each named Deployment's containers get a C(KUBECONFIG) that
     names that Service (C(https://capi-proxy.<namespace>.svc:<port>)), verified with the CA bundle of that certificate
     (O(certificate_provider)), with their Pod's own service-account token. The proxy's Deployment is created first
-    and, with O(wait_timeout), awaited until it has rolled out before any workload is patched. It costs one proxy
-    process per replica for the whole namespace instead of one per Deployment's Pod; docs/proxy.md compares the two.
-  - A named Deployment that does not exist fails the run before any write, naming it, unless O(skip_missing).
+    and awaited until it has rolled out (at least 120 s, whatever O(wait_timeout) says, O(steps=prepare) too) before
+    any workload is patched or its patch returned. Its Pods take the scheduling of the first named Deployment
+    (nodeSelector, tolerations, priority class, node affinity) and HyperShift's label
+    C(hypershift.openshift.io/need-management-kas-access), and roll when the serving certificate is renewed. It costs
+    one proxy process per replica for the whole namespace instead of one per Deployment's Pod; docs/proxy.md compares
+    the two.
+  - A named Deployment that does not exist fails the run before any write (with O(topology=shared), after the serving
+    certificate's Secrets), naming it, unless O(skip_missing).
   - Every write is sent only when something differs - an object already as wanted, a patch already in place (a
     server-side dry run judges a patch of a list, which lacks the fields the API server defaults) - so a second run
     changes nothing.
@@ -170,7 +176,8 @@ options:
       - V(sidecar) - a proxy in each Pod of the named Deployments, on loopback, speaking as the Pod's service account
         (the enhancement's design). V(shared) - one proxy Deployment for the namespace behind a Service, over TLS,
         each client's own token forwarded (O(use_own_credentials) does not apply). A run with the other topology than
-        the namespace has moves it over; a shared proxy left without users is deleted after the rollout.
+        the namespace has moves it over; a shared proxy no Deployment uses any more is deleted once the rollout was
+        awaited (O(wait_timeout)), otherwise it stays with a warning.
     type: str
     choices: [sidecar, shared]
     default: sidecar

@@ -128,12 +128,12 @@ def mode_problem(config_map, namespace, allowed):
     return None
 
 
-def running_sidecars(pods, names):
-    """Names of the Pods of the named Deployments, and of the namespace's shared proxy, whose proxy container runs now
-    and that are not going away."""
+def running_sidecars(pods, names, shared=False):
+    """Names of the Pods of the named Deployments and, with shared (a named Deployment points at the namespace's
+    shared proxy), of that proxy, whose proxy container runs now and that are not going away."""
     if not names:
         return []
-    pattern = owner_pattern(list(names) + [SHARED_NAME])
+    pattern = owner_pattern(list(names) + ([SHARED_NAME] if shared else []))
     found = []
     for pod in pods:
         metadata = pod.get("metadata") or {}
@@ -194,9 +194,10 @@ class FlipService(object):
         path = api_path("apps", "v1", "deployments", self.namespace)
         return self.client.list(path, "list " + describe("Deployments", namespace=self.namespace))
 
-    def _running(self):
+    def _running(self, shared):
         path = api_path("", "v1", "pods", self.namespace)
-        return running_sidecars(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)), self.names)
+        return running_sidecars(self.client.list(path, "list " + describe("Pods", namespace=self.namespace)), self.names,
+                                shared)
 
     def check(self, allowed, rollout_timeout=0):
         """Refuse (FlipError, nothing written) unless every named Deployment that exists has a sidecar that follows
@@ -226,7 +227,9 @@ class FlipService(object):
         """Set mode (one write, none when it is set) and wait until every running sidecar acknowledged it; FlipError
         naming the Pods that did not within timeout seconds. In check mode nothing is written or waited for."""
         config_map = self.read_config_map()
-        running = self._running()
+        shared = any(points_at_shared(d) for d in self.read_deployments()
+                     if (d.get("metadata") or {}).get("name") in self.names)
+        running = self._running(shared)
         patch = flip_patch(config_map, mode, running)
         self.result.update(mode=mode, changed=bool(patch and PROXY_MODE_KEY in patch["data"]))
         if self.check_mode:
@@ -247,6 +250,6 @@ class FlipService(object):
             self.sleep(POLL_SECONDS)
             config_map = self.read_config_map()
             if self.clock() - listed >= RUNNING_SECONDS:
-                running, listed = self._running(), self.clock()
+                running, listed = self._running(shared), self.clock()
         self.result.update(pods=running, waited_seconds=round(self.clock() - started, 3))
         return self.result

@@ -59,6 +59,8 @@ OPTIONS = dict(
     ca_secret_name=dict(type="str", default=PROXY_CA_SECRET),
     certificate_provider=dict(type="str", choices=["auto", "generate", "openshift"], default="auto"),
 )
+# the shared proxy's own rollout is awaited at least this long, whatever wait_timeout says
+SHARED_ROLLOUT_SECONDS = 120
 # the options that are the module's own, not role_plan's settings
 OWN_OPTIONS = ("hcp_namespace", "ca_secret_name", "certificate_provider")
 # the shared proxy's serving certificate, as serving_certificate makes it (its defaults)
@@ -138,10 +140,11 @@ class ProxyApplyService(ModuleService):
         """What the run did so far (also what a failed run returns beside its message)."""
         return {"changed": any(action["action"] != "unchanged" for action in self.actions), "actions": self.actions}
 
-    def _rollout(self, names, replaced):
-        """Await the rollout of the Deployments names (RolloutService); replaced: count the Pods replaced and hand
-        the managers' Leases over, as the options say."""
-        rollout = RolloutService(self.client, self.settings["namespace"], names, self.params["wait_timeout"],
+    def _rollout(self, names, replaced, timeout=None):
+        """Await the rollout of the Deployments names (RolloutService) for timeout seconds (wait_timeout); replaced:
+        count the Pods replaced and hand the managers' Leases over, as the options say."""
+        rollout = RolloutService(self.client, self.settings["namespace"], names,
+                                 self.params["wait_timeout"] if timeout is None else timeout,
                                  self.params["poll_seconds"], pods=replaced and self.params["count_replaced_pods"],
                                  leases=replaced and self.params["leader_handover"], watch=True)
         outcome = rollout.run()
@@ -171,10 +174,14 @@ class ProxyApplyService(ModuleService):
                     else certificates.openshift(wanted_dns_names(params), self))
         except CertificateError as error:
             raise ServingCertificateError(str(error))
+        except ServingCertificateError as error:  # named as this module's and the role's option
+            raise ServingCertificateError(str(error).replace(
+                "provider=generate", "certificate_provider generate (private_capi_proxy_certificate_provider)"))
         bundle = done["ca_bundle"]
         if not bundle and self.check_mode:  # the service CA injects it once the ConfigMap exists: a dry run cannot wait
             bundle = "# the service CA's bundle, once injected (check mode)\n"
-        self.settings.update(ca_bundle=bundle, serving_certificate_provider=provider)
+        self.settings.update(ca_bundle=bundle, serving_certificate_provider=provider,
+                             serving_cert_sha256=done.get("tls_crt_sha256", ""))
         if done["changed"]:
             self.actions.append({"kind": "Secret", "namespace": namespace, "name": done["secret_name"],
                                  "action": done["action"]})
@@ -196,9 +203,11 @@ class ProxyApplyService(ModuleService):
         waiting = self.params["wait_timeout"] > 0 and not self.check_mode
         shared = any(obj["kind"] == "Deployment" and obj["metadata"]["name"] == sidecar.SHARED_NAME for obj in plan["apply"])
         result = {"proxy_rollout": {}}
-        if shared and waiting and plan["patch"]:
-            # the workloads point at the shared proxy only once its Service has Ready Pods behind it
-            result["proxy_rollout"] = self._rollout([sidecar.SHARED_NAME], False)
+        if shared and not self.check_mode:
+            # the workloads point at the shared proxy only once its Service has Ready Pods behind it: awaited whatever
+            # wait_timeout says (with steps prepare too: the caller sends the patches later)
+            result["proxy_rollout"] = self._rollout([sidecar.SHARED_NAME], False,
+                                                    max(self.params["wait_timeout"], SHARED_ROLLOUT_SECONDS))
         deployments = dict(((item.get("metadata") or {}).get("name"), item) for item in results[0]["resources"])
         if plan["patch"]:
             for patch in plan["patches"]:
@@ -210,6 +219,13 @@ class ProxyApplyService(ModuleService):
             result["rollout"] = self._rollout([name for name in self.settings["deployments"] if name in deployments], True)
         for obj in plan["delete"]:
             self._delete(obj)
+        if plan["delete_shared"] and (result["rollout"] or not plan["patches"]):
+            for obj in plan["delete_shared"]:  # no Deployment uses it any more: their rollout is done
+                self._delete(obj)
+        elif plan["delete_shared"] and not self.check_mode:
+            self.warnings.append("the shared proxy of namespace %s stays: its Deployments' rollout was not awaited "
+                                 "(wait_timeout 0), and a Pod that has not rolled may still use it; run again with "
+                                 "wait_timeout to remove it" % self.settings["namespace"])
         result.update(self.partial(), certificate=certificate)
         if self.diff and result["changed"]:
             result["diff"] = {"before": self.before, "after": self.after}

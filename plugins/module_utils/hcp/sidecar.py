@@ -36,6 +36,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     PROXY_ORIGINAL_ANNOTATION,
     PROXY_SERVING_SECRET,
     SERVING_CERT_ANNOTATION,
+    SERVING_CERT_HASH_ANNOTATION,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.rbac.rules import (
@@ -86,6 +87,9 @@ SHARED_POD_LABELS = {"app.kubernetes.io/name": SHARED_NAME, MANAGED_BY_LABEL: MA
 SHARED_TLS_DIR = "/etc/capi-proxy-tls"
 SHARED_TLS_VOLUME = "capi-proxy-serving"
 SHARED_PORT_NAME = "proxy"
+# HyperShift's NetworkPolicy of an HCP namespace lets a Pod reach the management API server only with this label (a
+# sidecar has it from its host Pod)
+KAS_ACCESS_LABEL = "hypershift.openshift.io/need-management-kas-access"
 # (group, version, plural, kind) of the shared proxy's objects besides its Deployment, read by label to remove them
 SHARED_RESOURCES = (("", "v1", "services", "Service"), ("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
                     ("", "v1", "serviceaccounts", "ServiceAccount"))
@@ -403,10 +407,13 @@ def kubeconfig_config_map(namespace, name, port, upstream_server, ca_bundle=None
             "metadata": {"name": name, "namespace": namespace, "labels": rbac_labels(namespace)}, "data": data}
 
 
-def shared_proxy_objects(settings, namespace):
+def shared_proxy_objects(settings, namespace, beside=None):
     """The shared proxy of namespace: its ServiceAccount, its Deployment (settings["replicas"] Pods, spread over nodes
     where it can, a rolling update that keeps them all until a new one is Ready), its Service and a
-    PodDisruptionBudget that keeps one Pod through a drain."""
+    PodDisruptionBudget that keeps one Pod through a drain. Its Pods take the scheduling of the Deployment beside (the
+    namespace's CAPI Pods: nodeSelector, tolerations, priority class, node affinity) and HyperShift's label that lets a
+    control-plane Pod reach the management API server through the namespace's NetworkPolicy; the serving
+    certificate's hash (settings serving_cert_sha256) rolls them when it is renewed (they read it when they start)."""
     labels = rbac_labels(namespace)
     replicas = int(settings["replicas"])
     container = sidecar_container(settings, namespace)
@@ -420,12 +427,21 @@ def shared_proxy_objects(settings, namespace):
                 "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [spread]}},
                 "volumes": [{"name": VOLUME_NAME, "configMap": {"name": settings["config_map_name"]}},
                             {"name": SHARED_TLS_VOLUME, "secret": {"secretName": settings["serving_secret_name"]}}]}
+    source = _spec(beside) if beside else {}
+    for key in ("nodeSelector", "tolerations", "priorityClassName"):
+        if source.get(key):
+            pod_spec[key] = source[key]
+    if (source.get("affinity") or {}).get("nodeAffinity"):
+        pod_spec["affinity"]["nodeAffinity"] = source["affinity"]["nodeAffinity"]
+    template_metadata = {"labels": dict(SHARED_POD_LABELS, **{KAS_ACCESS_LABEL: "true"})}
+    if settings.get("serving_cert_sha256"):
+        template_metadata["annotations"] = {SERVING_CERT_HASH_ANNOTATION: settings["serving_cert_sha256"]}
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(metadata)},
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": dict(metadata),
          "spec": {"replicas": replicas, "selector": {"matchLabels": SHARED_POD_LABELS},
                   "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
-                  "template": {"metadata": {"labels": SHARED_POD_LABELS}, "spec": pod_spec}}},
+                  "template": {"metadata": template_metadata, "spec": pod_spec}}},
         {"apiVersion": "v1", "kind": "Service", "metadata": service_metadata,
          "spec": {"type": "ClusterIP", "selector": SHARED_POD_LABELS,
                   "ports": [{"name": SHARED_PORT_NAME, "port": int(settings["port"]),
@@ -588,11 +604,6 @@ def role_reads(settings):
     for group, version, plural, namespaced in RBAC_RESOURCES:
         reads.append({"api_version": "%s/%s" % (group, version), "kind": RBAC_KINDS[plural],
                       "namespace": namespace if namespaced else "", "label_selectors": selectors})
-    if settings["state"] == "absent":
-        # a shared proxy the role made, whatever the topology asked for now
-        for group, version, _plural, kind in SHARED_RESOURCES:
-            reads.append({"api_version": "/".join(part for part in (group, version) if part), "kind": kind,
-                          "namespace": namespace, "label_selectors": selectors})
     return reads
 
 
@@ -618,14 +629,14 @@ def role_plan(results, settings):
                                        settings["upstream_server"], settings["ca_bundle"] if shared else None,
                                        settings.get("mount_path"))
     if settings["state"] == "absent":
-        # the workloads restored first (patches), then the shared proxy they used and what the role made
-        proxy = shared_proxy_of(deployments)
-        delete = [_reference(dict(proxy, apiVersion="apps/v1", kind="Deployment"))] if proxy else []
-        delete.extend(_reference(obj) for objects in found[1:] for obj in objects)
+        # the workloads restored first (patches), then what the role made; the shared proxy they used in
+        # delete_shared (deleted only once their rollout was awaited, and only when no other Deployment uses it)
+        delete = [_reference(obj) for objects in found[1:] for obj in objects]
         config_map_names = [settings["config_map_name"]] + ([PROXY_MODE_CONFIG_MAP] if settings["follow_mode"] else [])
         delete.extend({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
                       for name in config_map_names)
-        return {"error": "", "apply": [], "patches": absent_patches(deployments, names), "patch": True, "delete": delete}
+        return {"error": "", "apply": [], "patches": absent_patches(deployments, names), "patch": True, "delete": delete,
+                "delete_shared": _unused_shared_proxy(deployments, names, settings, namespace, True)}
     apply = [config_map]
     if settings["follow_mode"]:
         config_maps, found = found[1], [found[0]] + found[2:]
@@ -641,10 +652,25 @@ def role_plan(results, settings):
                  "CAPI-dependent Deployments of this namespace)." % (", ".join(missing), namespace))
     rbac = private_rbac(deployments, names, namespace, *found[1:], follow_mode=settings["follow_mode"],
                         proxy_account=SHARED_NAME if shared else None) if settings["rbac"] else []
-    proxy = shared_proxy_objects(settings, namespace) if shared else []
+    proxy = shared_proxy_objects(settings, namespace, _scheduling_source(deployments, names)) if shared else []
     # sidecar: a shared proxy the role made before (another topology then) goes once no Deployment uses it
-    delete = []
-    if not shared and shared_proxy_of(deployments) is not None:
-        delete = [_reference(obj) for obj in shared_proxy_objects(dict(settings, topology=SHARED), namespace)]
+    unused = [] if shared else _unused_shared_proxy(deployments, names, settings, namespace,
+                                                    settings["steps"] == "all")
     return {"error": error, "apply": apply + rbac + proxy, "patches": present_patches(deployments, names, settings),
-            "patch": settings["steps"] == "all", "delete": delete}
+            "patch": settings["steps"] == "all", "delete": [], "delete_shared": unused}
+
+
+def _unused_shared_proxy(deployments, names, settings, namespace, patching):
+    """References of the namespace's shared proxy objects to delete once this run's patches have rolled out: none
+    when there is no shared proxy, when this run sends no patch (patching false), or when a Deployment this run does
+    not patch still points at it."""
+    if shared_proxy_of(deployments) is None or not patching:
+        return []
+    if any(points_at_shared(d) and _metadata(d).get("name") not in names for d in deployments):
+        return []
+    return [_reference(obj) for obj in shared_proxy_objects(dict(settings, topology=SHARED), namespace)]
+
+
+def _scheduling_source(deployments, names):
+    """The first named Deployment found: the shared proxy runs where the namespace's CAPI Pods run."""
+    return next((d for name in names for d in deployments or [] if _metadata(d).get("name") == name), None)

@@ -68,8 +68,10 @@ def test_the_shared_plan_adds_one_proxy_for_the_namespace_and_points_the_workloa
     assert container["securityContext"]["runAsNonRoot"] is True and container["ports"][0]["name"] == "proxy"
     assert {"name": "capi-proxy-serving", "secret": {"secretName": "capi-proxy-serving"}} in pod["volumes"]
     service = by_kind(plan["apply"], "Service")[0]
-    assert service["spec"]["selector"] == proxy["spec"]["selector"]["matchLabels"] == \
-        proxy["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"] == proxy["spec"]["selector"]["matchLabels"]
+    # HyperShift's NetworkPolicy lets a control-plane Pod reach the management API server with this label
+    assert proxy["spec"]["template"]["metadata"]["labels"] == dict(
+        proxy["spec"]["selector"]["matchLabels"], **{"hypershift.openshift.io/need-management-kas-access": "true"})
     assert "annotations" not in service["metadata"]
     # the workloads: KUBECONFIG and the ConfigMap, no sidecar, recorded as for a sidecar
     for patch in plan["patches"]:
@@ -93,6 +95,23 @@ def test_only_the_shared_proxy_follows_the_mode_and_it_reads_crds_beside_the_wor
     mirrored = [obj for obj in sidecar_rbac if "mode" not in obj["metadata"]["name"]
                 and "crd-reader" not in obj["metadata"]["name"]]
     assert mirrored and all(obj in plan["apply"] for obj in mirrored)
+
+
+def test_the_shared_proxy_runs_where_the_capi_pods_run_and_rolls_on_a_new_certificate():
+    placed = dict(DEPLOYMENTS[0], spec={"template": {"spec": dict(
+        DEPLOYMENTS[0]["spec"]["template"]["spec"], nodeSelector={"hypershift.openshift.io/control-plane": "true"},
+        tolerations=[{"key": "hypershift.openshift.io/control-plane", "operator": "Exists"}],
+        priorityClassName="hypershift-control-plane",
+        affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}})}})
+    plan = sidecar.role_plan([{"resources": [placed] + DEPLOYMENTS[1:]}] + READ[1:],
+                             dict(SHARED, serving_cert_sha256="abc"))
+    proxy = by_kind(plan["apply"], "Deployment")[0]
+    pod = proxy["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"hypershift.openshift.io/control-plane": "true"}
+    assert pod["tolerations"][0]["key"] == "hypershift.openshift.io/control-plane"
+    assert pod["priorityClassName"] == "hypershift-control-plane" and "nodeAffinity" in pod["affinity"]
+    assert "podAntiAffinity" in pod["affinity"]
+    assert proxy["spec"]["template"]["metadata"]["annotations"] == {"hypershift.openshift.io/serving-cert-sha256": "abc"}
 
 
 def test_openshift_certificates_are_asked_for_on_the_service():
@@ -131,20 +150,23 @@ def test_a_namespace_moves_from_sidecars_to_the_shared_proxy_and_back_with_the_s
     # back to sidecars: the sidecar topology's plan deletes the shared proxy it no longer uses
     read = [{"resources": shared + [shared_deployment()]}] + READ[1:]
     plan = sidecar.role_plan(read, SETTINGS)
-    assert names(plan["delete"]) == [("ServiceAccount", "capi-proxy"), ("Deployment", "capi-proxy"),
-                                     ("Service", "capi-proxy"), ("PodDisruptionBudget", "capi-proxy")]
-    assert all(set(obj["metadata"]) == {"name", "namespace"} for obj in plan["delete"])
+    assert plan["delete"] == [] and names(plan["delete_shared"]) == [
+        ("ServiceAccount", "capi-proxy"), ("Deployment", "capi-proxy"), ("Service", "capi-proxy"),
+        ("PodDisruptionBudget", "capi-proxy")]
+    assert all(set(obj["metadata"]) == {"name", "namespace"} for obj in plan["delete_shared"])
+    # kept while a Deployment this run does not patch still points at it, or when the patches are sent later
+    assert sidecar.role_plan(read, dict(SETTINGS, deployments=["cluster-api"]))["delete_shared"] == []
+    assert sidecar.role_plan(read, dict(SETTINGS, steps="prepare"))["delete_shared"] == []
     assert [c["name"] for c in plan["patches"][0]["spec"]["template"]["spec"]["containers"]] == [
         "kube-apiserver-proxy", "manager"]
     # removed: each Deployment as it was, then the shared proxy and what the role made
-    absent_read = [{"resources": shared + [shared_deployment()]}] + [{"resources": []}] * 4 + [
-        {"resources": [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "capi-proxy", "namespace": NS}}]},
-        {"resources": []}, {"resources": []}]
+    absent_read = [{"resources": shared + [shared_deployment()]}] + [{"resources": []}] * 4
     absent = sidecar.role_plan(absent_read, dict(SHARED, state="absent"))
     assert absent["patches"] == sidecar.absent_patches(shared, SETTINGS["deployments"])
     for patch, original in zip(absent["patches"], DEPLOYMENTS):
         assert patch["spec"]["template"]["spec"]["containers"] == original["spec"]["template"]["spec"]["containers"]
-    assert names(absent["delete"])[:2] == [("Deployment", "capi-proxy"), ("Service", "capi-proxy")]
+    assert ("Deployment", "capi-proxy") in names(absent["delete_shared"])
+    assert "capi-proxy" not in [name for _kind, name in names(absent["delete"])]
 
 
 def test_the_flip_waits_for_the_shared_proxy_pods_and_checks_its_rollout():
@@ -164,8 +186,10 @@ def test_the_flip_waits_for_the_shared_proxy_pods_and_checks_its_rollout():
     owner = [{"kind": "ReplicaSet", "name": "cluster-api-7c"}]
     pods.append({"metadata": {"name": "cluster-api-7c-ccccc", "ownerReferences": owner},
                  "status": {"containerStatuses": [{"name": "manager", "state": {"running": {}}}]}})
-    assert flip.running_sidecars(pods, SETTINGS["deployments"]) == [
+    assert flip.running_sidecars(pods, SETTINGS["deployments"], shared=True) == [
         "capi-proxy-5d9c8b7f4-aaaaa", "capi-proxy-5d9c8b7f4-bbbbb"]
+    # a proxy no named Deployment points at (left by an interrupted move to sidecars) is not waited for
+    assert flip.running_sidecars(pods, SETTINGS["deployments"]) == []
     assert flip.zero_stop_way_back(deployments, SETTINGS["deployments"], NS, {"data": {"mode": "translate"}}) is True
     assert flip.zero_stop_way_back(workloads, SETTINGS["deployments"], NS, {"data": {"mode": "translate"}}) is False
 

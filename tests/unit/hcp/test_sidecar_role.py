@@ -180,10 +180,7 @@ def test_the_reads_depend_on_state_and_rbac():
         ("RoleBinding", NS, []), ("Role", NS, []), ("ClusterRoleBinding", "", []), ("ClusterRole", "", [])]
     assert sidecar.role_reads(dict(SETTINGS, rbac=False)) == present[:2]
     absent = sidecar.role_reads(dict(SETTINGS, state="absent", rbac=False))
-    assert [read["label_selectors"] for read in absent[1:]] == [sidecar.rbac_label_selectors(NS)] * 7
-    # a shared proxy the role made is found by its labels whatever the topology asks for now
-    assert [(read["api_version"], read["kind"], read["namespace"]) for read in absent[5:]] == [
-        ("v1", "Service", NS), ("policy/v1", "PodDisruptionBudget", NS), ("v1", "ServiceAccount", NS)]
+    assert [read["label_selectors"] for read in absent[1:]] == [sidecar.rbac_label_selectors(NS)] * 4
     assert sidecar.rbac_label_selectors(NS) == ["%s=%s" % item for item in sorted(LABELS.items())]
 
 
@@ -219,7 +216,7 @@ def test_a_sidecar_that_does_not_follow_a_mode_has_no_mode_config_map_role_or_re
     assert ("Role", "private-capi-proxy-mode") not in names(plan["apply"])
     container = [c for c in plan["patches"][0]["spec"]["template"]["spec"]["containers"] if c["name"] == "kube-apiserver-proxy"][0]
     assert "env" not in container and not [arg for arg in container["args"] if arg.startswith("--mode")]
-    absent = sidecar.role_plan([{"resources": DEPLOYMENTS}] + [{"resources": []}] * 7, dict(fixed, state="absent"))
+    absent = sidecar.role_plan([{"resources": DEPLOYMENTS}] + [{"resources": []}] * 4, dict(fixed, state="absent"))
     assert names(absent["delete"]) == [("ConfigMap", "capi-proxy-kubeconfig")]
 
 
@@ -246,8 +243,7 @@ def test_the_absent_plan_restores_the_deployments_and_deletes_what_the_role_crea
                                    CLUSTERROLES)
     by_kind = [[obj for obj in created if obj["kind"] == kind] for kind in ("RoleBinding", "Role", "ClusterRoleBinding",
                                                                             "ClusterRole")]
-    read = ([{"resources": installed + DEPLOYMENTS[2:]}] + [{"resources": objects} for objects in by_kind]
-            + [{"resources": []}] * 3)
+    read = [{"resources": installed + DEPLOYMENTS[2:]}] + [{"resources": objects} for objects in by_kind]
     plan = sidecar.role_plan(read, dict(SETTINGS, state="absent"))
     assert plan["error"] == "" and plan["apply"] == [] and plan["patch"] is True
     assert plan["patches"] == sidecar.absent_patches(installed, SETTINGS["deployments"]) and len(plan["patches"]) == 2
@@ -255,7 +251,7 @@ def test_the_absent_plan_restores_the_deployments_and_deletes_what_the_role_crea
     assert all(obj["apiVersion"] == RBAC_V1 and set(obj["metadata"]) <= {"name", "namespace"} for obj in plan["delete"][:-2])
     assert plan["delete"][-2:] == [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": NS}}
                                    for name in ("capi-proxy-kubeconfig", "capi-proxy-mode")]
-    nothing = sidecar.role_plan([{"resources": DEPLOYMENTS}] + [{"resources": []}] * 7, dict(SETTINGS, state="absent"))
+    nothing = sidecar.role_plan([{"resources": DEPLOYMENTS}] + [{"resources": []}] * 4, dict(SETTINGS, state="absent"))
     assert nothing["patches"] == [] and names(nothing["delete"]) == [("ConfigMap", "capi-proxy-kubeconfig"),
                                                                       ("ConfigMap", "capi-proxy-mode")]
 
