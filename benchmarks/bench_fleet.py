@@ -20,6 +20,13 @@ speed-up of each serial over the first.
     PRIVATE_CAPI_BENCH_STRATEGY=scale_down              # the strategy (default zero_stop, the roles' default)
     PRIVATE_CAPI_BENCH_TOPOLOGY=sidecar                 # the proxy's topology (default shared: two proxies per
                                                         # HostedCluster; sidecar: six, and 100 do not fit 24 GiB)
+    PRIVATE_CAPI_BENCH_PREINSTALL=0                     # no pre-install play first: the migration puts the proxy
+                                                        # in itself (default 1 with zero_stop)
+
+With zero_stop, playbooks/preinstall_proxy.yml runs first on its own, as an operator runs it (2026-12-04): the proxy
+put in ahead of every HostedCluster at the same serial, timed apart (wall, CPU, Pods replaced, the longest time a
+Deployment had no Ready replica); migrate_fleet.yml then finds the proxy in place, and its figures are the
+migration's alone. Issue 60's targets: the pre-install play at most 8 min, the migration play at most 5 min.
 
 Every Pod runs on real nodes (testenv/cluster/node.py: kubelet, containerd; one per PODS_PER_NODE Pods, each node's
 Pod subnet a /24): with zero_stop (the default) the proxies the migration puts in are containers of the proxy image -
@@ -191,6 +198,13 @@ def topology():
     return value
 
 
+def preinstall_first():
+    value = os.environ.get("PRIVATE_CAPI_BENCH_PREINSTALL", "1")
+    if value not in ("0", "1"):
+        raise SystemExit("PRIVATE_CAPI_BENCH_PREINSTALL must be 1 (preinstall_proxy.yml first) or 0, got %r" % value)
+    return value == "1"
+
+
 def phase_breakdown(report):
     """[(phase, clusters, p50 s, max s, sum s)] over the report's clusters, in the report's column order."""
     seconds = {}
@@ -297,6 +311,34 @@ def proxies_rss_mb(server):
     return total / 1024.0, found
 
 
+def _playbook(name, inventory, extra_vars, serial, env):
+    """One playbook of the collection: (its output, wall seconds, CPU seconds of ansible-playbook and every process it
+    started - the server is not reaped yet, so not counted); a failure raises with the end of its output."""
+    command = [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO_ROOT, "playbooks", name),
+               "--forks", str(max(serial, 5)), "-e", json.dumps(extra_vars)]
+    usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (usage_after.ru_utime - usage_before.ru_utime) + (usage_after.ru_stime - usage_before.ru_stime)
+    if completed.returncode != 0:
+        raise RuntimeError("%s (serial %d) failed with %d:\n%s"
+                           % (name, serial, completed.returncode, (completed.stdout + completed.stderr)[-4000:]))
+    return completed, wall, cpu
+
+
+def preinstall_figures(summary_path, count):
+    """The pre-install play's summary (reports/<run id>/preinstall.json): its fleet figures; every HostedCluster must
+    have been pre-installed."""
+    with open(summary_path) as handle:
+        summary = json.load(handle)
+    if summary["fleet"]["by_status"] != {"preinstalled": count}:
+        raise RuntimeError("preinstall_proxy.yml: expected %d HostedClusters pre-installed, got %s"
+                           % (count, summary["fleet"]["by_status"]))
+    return summary["fleet"]
+
+
 def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
     server, inventory = start_loaded_server(workdir, seed, count)
     try:
@@ -309,18 +351,17 @@ def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
                    ANSIBLE_CALLBACK_PLUGINS=os.path.join(REPO_ROOT, "benchmarks", "callback_plugins"),
                    ANSIBLE_CALLBACKS_ENABLED="task_cpu" + (",ansible.posix.profile_tasks" if profile else ""),
                    TASK_CPU_OUT=task_cpu_out)
-        command = [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO_ROOT, "playbooks", "migrate_fleet.yml"),
-                   "--forks", str(max(serial, 5)), "-e", json.dumps(extra_vars)]
-        usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - started
-        usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        # CPU of ansible-playbook and every process it started (the server is not reaped yet: not counted)
-        cpu = (usage_after.ru_utime - usage_before.ru_utime) + (usage_after.ru_stime - usage_before.ru_stime)
-        if completed.returncode != 0:
-            raise RuntimeError("migrate_fleet.yml (serial %d) failed with %d:\n%s"
-                               % (serial, completed.returncode, (completed.stdout + completed.stderr)[-4000:]))
+        preinstall = None
+        if how == "zero_stop" and preinstall_first():
+            # the pre-install play on its own, as an operator runs it first (its own summary, not the fleet report)
+            pre_root = os.path.join(workdir, "preinstall-reports")
+            _out, pre_wall, pre_cpu = _playbook(
+                "preinstall_proxy.yml", inventory, dict(extra_vars, private_capi_fleet_report_root=pre_root,
+                                                        private_capi_fleet_run_id="preinstall"),
+                serial, dict(env, TASK_CPU_OUT=os.path.join(workdir, "task-cpu-preinstall.json")))
+            preinstall = dict(preinstall_figures(os.path.join(pre_root, "preinstall", "preinstall.json"), count),
+                              wall=pre_wall, cpu=pre_cpu)
+        completed, wall, cpu = _playbook("migrate_fleet.yml", inventory, extra_vars, serial, env)
         records = read_records(report_root)
         states = {record["name"]: record.get("state_after") for record in records}
         not_migrated = sorted(name for name, state in states.items() if state != "migrated")
@@ -345,7 +386,7 @@ def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
                 "phases": phase_breakdown(report),
                 "slowest": slowest_tasks(completed.stdout) if profile else [],
                 "task_cpu": task_cpu_table(task_cpu, count), "task_cpu_unavailable": task_cpu.get("unavailable"),
-                "proxies_rss_mb": rss, "proxies": processes}
+                "proxies_rss_mb": rss, "proxies": processes, "preinstall_play": preinstall}
     finally:
         server.stop()
 
@@ -418,6 +459,15 @@ def main():
             print("%-7d %9.2f %9.2f %11.1f %9.2f %11.2f" % (
                 result["serial"], window.get("p50_seconds", 0), window.get("max_seconds", 0),
                 window.get("sum_seconds", 0), window.get("own_p50_seconds", 0), window.get("waiting_p50_seconds", 0)))
+        for result in results:
+            pre = result["preinstall_play"]
+            if pre:
+                print("pre-install play on its own (preinstall_proxy.yml), serial %d: %.1f s, CPU %.2f s per "
+                      "HostedCluster; %d Pods replaced, the longest a Deployment had no Ready replica %s s, rollout "
+                      "p50 %s s; then the migration play (the proxy in place) %.1f s, CPU %.2f s per HostedCluster"
+                      % (result["serial"], pre["wall"], pre["cpu"] / count, pre["pods_replaced"],
+                         pre["longest_unready_seconds"], pre["rollout_p50_seconds"], result["wall"],
+                         result["cpu"] / count))
         if how == "zero_stop":
             print("zero stop: no controller stopped; CAPI reconciliation paused (pause to unpause) and the pre-install "
                   "(the sidecars rolled in ahead, before any pause):")
@@ -443,13 +493,21 @@ def main():
             targets.append(("per-cluster overhead one at a time (p50)", alone["cluster_p50"], 8.0, "s"))
         batched = next((result for result in results if result["serial"] == 10), None)
         if batched is not None and count == 100:
-            targets.append(("100 clusters at serial 10, whole playbook", batched["wall"] / 60.0,
-                            5.0 if how == "zero_stop" else 10.0, "min"))
+            name = "100 clusters at serial 10, whole playbook"
+            if batched["preinstall_play"]:
+                name = "100 clusters at serial 10, migration play"  # the proxy in place: issue 60's 5 minutes
+            targets.append((name, batched["wall"] / 60.0, 5.0 if how == "zero_stop" else 10.0, "min"))
+            if batched["preinstall_play"]:
+                targets.append(("100 clusters at serial 10, pre-install play", batched["preinstall_play"]["wall"] / 60.0,
+                                8.0, "min"))
+            targets.append(("controller CPU per HostedCluster, migration play", batched["cpu"] / count, 3.5, "s"))
         for name, measured, target, unit in targets:
-            verdict = "met" if measured < target else "MISSED"
+            verdict = "met" if measured <= target else "MISSED"
             before = BEFORE_ONE_RUN_STEPS.get(name)
-            print("  %-46s %8.2f %-3s  target < %g %-3s  %-6s  (was %.2f %s at 1c28d58, %d clusters serial %d)"
-                  % (name, measured, unit, target, unit, verdict, before[0], unit, before[1], before[2]))
+            print("  %-46s %8.2f %-3s  target <= %g %-3s  %-6s  %s" % (
+                name, measured, unit, target, unit, verdict,
+                "(was %.2f %s at 1c28d58, %d clusters serial %d)" % (before[0], unit, before[1], before[2])
+                if before else ""))
         if batched is not None and count != 100:
             print("  (the serial-10 target is for 100 clusters: PRIVATE_CAPI_BENCH_FLEET=100)")
         for result in results:

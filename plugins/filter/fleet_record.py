@@ -1,6 +1,7 @@
 # Copyright: hypershift.private_capi contributors
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
-"""Filters fleet_record, fleet_outcome, fleet_mark, fleet_run_id, fleet_rollback_summary, migrate_strategy (docs: the
+"""Filters fleet_record, fleet_outcome, fleet_mark, fleet_run_id, fleet_rollback_summary, fleet_preinstall_summary,
+migrate_strategy (docs: the
 .yml files beside this file)."""
 
 from __future__ import absolute_import, division, print_function
@@ -10,7 +11,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.filters.args import checked_arguments, type_problem
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.record import (
-    OUTCOMES, RECORDS, mark, outcome, record, rollback_summary, run_id)
+    OUTCOMES, RECORDS, mark, outcome, preinstall_summary, record, rollback_summary, run_id)
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.strategy import StrategyError, strategy_steps
 
 RESULTS_USAGE = "{{ migrate_results | hypershift.private_capi.%s('migrate') }}"
@@ -58,16 +59,28 @@ def fleet_run_id(prefix, suffix_length=6):
 @checked_arguments("fleet_rollback_summary", "{{ records | hypershift.private_capi.fleet_rollback_summary(hosts, run_id, "
                    "ansible_check_mode) }}", AnsibleFilterError)
 def fleet_rollback_summary(records, hosts, run_id, check_mode=False):
-    _check(type_problem("fleet_rollback_summary", "the input", records, list, "the hosts' rollback records (a list)"))
-    _check(type_problem("fleet_rollback_summary", "hosts", hosts, list, "the hosts of the records (a list)"))
-    _check(type_problem("fleet_rollback_summary", "run_id", run_id, str, "the run id (a string)"))
-    _check(type_problem("fleet_rollback_summary", "check_mode", check_mode, bool, "true or false"))
-    for index, rollback in enumerate(records):
-        _check(type_problem("fleet_rollback_summary", "record %d" % index, rollback, dict, "a rollback record (a mapping)"))
-        if "status" not in rollback:
-            raise AnsibleFilterError("fleet_rollback_summary: record %d has no status (a rollback record, or "
-                                     "{'status': 'not run'})" % index)
+    _check_summary_records("fleet_rollback_summary", records, hosts, run_id, check_mode, "rollback")
     return rollback_summary(records, hosts, run_id, check_mode)
+
+
+def _check_summary_records(filter_name, records, hosts, run_id, check_mode, kind):
+    _check(type_problem(filter_name, "the input", records, list, "the hosts' %s records (a list)" % kind))
+    _check(type_problem(filter_name, "hosts", hosts, list, "the hosts of the records (a list)"))
+    _check(type_problem(filter_name, "run_id", run_id, str, "the run id (a string)"))
+    _check(type_problem(filter_name, "check_mode", check_mode, bool, "true or false"))
+    for index, entry in enumerate(records):
+        _check(type_problem(filter_name, "record %d" % index, entry, dict, "a %s record (a mapping)" % kind))
+        if "status" not in entry:
+            raise AnsibleFilterError("%s: record %d has no status (a %s record, or {'status': 'not run'})"
+                                     % (filter_name, index, kind))
+
+
+@checked_arguments("fleet_preinstall_summary",
+                   "{{ records | hypershift.private_capi.fleet_preinstall_summary(hosts, run_id, ansible_check_mode) }}",
+                   AnsibleFilterError)
+def fleet_preinstall_summary(records, hosts, run_id, check_mode=False):
+    _check_summary_records("fleet_preinstall_summary", records, hosts, run_id, check_mode, "pre-install")
+    return preinstall_summary(records, hosts, run_id, check_mode)
 
 
 @checked_arguments("migrate_strategy", "{{ private_capi_migrate_strategy | hypershift.private_capi.migrate_strategy }}",
@@ -84,4 +97,4 @@ class FilterModule(object):
     def filters(self):
         return {"fleet_record": fleet_record, "fleet_outcome": fleet_outcome, "fleet_mark": fleet_mark,
                 "fleet_run_id": fleet_run_id, "fleet_rollback_summary": fleet_rollback_summary,
-                "migrate_strategy": migrate_strategy}
+                "fleet_preinstall_summary": fleet_preinstall_summary, "migrate_strategy": migrate_strategy}

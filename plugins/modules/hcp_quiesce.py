@@ -67,6 +67,21 @@ options:
       - Put up (O(state=quiesced)) or lift (O(state=resumed)) the fence on the HostedCluster.
     type: bool
     default: false
+  fence_hold_seconds:
+    description:
+      - With O(fence=true) and O(state=quiesced), a hold instead of the fence - the pre-install's
+        (C(playbooks/preinstall_proxy.yml)). C(spec.pausedUntil) becomes the time this many seconds from now (RFC 3339,
+        which HyperShift honours as it honours V(true)), the original recorded as the fence records it, so that the
+        migration's fence takes the hold over and lifting it restores the original. If no migration comes, the hold
+        ends by itself and HyperShift reconciles the HostedCluster again.
+      - Nothing is written when a pause already holds - V(true), or a time at least half a hold away - so a second
+        run within half a hold changes nothing.
+      - Refused, changing nothing, unless the HostedCluster is V(legacy), V(new) or V(failed) (no migration holds it);
+        the write carries the C(resourceVersion) read, so a lock taken meanwhile fails it with a conflict.
+      - V(0) (the default) fences until the fence is lifted (C(spec.pausedUntil=true)).
+    type: int
+    default: 0
+    version_added: 1.2.0
   pause_group:
     description:
       - The core CAPI group whose Cluster, MachineDeployments and MachineSets are paused or unpaused -
@@ -148,6 +163,13 @@ EXAMPLES = r"""
     pause_group: cluster.hypershift.openshift.io
     wait_timeout: 600
 
+- name: Pre-install - hold the operator off hc-01 for two hours (the migration's fence takes the hold over)
+  hypershift.private_capi.hcp_quiesce:
+    hcp_namespace: clusters-hc-01
+    hostedcluster_name: hc-01
+    fence: true
+    fence_hold_seconds: 7200
+
 - name: Rollback - back to the record, standard objects unpaused, records removed, fence lifted
   hypershift.private_capi.hcp_quiesce:
     hcp_namespace: clusters-prod-01
@@ -184,6 +206,11 @@ paused_until_recorded:
   returned: with O(fence=true)
   type: str
   sample: none
+paused_until:
+  description: The HostedCluster's C(spec.pausedUntil) after this run (as written, or as found when nothing was written).
+  returned: with O(fence=true)
+  type: str
+  sample: "2026-12-05T01:30:00Z"
 hostedcluster_annotations:
   description: The HostedCluster's annotations as read before the fence was put up or lifted.
   returned: with O(fence=true), and with O(state=quiesced) whenever O(hostedcluster_name) is set
@@ -247,6 +274,7 @@ def argspec():
     spec.update(
         state=dict(type="str", choices=["quiesced", "resumed"], default="quiesced"),
         fence=dict(type="bool", default=False),
+        fence_hold_seconds=dict(type="int", default=0),
         holder=dict(type="str", default=""),
         pause_group=dict(type="str", default=""),
         settle_seconds=dict(type="int", default=0),

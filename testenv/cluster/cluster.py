@@ -136,16 +136,57 @@ def _bound_port(port: int):
         return s.getsockname()[1]
 
 
+# Ports handed out, one file each (the owner's pid), shared by every process of a test run: pytest's two workers and
+# the e2e process each start control planes whose ports are picked seconds before the servers bind them
+PORT_RESERVATIONS = Path(os.environ.get("TESTENV_PORT_DIR", "/tmp/testenv-ports"))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reserve(port: int) -> bool:
+    """Claim port for this process across processes (a file created exclusively); a claim whose owner is gone is
+    taken over. False when a live process holds it."""
+    PORT_RESERVATIONS.mkdir(parents=True, exist_ok=True)
+    path = PORT_RESERVATIONS / str(port)
+    for _attempt in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                owner = int(path.read_text() or "0")
+            except (OSError, ValueError):
+                return False  # being written by its owner right now
+            if owner == os.getpid() or _pid_alive(owner):
+                return False
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            continue
+        with os.fdopen(fd, "w") as handle:
+            handle.write(str(os.getpid()))
+        return True
+    return False
+
+
 def free_port() -> int:
     """A free local port for a server to listen on, below the kernel's ephemeral range. A port the kernel picks
     (bind to 0) lies in that range, so the next outgoing connection may get it before the server binds it; seen in
     CI: kube-apiserver exiting with 'bind: address already in use' on 127.0.0.1:53053. Where the range leaves no
-    room below it, the kernel's pick."""
+    room below it, the kernel's pick. A port is also claimed across processes (PORT_RESERVATIONS): a warm make test
+    of 2026-12-04 saw kube-controller-manager of one worker find its port taken by a server of the other, picked in
+    the seconds between the pick and the bind."""
     low = _ephemeral_low()
     if low - LOWEST_LISTEN_PORT >= 1000:
         for _attempt in range(200):
             port = secrets.SystemRandom().randrange(LOWEST_LISTEN_PORT, low)
-            if port not in _HANDED_OUT and _bound_port(port):
+            if port not in _HANDED_OUT and _bound_port(port) and _reserve(port):
                 _HANDED_OUT.add(port)  # never twice from this process: the first taker may not listen yet
                 return port
     port = _bound_port(0)

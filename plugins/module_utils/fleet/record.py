@@ -345,7 +345,74 @@ def _rollback_record(results):
     return record
 
 
-RECORDS = {"migrate": _migration_record, "unknown": _unknown_record, "rollback": _rollback_record}
+def _preinstall_record(results):
+    """The record of one HostedCluster's pre-install (roles/migrate, entry point preinstall): the hold (hcp_quiesce's
+    answer: hold), the API proxy's rollout (api_proxy_apply's: rollout) or the failure (failure: task, result)."""
+    hold, rollout, failure = results.get("hold") or {}, results.get("rollout") or {}, results.get("failure") or {}
+    record = _identity(results)
+    if failure:
+        status = "failed"
+        reason = ("Pre-install of HostedCluster %s/%s failed at task '%s': %s. No migration was started and its state "
+                  "is unchanged; fix the cause and re-run the pre-install, or leave the HostedCluster to "
+                  "migrate_fleet.yml, which puts the proxy in itself" % (
+                      record["namespace"], record["name"], failure.get("task", "?"),
+                      _failure_message(failure.get("result") or {}, 500)))
+    else:
+        changed = bool(hold.get("changed")) or bool(rollout.get("changed"))
+        status = "planned" if results.get("check_mode") else ("preinstalled" if changed else "unchanged")
+        reason = ""
+    figures = {} if failure else rollout.get("rollout") or {}  # a failed rollout's figures are no claim
+    record.update(status=status, reason=reason, paused_until=hold.get("paused_until"),
+                  preinstall=_preinstall({"rollout": figures}), leaderless_seconds=figures.get("leaderless_seconds"))
+    return record
+
+
+def _preinstall_line(host, preinstall):
+    line = "%s: %s" % (host, preinstall["status"])
+    figures = preinstall.get("preinstall")
+    if figures:
+        line += ", %d Pods replaced in %.1f s, the longest without a Ready replica %.1f s" % (
+            figures["pods_replaced"], figures["seconds"], figures["longest_unready_seconds"])
+    if preinstall.get("leaderless_seconds") is not None:
+        line += ", CAPI managers without a leader at most %.1f s" % preinstall["leaderless_seconds"]
+    if preinstall.get("paused_until"):
+        line += ", the HyperShift operator held off until %s" % preinstall["paused_until"]
+    if preinstall.get("reason"):
+        line += " - %s" % preinstall["reason"]
+    return line
+
+
+PREINSTALL_DONE = ("preinstalled", "unchanged", "planned")
+
+
+def preinstall_summary(records, hosts, run_id, check_mode=False):
+    """preinstall_proxy.yml's summary: its lines, the figures over the fleet (HostedClusters by status, Pods replaced,
+    the longest time without a Ready replica, the rollouts' median) and what to fail with when a selected HostedCluster
+    was not pre-installed (empty when none). records: each host's pre-install record, or {status: not run}."""
+    figures = [record["preinstall"] for record in records if record.get("preinstall")]
+    seconds = sorted(figure["seconds"] for figure in figures)
+    totals = {}
+    for record in records:
+        totals[record["status"]] = totals.get(record["status"], 0) + 1
+    fleet = {"hostedclusters": len(records), "by_status": totals,
+             "pods_replaced": sum(figure["pods_replaced"] for figure in figures),
+             "longest_unready_seconds": max([figure["longest_unready_seconds"] for figure in figures] or [None]),
+             "rollout_p50_seconds": seconds[len(seconds) // 2] if seconds else None}
+    header = "Pre-install run %s%s: %s; %d Pods replaced, the longest without a Ready replica %s s" % (
+        run_id, " (dry run: nothing changed)" if check_mode else "",
+        ", ".join("%d %s" % (count, status) for status, count in sorted(totals.items())), fleet["pods_replaced"],
+        fleet["longest_unready_seconds"])
+    lines = "\n".join([header] + [_preinstall_line(host, record) for host, record in zip(hosts, records)]).split("\n")
+    left = ["%s - %s" % (host, record["status"]) for host, record in zip(hosts, records)
+            if record["status"] not in PREINSTALL_DONE]
+    unfinished = ("not pre-installed: %s; fix the cause and re-run the pre-install (or let migrate_fleet.yml put the "
+                  "proxy in)" % ", ".join(left)) if left else ""
+    return {"lines": lines, "fleet": fleet, "records": [dict(record, host=host) for host, record in zip(hosts, records)],
+            "unfinished": unfinished}
+
+
+RECORDS = {"migrate": _migration_record, "unknown": _unknown_record, "rollback": _rollback_record,
+           "preinstall": _preinstall_record}
 OUTCOMES = {"migrate": migrate_outcome, "unknown": migrate_outcome, "rollback": rollback_outcome}
 
 

@@ -24,7 +24,11 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.translate 
 
 # the states a migration run selects unless told otherwise (migrated and invalid need no migration)
 MIGRATE_STATES = ("new", "legacy", "in-progress", "failed")
-MIGRATE, ROLLBACK, VERIFY = "migrate", "rollback", "verify"
+MIGRATE, ROLLBACK, VERIFY, PREINSTALL = "migrate", "rollback", "verify", "preinstall"
+# the states a pre-install (preinstall_proxy.yml) selects unless told otherwise: those a migration would take that no
+# migration holds (hcp_quiesce's hold refuses the others)
+PREINSTALL_STATES = ("new", "legacy", "failed")
+PREINSTALL_STEPS = "hold the operator off, API proxy in (pass-through)"
 ALL_STATES = ("new", "legacy", "in-progress", "migrated", "failed", "invalid")
 STEPS = "lock, pause, scale 0, crds, copy, proxy, resume, health, delete sources"
 ALLOW_EMPTY_HINT = ("If a run with nothing to do is expected (a fleet already done, a job run on every inventory), set "
@@ -132,7 +136,8 @@ def _matcher(name_regex):
 
 def _states(criteria):
     """The states a migration or verification selects: criteria states, else the purpose's default."""
-    return criteria.get("states") or (ALL_STATES if criteria.get("purpose") == VERIFY else MIGRATE_STATES)
+    default = {VERIFY: ALL_STATES, PREINSTALL: PREINSTALL_STATES}.get(criteria.get("purpose"), MIGRATE_STATES)
+    return criteria.get("states") or default
 
 
 def _tests(criteria):
@@ -204,7 +209,7 @@ def _filters(rows, criteria):
         return len([row for row in rows if tests[option](row)])
 
     origin = "private_capi_fleet_states" if criteria.get("states") else \
-        "%s's default" % ("verify_fleet.yml" if criteria.get("purpose") == VERIFY else "a migration")
+        "%s's default" % _run_kind(criteria, "verify_fleet.yml", "a pre-install", "a migration")
     lines = ["states %s (%s): %d of %d are in them (found %s)" % (
         _listed(_states(criteria)), origin, passing("states"), total, _counted(rows, "state"))]
     if criteria.get("name_regex"):
@@ -260,8 +265,13 @@ def empty_reason(rows, criteria):
         return ("none of private_capi_rollback_names [%s] is one of the %d HostedClusters found on %s"
                 % (_listed(parse_names(criteria.get("names"))), len(rows), where))
     return ("%d HostedClusters found on %s, none passes the selection of this %s - %s (a HostedCluster must pass "
-            "every one)" % (len(rows), where, "verification" if criteria.get("purpose") == VERIFY else "migration",
+            "every one)" % (len(rows), where, _run_kind(criteria, "verification", "pre-install", "migration"),
                             "; ".join(_filters(rows, criteria))))
+
+
+def _run_kind(criteria, verify, preinstall, migrate):
+    """Which of the three words fits the run's purpose (verify, preinstall, else a migration)."""
+    return {VERIFY: verify, PREINSTALL: preinstall}.get(criteria.get("purpose"), migrate)
 
 
 def _allowed_empty(criteria):
@@ -279,7 +289,7 @@ def refusal(reason, criteria):
 def select(rows, criteria):
     """The selection of one run: selected candidates (by key), the rest, and the plan to print.
 
-    criteria: purpose (migrate, rollback or verify: every state by default), check_mode, run_id, and for a migration states, name_regex, names,
+    criteria: purpose (migrate, preinstall, rollback or verify: every state by default), check_mode, run_id, and for a migration states, name_regex, names,
     namespace, label_selector, canary, serial, max_fail_percentage; for a rollback names (exactly one candidate each), serial and
     management_clusters (for the error). When nothing is selected, empty_reason says why (empty_reason(), from
     management_clusters, management_clusters_read and hostedcluster_hosts too) and refusal is the message to fail
@@ -310,18 +320,20 @@ def select(rows, criteria):
         lines = ["Verification (read-only): %d of %d HostedClusters" % (len(picked), len(rows))]
     else:
         picked = _passing(rows, criteria)
-        lines = ["%s - run %s" % (check or "Fleet migration", criteria.get("run_id")),
+        lines = ["%s - run %s" % (check or _run_kind(criteria, "", "API proxy pre-install", "Fleet migration"),
+                                  criteria.get("run_id")),
                  "%d of %d HostedClusters selected, batches %s, failure budget %s%%"
                  % (len(picked), len(rows), batches(criteria.get("canary"), criteria.get("serial")),
                     criteria.get("max_fail_percentage", 100))]
-        lines += ["%3d. %s [%s] %s -> migrated: %s" % (index, row["key"], row["platform"], row["state"], STEPS)
+        arrow = "proxy in ahead: %s" % PREINSTALL_STEPS if criteria.get("purpose") == PREINSTALL else "migrated: %s" % STEPS
+        lines += ["%3d. %s [%s] %s -> %s" % (index, row["key"], row["platform"], row["state"], arrow)
                   for index, row in enumerate(picked, 1)]
     keys = [row["key"] for row in picked]
     rest = [row for row in rows if row["key"] not in keys]
     reason = "" if picked else empty_reason(rows, criteria)
     if reason:
         lines.append("Nothing to do: %s" % reason)
-    if criteria.get("purpose", MIGRATE) == MIGRATE:
+    if criteria.get("purpose", MIGRATE) in (MIGRATE, PREINSTALL):
         lines += ["  -  %s [%s] %s: not selected" % (row["key"], row["platform"], row["state"]) for row in rest]
     # the inventory plugin's HostedClusters have no management-cluster host: the first selected one of each
     # management cluster puts the private CRDs on it before the migrations (plugin_crds), for all of them

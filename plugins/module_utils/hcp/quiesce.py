@@ -2,7 +2,7 @@
 # Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
 """Runner of hypershift.private_capi.hcp_quiesce: fence, pause, scale the CAPI consumers of one HCP namespace.
 
-Pure parts (no I/O, inputs never mutated): the merge patches (fence_patch, unfence_patch, pause_patch,
+Pure parts (no I/O, inputs never mutated): the merge patches (fence_patch, hold_patch, unfence_patch, pause_patch,
 stop_patch, start_patch, unrecord_patch), the pod ownership test (owned_pods) and the availability test
 (unavailable). QuiesceService does the requests in the documented order:
 quiesced: fence -> pause -> check the pause holds -> record and scale to 0 -> wait for the pods to go;
@@ -16,7 +16,7 @@ __metaclass__ = type
 
 import re
 import time
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
     ANNOTATION_TIME_FORMAT,
@@ -39,6 +39,7 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
     api_path,
     parallel_map,
 )
+from ansible_collections.hypershift.private_capi.plugins.module_utils.state import machine as states
 from ansible_collections.hypershift.private_capi.plugins.module_utils.state.fence import HoldsLease
 from ansible_collections.hypershift.private_capi.plugins.module_utils.messages import describe
 
@@ -77,6 +78,58 @@ def fence_patch(hostedcluster):
     patch = {"spec": {"pausedUntil": "true"}}
     if PAUSED_UNTIL_ANNOTATION not in annotations:
         patch["metadata"] = {"annotations": {PAUSED_UNTIL_ANNOTATION: paused_until if paused_until else NO_PAUSED_UNTIL}}
+    return patch
+
+
+# the states a pre-install's hold may fence: no migration holds the HostedCluster and it is not migrated
+HOLD_STATES = (states.NEW, states.LEGACY, states.FAILED)
+# spec.pausedUntil as a time (RFC 3339, what HyperShift's reconciliation-paused check parses besides "true")
+PAUSED_UNTIL_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+PAUSED_UNTIL_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def paused_until_time(text):
+    """The aware datetime of a spec.pausedUntil that is an RFC 3339 time, or None ("true", unset, anything else)."""
+    match = PAUSED_UNTIL_TIME.match(text or "") if isinstance(text, str) else None
+    if not match:
+        return None
+    moment = datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S")
+    offset = match.group(3)
+    if offset == "Z":
+        return moment.replace(tzinfo=timezone.utc)
+    sign = -1 if offset[0] == "-" else 1
+    return moment.replace(tzinfo=timezone(sign * timedelta(hours=int(offset[1:3]), minutes=int(offset[4:6]))))
+
+
+def hold_patch(hostedcluster, now, hold_seconds):
+    """Merge patch holding the HyperShift operator off a HostedCluster for hold_seconds from now (a pre-install's
+    fence): spec.pausedUntil the time it ends, the original kept once as fence_patch keeps it, so that the
+    migration's fence takes the hold over and lifting it restores the original. None when a pause already holds long
+    enough: "true" (a migration's fence, or the user's own) or a time at least half a hold away (a second run within
+    half a hold changes nothing). The patch carries the resourceVersion read, so a lock taken since is a conflict.
+
+    Raises QuiesceError when the HostedCluster is in a state a hold may not fence (HOLD_STATES): a migration holds it,
+    it is migrated, or its state is invalid."""
+    metadata = hostedcluster.get("metadata") or {}
+    state = states.state_of(hostedcluster)
+    if state not in HOLD_STATES:
+        raise QuiesceError(
+            "%s is %s: a pre-install holds the HyperShift operator off a HostedCluster only when no migration holds it "
+            "and it is not migrated (%s); nothing was changed. Leave it out of the pre-install (private_capi_fleet_states, "
+            "private_capi_fleet_names) or let its migration finish" % (
+                describe(hypershift.HOSTEDCLUSTER_KIND, metadata.get("name"), metadata.get("namespace")), state,
+                ", ".join(HOLD_STATES)))
+    paused_until = (hostedcluster.get("spec") or {}).get("pausedUntil")
+    if paused_until == "true":
+        return None
+    until = now + timedelta(seconds=hold_seconds)
+    current = paused_until_time(paused_until)
+    if current is not None and current >= now + timedelta(seconds=hold_seconds / 2.0):
+        return None
+    patch = {"spec": {"pausedUntil": until.astimezone(timezone.utc).strftime(PAUSED_UNTIL_FORMAT)},
+             "metadata": {"resourceVersion": metadata.get("resourceVersion")}}
+    if PAUSED_UNTIL_ANNOTATION not in _annotations(hostedcluster):
+        patch["metadata"]["annotations"] = {PAUSED_UNTIL_ANNOTATION: paused_until if paused_until else NO_PAUSED_UNTIL}
     return patch
 
 
@@ -315,7 +368,7 @@ def quiesce_params(hcp_namespace, **overrides):
     """hcp_quiesce's parameters (its argument spec's defaults, no wait) with overrides: how the modules that run the
     service among other steps (hcp_migrate_window, hcp_migrate_finish) call it."""
     params = dict(hcp_namespace=hcp_namespace, state="quiesced", hostedcluster_name="", hostedcluster_namespace="clusters",
-                  fence=False, pause_group="", settle_seconds=0, deployments=[], wait_timeout=0, remove_records=False,
+                  fence=False, fence_hold_seconds=0, pause_group="", settle_seconds=0, deployments=[], wait_timeout=0, remove_records=False,
                   deployment_patches=[], observe_pause_seconds=0)
     params.update(overrides)
     return params
@@ -525,13 +578,19 @@ class QuiesceService(object):
 
     def _fence(self, up):
         hostedcluster = self._read_hostedcluster()
-        patch = fence_patch(hostedcluster) if up else unfence_patch(hostedcluster)
+        hold = self.params.get("fence_hold_seconds") or 0
+        if up and hold:
+            patch = hold_patch(hostedcluster, self.now(), hold)
+        else:
+            patch = fence_patch(hostedcluster) if up else unfence_patch(hostedcluster)
         annotations = _annotations(hostedcluster)
         self.result["hostedcluster_annotations"] = dict(annotations)
         recorded = annotations.get(PAUSED_UNTIL_ANNOTATION)
         if up and recorded is None and patch is not None:
             recorded = patch["metadata"]["annotations"][PAUSED_UNTIL_ANNOTATION]
         self.result["paused_until_recorded"] = recorded
+        self.result["paused_until"] = ((patch or {}).get("spec") or {}).get(
+            "pausedUntil", (hostedcluster.get("spec") or {}).get("pausedUntil"))
         if patch is None:
             return
         name = self.params["hostedcluster_name"]
@@ -610,9 +669,17 @@ class QuiesceModule(HoldsLease, QuiesceService, ModuleService):
     """hcp_quiesce's service (k8s/runner.py): one QuiesceService run, its result quiesce_result."""
 
     DERIVED = hypershift.HCP_NAMESPACE_DERIVED
-    MINIMUMS = {"settle_seconds": 0, "wait_timeout": 0}
+    MINIMUMS = {"settle_seconds": 0, "wait_timeout": 0, "fence_hold_seconds": 0}
     # a typo must not read as "nothing to stop"; the HostedCluster's namespace only matters when one is named
     NAMESPACES = (("hcp_namespace", None), ("hostedcluster_namespace", "hostedcluster_name"))
+
+    @classmethod
+    def option_problems(cls, params):
+        problems = HoldsLease.option_problems(params)
+        if params["fence_hold_seconds"] and not (params["fence"] and params["state"] == "quiesced"):
+            problems.append("fence_hold_seconds needs fence=true and state=quiesced (a hold is put up, never lifted, "
+                            "by a pre-install: the migration's fence takes it over and lifts it)")
+        return problems
 
     @classmethod
     def from_run(cls, run):

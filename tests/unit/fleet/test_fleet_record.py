@@ -2,6 +2,8 @@
 the reason and the marks decided from the module answers, as the roles' YAML decided them before."""
 import re
 
+import pytest
+
 from ansible_collections.hypershift.private_capi.plugins.filter import fleet_record as fleet_record_filter
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet import record
 
@@ -194,3 +196,51 @@ def test_a_rollback_record_and_its_summary_line_hold_the_leaderless_figure():
     assert line.endswith("1 objects copied back, CAPI managers without a leader at most 0.0 s"), line
     assert record.record(_rollback(), "rollback")["leaderless"] is None  # nothing followed: no claim
     assert "leader" not in record.rollback_summary([record.record(_rollback(), "rollback")], ["h"], "r")["lines"][1]
+
+
+# The pre-install (roles/migrate preinstall.yml, playbooks/preinstall_proxy.yml): its record and its summary.
+PREINSTALL_ROLLOUT = {"changed": True, "rollout": {"pods_replaced": 6, "longest_unready_seconds": 0.0,
+                                                   "waited_seconds": 41.5, "leaderless_seconds": 27.0}}
+
+
+def _preinstall(**answers):
+    results = {"identity": dict(IDENTITY, run_id="preinstall-1"), "check_mode": False,
+               "hold": {"changed": True, "paused_until": "2026-12-05T00:00:00Z"}, "rollout": PREINSTALL_ROLLOUT,
+               "failure": {}}
+    results.update(answers)
+    return record.record(results, "preinstall")
+
+
+def test_a_preinstall_record_holds_the_hold_the_rollout_and_the_leaderless_figure():
+    done = _preinstall()
+    assert (done["status"], done["reason"], done["paused_until"], done["leaderless_seconds"]) == (
+        "preinstalled", "", "2026-12-05T00:00:00Z", 27.0)
+    assert done["preinstall"] == {"pods_replaced": 6, "longest_unready_seconds": 0.0, "seconds": 41.5}
+    again = _preinstall(hold={"changed": False, "paused_until": "2026-12-05T00:00:00Z"},
+                        rollout={"changed": False, "rollout": dict(PREINSTALL_ROLLOUT["rollout"], pods_replaced=0)})
+    assert again["status"] == "unchanged"
+    assert _preinstall(check_mode=True)["status"] == "planned"
+    failed = _preinstall(hold={}, rollout={}, failure={"task": "Hold", "result": {"msg": "HostedCluster clusters/hc-1 is in-progress"}})
+    assert failed["status"] == "failed" and failed["preinstall"] is None
+    assert failed["reason"].startswith("Pre-install of HostedCluster clusters/hc-1 failed at task 'Hold': HostedCluster "
+                                       "clusters/hc-1 is in-progress. No migration was started")
+
+
+def test_the_preinstall_summary_gives_the_fleet_figures_and_names_what_was_not_preinstalled():
+    records = [_preinstall(), _preinstall(rollout={"changed": True, "rollout": dict(
+        PREINSTALL_ROLLOUT["rollout"], pods_replaced=4, longest_unready_seconds=1.5, waited_seconds=60.0)}),
+        _preinstall(failure={"task": "Hold", "result": {"msg": "conflict"}}), {"status": "not run"}]
+    hosts = ["h1", "h2", "h3", "h4"]
+    summary = record.preinstall_summary(records, hosts, "preinstall-1")
+    assert summary["fleet"] == {"hostedclusters": 4, "by_status": {"preinstalled": 2, "failed": 1, "not run": 1},
+                                "pods_replaced": 10, "longest_unready_seconds": 1.5, "rollout_p50_seconds": 60.0}
+    assert summary["lines"][0] == ("Pre-install run preinstall-1: 1 failed, 1 not run, 2 preinstalled; 10 Pods replaced, "
+                                   "the longest without a Ready replica 1.5 s")
+    assert summary["lines"][1] == (
+        "h1: preinstalled, 6 Pods replaced in 41.5 s, the longest without a Ready replica 0.0 s, CAPI managers without a "
+        "leader at most 27.0 s, the HyperShift operator held off until 2026-12-05T00:00:00Z")
+    assert summary["unfinished"].startswith("not pre-installed: h3 - failed, h4 - not run; fix the cause")
+    assert [entry["host"] for entry in summary["records"]] == hosts
+    assert record.preinstall_summary([_preinstall()], ["h1"], "p")["unfinished"] == ""
+    with pytest.raises(Exception, match="record 0 has no status"):
+        fleet_record_filter.fleet_preinstall_summary([{}], ["h1"], "p")

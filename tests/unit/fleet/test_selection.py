@@ -286,3 +286,16 @@ def test_the_budget_stops_only_when_more_than_its_percentage_of_the_batch_failed
     assert budget([result("hc-05", "unknown"), result("hc-06", "rollback-failed")], 99)["failed"] == [
         "mc-1/clusters/hc-05", "mc-1/clusters/hc-06"]
     assert budget([], 0) == {"stop": False, "failed": [], "batch": 0, "reason": ""}
+
+
+def test_a_preinstall_selects_what_no_migration_holds_unless_told_and_says_what_it_does():
+    rows = [row("hc-1", "legacy"), row("hc-2", "in-progress"), row("hc-3", "migrated"), row("hc-4", "failed"),
+            row("hc-5", "new")]
+    result = selection.select(rows, {"purpose": "preinstall", "run_id": "preinstall-1"})
+    assert result["keys"] == ["mc-1/clusters/hc-1", "mc-1/clusters/hc-4", "mc-1/clusters/hc-5"]
+    assert result["plan"][0] == "API proxy pre-install - run preinstall-1"
+    assert result["plan"][2].endswith("hc-1 [KubeVirt] legacy -> proxy in ahead: hold the operator off, API proxy in (pass-through)")
+    assert selection.select(rows, {"purpose": "preinstall", "states": ["legacy"]})["keys"] == ["mc-1/clusters/hc-1"]
+    nothing = selection.select([row("hc-3", "migrated")], {"purpose": "preinstall", "run_id": "p"})
+    assert "none passes the selection of this pre-install - states new, legacy, failed (a pre-install's default)" \
+        in nothing["empty_reason"], nothing["empty_reason"]

@@ -2,15 +2,19 @@
 
 capi_health's judgement: tests/unit/hcp/test_capi_health.py."""
 import copy
+import datetime
 
 import pytest
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp import quiesce as hcp_quiesce
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import (
+    IN_PROGRESS_ANNOTATION,
     PAUSED_ANNOTATION,
     PAUSED_UNTIL_ANNOTATION,
     PHASE_ANNOTATION,
+    PRIVATE_TYPES_ANNOTATION,
     REPLICAS_ANNOTATION,
+    SCOPE_ANNOTATION,
     STOPPED_AT_ANNOTATION,
 )
 from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import (
@@ -358,3 +362,61 @@ def test_a_pause_is_observed_once_every_reported_paused_condition_is_true():
                ("MachineDeployment", obj("md", [{"type": "Available", "status": "True"}]))]
     assert hcp_quiesce.pause_unobserved(objects) == ["Machine/m-1", "MachineSet/ms"]
     assert hcp_quiesce.pause_unobserved(objects[:1] + objects[3:]) == []
+
+
+# The pre-install's hold (fence_hold_seconds): a time, not "true"; the migration's fence takes it over.
+HOLD_NOW = datetime.datetime(2026, 12, 4, 22, 0, 0, tzinfo=datetime.timezone.utc)
+
+
+def _held(annotations=None, paused_until=None, version="41"):
+    return {"metadata": {"name": "hc-1", "namespace": "clusters", "resourceVersion": version,
+                         "annotations": dict(annotations or {})},
+            "spec": {} if paused_until is None else {"pausedUntil": paused_until}}
+
+
+def test_a_hold_writes_a_time_records_the_original_once_and_the_fence_takes_it_over():
+    hostedcluster = _held()
+    patch = hcp_quiesce.hold_patch(hostedcluster, HOLD_NOW, 7200)
+    assert patch == {"spec": {"pausedUntil": "2026-12-05T00:00:00Z"},
+                     "metadata": {"resourceVersion": "41", "annotations": {PAUSED_UNTIL_ANNOTATION: "none"}}}
+    assert hostedcluster == _held()  # input not mutated
+    held = _held({PAUSED_UNTIL_ANNOTATION: "none"}, "2026-12-05T00:00:00Z")
+    # a second run within half a hold changes nothing; past half of it the hold is extended, the record kept
+    assert hcp_quiesce.hold_patch(held, HOLD_NOW + datetime.timedelta(seconds=3600), 7200) is None
+    later = hcp_quiesce.hold_patch(held, HOLD_NOW + datetime.timedelta(seconds=3601), 7200)
+    assert later == {"spec": {"pausedUntil": "2026-12-05T01:00:01Z"}, "metadata": {"resourceVersion": "41"}}
+    # the migration's fence takes the hold over ("true", the record kept) and lifting it restores the original
+    assert hcp_quiesce.fence_patch(held) == {"spec": {"pausedUntil": "true"}}
+    assert hcp_quiesce.unfence_patch(dict(held, spec={"pausedUntil": "true"}))["spec"] == {"pausedUntil": None}
+    # a fence ("true", the migration's or the user's own) is never shortened to a time
+    assert hcp_quiesce.hold_patch(_held(paused_until="true"), HOLD_NOW, 7200) is None
+
+
+def test_a_hold_keeps_a_users_later_pause_and_records_an_earlier_one():
+    user_later = _held(paused_until="2026-12-06T00:00:00+02:00")
+    assert hcp_quiesce.hold_patch(user_later, HOLD_NOW, 7200) is None
+    user_earlier = _held(paused_until="2026-12-04T22:30:00.5Z")
+    assert hcp_quiesce.hold_patch(user_earlier, HOLD_NOW, 7200)["metadata"]["annotations"] == {
+        PAUSED_UNTIL_ANNOTATION: "2026-12-04T22:30:00.5Z"}
+    assert hcp_quiesce.paused_until_time("2026-12-04T23:00:00-01:30") == datetime.datetime(
+        2026, 12, 5, 0, 30, tzinfo=datetime.timezone.utc)
+    assert [hcp_quiesce.paused_until_time(value) for value in ("true", "", None, "tomorrow", 7)] == [None] * 5
+
+
+@pytest.mark.parametrize("annotations, state", [
+    ({SCOPE_ANNOTATION: "legacy", IN_PROGRESS_ANNOTATION: "true"}, "in-progress"),
+    ({PRIVATE_TYPES_ANNOTATION: "true"}, "migrated"),
+])
+def test_a_hold_refuses_a_hostedcluster_a_migration_holds_or_has_migrated(annotations, state):
+    with pytest.raises(hcp_quiesce.QuiesceError) as raised:
+        hcp_quiesce.hold_patch(_held(annotations), HOLD_NOW, 7200)
+    assert "HostedCluster clusters/hc-1 is %s" % state in str(raised.value)
+    assert "nothing was changed" in str(raised.value)
+
+
+def test_a_hold_is_accepted_only_as_a_fence_put_up():
+    params = dict(hcp_quiesce.quiesce_params("clusters-hc-1", hostedcluster_name="hc-1", fence_hold_seconds=60),
+                  holder="")
+    assert hcp_quiesce.QuiesceModule.option_problems(dict(params, fence=True)) == []
+    assert "fence_hold_seconds needs fence=true and state=quiesced" in hcp_quiesce.QuiesceModule.option_problems(params)[0]
+    assert hcp_quiesce.QuiesceModule.option_problems(dict(params, fence=True, state="resumed"))
