@@ -140,13 +140,15 @@ class ProxyApplyService(ModuleService):
         """What the run did so far (also what a failed run returns beside its message)."""
         return {"changed": any(action["action"] != "unchanged" for action in self.actions), "actions": self.actions}
 
-    def _rollout(self, names, replaced, timeout=None):
-        """Await the rollout of the Deployments names (RolloutService) for timeout seconds (wait_timeout); replaced:
+    def _rollout_service(self, names, replaced, timeout=None):
+        """The rollout of the Deployments names (RolloutService), awaited for timeout seconds (wait_timeout); replaced:
         count the Pods replaced and hand the managers' Leases over, as the options say."""
-        rollout = RolloutService(self.client, self.settings["namespace"], names,
-                                 self.params["wait_timeout"] if timeout is None else timeout,
-                                 self.params["poll_seconds"], pods=replaced and self.params["count_replaced_pods"],
-                                 leases=replaced and self.params["leader_handover"], watch=True)
+        return RolloutService(self.client, self.settings["namespace"], names,
+                              self.params["wait_timeout"] if timeout is None else timeout,
+                              self.params["poll_seconds"], pods=replaced and self.params["count_replaced_pods"],
+                              leases=replaced and self.params["leader_handover"], watch=True)
+
+    def _rollout(self, rollout):
         outcome = rollout.run()
         self.warnings += rollout.warnings
         return outcome
@@ -206,17 +208,22 @@ class ProxyApplyService(ModuleService):
         if shared and not self.check_mode:
             # the workloads point at the shared proxy only once its Service has Ready Pods behind it: awaited whatever
             # wait_timeout says (with steps prepare too: the caller sends the patches later)
-            result["proxy_rollout"] = self._rollout([sidecar.SHARED_NAME], False,
-                                                    max(self.params["wait_timeout"], SHARED_ROLLOUT_SECONDS))
+            result["proxy_rollout"] = self._rollout(self._rollout_service(
+                [sidecar.SHARED_NAME], False, max(self.params["wait_timeout"], SHARED_ROLLOUT_SECONDS)))
         deployments = dict(((item.get("metadata") or {}).get("name"), item) for item in results[0]["resources"])
+        # awaited whenever patches are sent (a re-run after a kill finds them in place, its rollout maybe not done),
+        # before anything is deleted: a Pod that has not rolled yet may still use the proxy or its RBAC; its first
+        # sample is taken before the patches, so that every Pod they replace is counted
+        rollout = None
+        if plan["patch"] and plan["patches"] and waiting:
+            rollout = self._rollout_service([name for name in self.settings["deployments"] if name in deployments], True)
+            rollout.start()
         if plan["patch"]:
             for patch in plan["patches"]:
                 self._patch(deployments[patch["metadata"]["name"]], patch)
         result.update(self.partial(), patches=plan["patches"], rollout={})
-        # awaited whenever patches are sent (a re-run after a kill finds them in place, its rollout maybe not done),
-        # before anything is deleted: a Pod that has not rolled yet may still use the proxy or its RBAC
-        if plan["patch"] and plan["patches"] and waiting:
-            result["rollout"] = self._rollout([name for name in self.settings["deployments"] if name in deployments], True)
+        if rollout is not None:
+            result["rollout"] = self._rollout(rollout)
         for obj in plan["delete"]:
             self._delete(obj)
         if plan["delete_shared"] and (result["rollout"] or not plan["patches"]):

@@ -110,6 +110,7 @@ class RolloutService(object):
         self.last_pods = []  # the Pods as last read (a sample without a read of its own holds them)
         self.full_read_at = None  # when they were read (seconds after the start)
         self.version = None  # deployments_version of the last read
+        self.before = None  # (start, sample) of start(): the Deployments and their Pods before the caller changed them
 
     def _full_read_due(self, at, version):
         """Whether this read also reads the Pods and Leases (see the module's docstring)."""
@@ -147,6 +148,14 @@ class RolloutService(object):
         limit = min(limit, self.timeout + self.poll_seconds - at) - self.poll_seconds
         return self.paths["pods"] in self.bell.wait(limit)
 
+    def start(self):
+        """The first sample, taken before the caller changes the Deployments: their Pods then are those the rollout
+        replaces. Without it the first read follows the patches, and a Pod replaced before it (a rollout of a few
+        seconds on an idle node) is not counted (2026-12-04: 263 of about 600 counted over 100 HostedClusters)."""
+        started = self.clock()
+        sample, _fresh = self._read(started, final=True)
+        self.before = (started, sample)
+
     def run(self):
         try:
             return self._run()
@@ -155,8 +164,8 @@ class RolloutService(object):
                 self.bell.stop()
 
     def _run(self):
-        started = self.clock()
-        samples = []
+        started = self.before[0] if self.before else self.clock()
+        samples = [self.before[1]] if self.before else []
         final = pods_changed = False
         while True:
             sample, fresh = self._read(started, final, pods_changed)
