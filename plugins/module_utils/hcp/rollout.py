@@ -56,8 +56,9 @@ class RolloutError(PrivateCapiError):
 
 def rollout_sample(deployments, pods, names):
     """{name: {ready, wanted, rolled_out, pods}} for each Deployment of names found in deployments (as read): its Ready
-    replicas as its status says, the replicas it wants, whether it has rolled out, and the names of its Pods (those
-    being deleted included: a Pod replaced is one seen that is gone at the end)."""
+    replicas as its status says, the replicas it wants, whether it has rolled out, and the names of its Pods that are
+    not being deleted (a Pod replaced is one seen that is gone, or going, at the end: a real container's Pod stays
+    Terminating for its grace period after the rollout is done - until 2026-12-04 those were not counted)."""
     sample = {}
     for deployment in deployments:
         name = (deployment.get("metadata") or {}).get("name")
@@ -67,7 +68,8 @@ def rollout_sample(deployments, pods, names):
         sample[name] = {"ready": int((deployment.get("status") or {}).get("readyReplicas") or 0),
                         "wanted": int((deployment.get("spec") or {}).get("replicas", 1)),
                         "rolled_out": rolled_out(deployment),
-                        "pods": sorted((pod.get("metadata") or {}).get("name") for pod in pods if owned_by(pod, pattern))}
+                        "pods": sorted((pod.get("metadata") or {}).get("name") for pod in pods
+                                       if owned_by(pod, pattern) and not (pod.get("metadata") or {}).get("deletionTimestamp"))}
     return sample
 
 

@@ -34,6 +34,18 @@ def test_a_sample_holds_the_named_deployments_alone_with_their_own_pods():
                                         "pods": ["capi-provider-5f6d7c8b9-b"]}}
 
 
+def test_a_pod_still_terminating_when_the_rollout_is_done_counts_as_replaced():
+    old, new = pod("a-7c9d8f6b5-1", "a"), pod("a-5f6d7c8b9-2", "a", "5f6d7c8b9")
+    terminating = dict(old, metadata=dict(old["metadata"], deletionTimestamp="2026-12-04T23:55:00Z"))
+    assert rollout.rollout_sample([deployment("a")], [terminating, new], ["a"])["a"]["pods"] == ["a-5f6d7c8b9-2"]
+    reads = [([deployment("a", version="before")], [old]), ([deployment("a", rolled=False)], [old, new]),
+             ([deployment("a")], [terminating, new])]
+    clock = Clock()
+    service = rollout.RolloutService(Answers(reads), NS, ["a"], 60, 0.5, clock=clock, sleep=clock.sleep)
+    service.start()
+    assert service.run()["deployments"][0]["pods_replaced"] == ["a-7c9d8f6b5-1"]
+
+
 def state(ready, pods, wanted=1):
     return {"ready": ready, "wanted": wanted, "rolled_out": False, "pods": pods}
 
