@@ -380,10 +380,12 @@ class PodNetwork:
             owner = cls.OWNERS / network.bridge
             if owner.exists():
                 try:
-                    os.kill(int(owner.read_text() or 0), 0)
+                    held = _pid_alive(int(owner.read_text() or 0))
+                except ValueError:
+                    held = False
+                if held:
                     continue  # a live cluster holds it
-                except (ProcessLookupError, ValueError):
-                    network._release()  # pylint: disable=protected-access
+                network._release()  # pylint: disable=protected-access
             added = subprocess.run(["ip", "link", "add", network.bridge, "type", "bridge"], capture_output=True,
                                    text=True, check=False)
             if added.returncode != 0:

@@ -182,6 +182,7 @@ class FlipService(object):
         self.clock = clock
         self.sleep = sleep
         self.result = {"mode": None, "changed": False, "pods": [], "waited_seconds": 0.0, "rollout_waited_seconds": 0.0}
+        self.deployments = None  # the Deployments as last read (read_deployments)
 
     def _config_map_path(self):
         return api_path("", "v1", "configmaps", self.namespace, PROXY_MODE_CONFIG_MAP)
@@ -192,7 +193,8 @@ class FlipService(object):
 
     def read_deployments(self):
         path = api_path("apps", "v1", "deployments", self.namespace)
-        return self.client.list(path, "list " + describe("Deployments", namespace=self.namespace))
+        self.deployments = self.client.list(path, "list " + describe("Deployments", namespace=self.namespace))
+        return self.deployments
 
     def _running(self, shared):
         path = api_path("", "v1", "pods", self.namespace)
@@ -227,8 +229,9 @@ class FlipService(object):
         """Set mode (one write, none when it is set) and wait until every running sidecar acknowledged it; FlipError
         naming the Pods that did not within timeout seconds. In check mode nothing is written or waited for."""
         config_map = self.read_config_map()
-        shared = any(points_at_shared(d) for d in self.read_deployments()
-                     if (d.get("metadata") or {}).get("name") in self.names)
+        # the Deployments as check() or the caller last read them (a flip changes none of them)
+        deployments = self.deployments if self.deployments is not None else self.read_deployments()
+        shared = any(points_at_shared(d) for d in deployments if (d.get("metadata") or {}).get("name") in self.names)
         running = self._running(shared)
         patch = flip_patch(config_map, mode, running)
         self.result.update(mode=mode, changed=bool(patch and PROXY_MODE_KEY in patch["data"]))

@@ -163,7 +163,8 @@ class ProxyApplyService(ModuleService):
         params = dict(CERTIFICATE, provider=self.params["certificate_provider"], namespace=namespace,
                       secret_name=self.settings["serving_secret_name"], ca_secret_name=self.params["ca_secret_name"],
                       service_name=sidecar.SHARED_NAME, labels=sidecar.rbac_labels(namespace),
-                      wait_timeout=max(self.params["wait_timeout"], 60))
+                      wait_timeout=max(self.params["wait_timeout"], 60),
+                      generate_hint="certificate_provider generate (private_capi_proxy_certificate_provider)")
         certificates = ServingCertificates(self.client, params)
         api, exists = certificates.detect() if params["provider"] == "auto" else (None, None)
         provider, reason = choose_provider(params["provider"], api, exists)
@@ -176,9 +177,6 @@ class ProxyApplyService(ModuleService):
                     else certificates.openshift(wanted_dns_names(params), self))
         except CertificateError as error:
             raise ServingCertificateError(str(error))
-        except ServingCertificateError as error:  # named as this module's and the role's option
-            raise ServingCertificateError(str(error).replace(
-                "provider=generate", "certificate_provider generate (private_capi_proxy_certificate_provider)"))
         bundle = done["ca_bundle"]
         if not bundle and self.check_mode:  # the service CA injects it once the ConfigMap exists: a dry run cannot wait
             bundle = "# the service CA's bundle, once injected (check mode)\n"

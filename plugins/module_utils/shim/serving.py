@@ -144,6 +144,8 @@ class ServingCertificates(object):
         self.namespace = params["namespace"]
         self.now = now or datetime.datetime.now(datetime.timezone.utc)
         self.labels = dict(params.get("labels") or {})
+        # how an error names the way to the collection's own CA: serving_certificate's option, or a caller's own
+        self.generate_hint = params.get("generate_hint") or "provider=generate"
 
     def _path(self, plural, name=None):
         return api_path("", "v1", plural, namespace=self.namespace, name=name)
@@ -292,8 +294,8 @@ class ServingCertificates(object):
                 raise ServingCertificateError(
                     "ConfigMap %s/%s has no %s after %ss: OpenShift's service CA did not inject its bundle (annotation "
                     "%s=true). Check the service CA (`oc get clusteroperator service-ca`, the Pods in namespace %s), "
-                    "or use provider=generate" % (self.namespace, name, SERVICE_CA_KEY, timeout,
-                                                  INJECT_CABUNDLE_ANNOTATION, SERVICE_CA_NAMESPACE))
+                    "or use %s" % (self.namespace, name, SERVICE_CA_KEY, timeout, INJECT_CABUNDLE_ANNOTATION,
+                                   SERVICE_CA_NAMESPACE, self.generate_hint))
             time.sleep(sleep)
 
 

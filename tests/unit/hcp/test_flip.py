@@ -175,6 +175,16 @@ def test_the_flip_reads_the_acknowledgements_often_and_lists_the_pods_once_a_sec
     assert result["pods"] == ["cluster-api-7c9d8f6b5-aaaaa"] and result["waited_seconds"] >= flip.RUNNING_SECONDS
 
 
+def test_a_flip_after_the_deployments_were_read_reads_them_no_more():
+    clock = Clock()
+    client = AckingClient(clock)
+    service = flip.FlipService(client, NS, ["cluster-api", "capi-provider"], clock=lambda: clock.now, sleep=clock.sleep)
+    service.read_deployments()  # as check() and the rollback's way back read them
+    read = len(client.requests)
+    service.flip("translate", timeout=30)
+    assert [path for verb, path, _at in client.requests[read:] if path.endswith("/deployments")] == []
+
+
 class RollingClient(object):
     """Deployments whose rollouts finish on the n-th read (a Pod Ready again), and a mode ConfigMap in pass-through."""
 

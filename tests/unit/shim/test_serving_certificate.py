@@ -191,3 +191,10 @@ def test_openshift_times_out_naming_the_config_map_and_what_to_check():
                        match="ConfigMap hypershift/shim-tls-service-ca has no service-ca.crt after 0s"):
         service.openshift(["x.hypershift.svc"], FakeModule())
     assert client.writes[0][0] == "POST"
+
+
+def test_a_caller_names_its_own_option_for_the_collections_ca():
+    service = serving.ServingCertificates(FakeClient(), dict(params(provider="openshift"), generate_hint="my_option generate"),
+                                          now=NOW)
+    with pytest.raises(serving.ServingCertificateError, match="or use my_option generate$"):
+        service.openshift(["x.hypershift.svc"], FakeModule())
