@@ -31,7 +31,8 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.contract i
     format_mark,
     utc_now,
 )
-from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import unknown_reason
+from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import (
+    preinstall_summary as fleet_preinstall, unknown_reason)
 
 RUN_ID_SUFFIX_CHARACTERS = string.ascii_lowercase + string.digits
 MIGRATE_ACTIONS = ("migrate", "mark-legacy-and-migrate")
@@ -389,15 +390,13 @@ def preinstall_summary(records, hosts, run_id, check_mode=False):
     """preinstall_proxy.yml's summary: its lines, the figures over the fleet (HostedClusters by status, Pods replaced,
     the longest time without a Ready replica, the rollouts' median) and what to fail with when a selected HostedCluster
     was not pre-installed (empty when none). records: each host's pre-install record, or {status: not run}."""
-    figures = [record["preinstall"] for record in records if record.get("preinstall")]
-    seconds = sorted(figure["seconds"] for figure in figures)
+    figures = fleet_preinstall(records) or {}  # the fleet report's own figures of the records' pre-install
     totals = {}
     for record in records:
         totals[record["status"]] = totals.get(record["status"], 0) + 1
-    fleet = {"hostedclusters": len(records), "by_status": totals,
-             "pods_replaced": sum(figure["pods_replaced"] for figure in figures),
-             "longest_unready_seconds": max([figure["longest_unready_seconds"] for figure in figures] or [None]),
-             "rollout_p50_seconds": seconds[len(seconds) // 2] if seconds else None}
+    fleet = {"hostedclusters": len(records), "by_status": totals, "pods_replaced": figures.get("pods_replaced", 0),
+             "longest_unready_seconds": figures.get("longest_unready_seconds"),
+             "rollout_p50_seconds": figures.get("p50_seconds")}
     header = "Pre-install run %s%s: %s; %d Pods replaced, the longest without a Ready replica %s s" % (
         run_id, " (dry run: nothing changed)" if check_mode else "",
         ", ".join("%d %s" % (count, status) for status, count in sorted(totals.items())), fleet["pods_replaced"],

@@ -233,7 +233,8 @@ def test_the_preinstall_summary_gives_the_fleet_figures_and_names_what_was_not_p
     hosts = ["h1", "h2", "h3", "h4"]
     summary = record.preinstall_summary(records, hosts, "preinstall-1")
     assert summary["fleet"] == {"hostedclusters": 4, "by_status": {"preinstalled": 2, "failed": 1, "not run": 1},
-                                "pods_replaced": 10, "longest_unready_seconds": 1.5, "rollout_p50_seconds": 60.0}
+                                # the fleet report's median (fleet/report.py preinstall_summary): 41.5 and 60.0
+                                "pods_replaced": 10, "longest_unready_seconds": 1.5, "rollout_p50_seconds": 50.75}
     assert summary["lines"][0] == ("Pre-install run preinstall-1: 1 failed, 1 not run, 2 preinstalled; 10 Pods replaced, "
                                    "the longest without a Ready replica 1.5 s")
     assert summary["lines"][1] == (
