@@ -17,7 +17,7 @@ PYTEST_PARALLEL ?= -n 2 --dist loadfile --no-loadscope-reorder
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: venv binaries node-binaries capi-binaries monitoring-binaries kind-images proxy-venv demo test lint sanity unit integration bench build image clean
+.PHONY: venv binaries node-binaries test-binaries capi-binaries monitoring-binaries kind-images proxy-venv demo test lint sanity unit integration bench build image clean
 
 venv: $(STAMP) $(COLLECTION_LINK) $(COLLECTIONS_PTH)
 
@@ -63,6 +63,15 @@ capi-binaries: venv
 	$(BIN)/python -m testenv.cluster build capi-manager capd-manager clusterctl capi-manager-v1beta1 capd-manager-v1beta1
 	$(BIN)/python -m testenv.cluster.convdiff
 
+# What make test runs, from the targets above and kind's node image, in one build command: two cache directories
+# at once (testenv/cluster/build.py LANES) instead of four targets' builds in turn.
+TEST_BINARIES := kube-apiserver kube-controller-manager kube-scheduler etcd kwok kubelet kube-proxy kubeadm kubectl \
+	coredns capi-manager capd-manager clusterctl capi-manager-v1beta1 capd-manager-v1beta1 prometheus promtool kind
+test-binaries: venv
+	bash hack/node-prereqs.sh
+	$(BIN)/python -m testenv.cluster build $(TEST_BINARIES)
+	$(BIN)/python -m testenv.cluster.convdiff
+
 # molecule's kind scenario (molecule/kind, testenv/kind.py): docker.io, debootstrap and jq from Debian
 # (hack/kind-prereqs.sh, installed when missing, as root), kind v0.33.0 and kubeadm built like the rest, kind's base
 # image from a Debian rootfs and its node image of v1.34.4 from the binary cache, kept as docker images (cold: about
@@ -76,13 +85,16 @@ kind-images: venv node-binaries
 monitoring-binaries: venv
 	$(BIN)/python -m testenv.cluster build prometheus promtool
 
-# The fleet demo: a real local control plane (make binaries) with a real node (make node-binaries: kubelet, containerd,
-# kube-proxy), 6 HostedClusters (one rolls back) whose cluster-api runs the real core manager's leader election in its
-# container (the core manager v1.14.2 alone, built on first use: the demo needs none of capi-binaries' other four),
-# migrate_fleet.yml, verify_fleet.yml. DEMO_ARGS=--workdir DIR runs a second demo beside a running one.
+# The fleet demo: a real local control plane with a real node (kubelet, containerd, kube-proxy, CoreDNS), 6
+# HostedClusters (one rolls back) whose cluster-api runs the real core manager's leader election in its container,
+# migrate_fleet.yml, verify_fleet.yml, and a real Prometheus scraping the fleet exporter. It builds what it runs and
+# nothing more, two builds at once (testenv/cluster/build.py LANES): no KWOK (every Pod runs on the real node), no
+# promtool, the core manager alone of capi-binaries' five. DEMO_ARGS=--workdir DIR runs a second demo beside a running one.
 # The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml
-demo: binaries node-binaries monitoring-binaries proxy-venv
-	$(BIN)/python -m testenv.cluster build capi-manager
+DEMO_BINARIES := kube-apiserver kube-controller-manager kube-scheduler etcd kubelet kube-proxy coredns prometheus capi-manager
+demo: venv proxy-venv
+	bash hack/node-prereqs.sh
+	$(BIN)/python -m testenv.cluster build $(DEMO_BINARIES)
 	$(BIN)/python hack/demo_fleet.py $(DEMO_ARGS)
 
 lint: venv
@@ -147,7 +159,7 @@ $(PROXY_VENV)/.installed: $(PROXY_SOURCES) | venv
 AFTER_E2E := tests/integration/collection/test_molecule.py tests/integration/collection/test_ansible_runner.py \
 	tests/integration/fleet/test_check_mode.py tests/integration/fleet/test_fleet_unreachable.py \
 	tests/integration/fleet/test_killed_run_fenced.py tests/integration/fleet/test_leader_handover.py
-test: binaries node-binaries capi-binaries monitoring-binaries kind-images proxy-venv
+test: test-binaries kind-images proxy-venv
 	@mkdir -p .build && rm -f .build/lint.rc .build/sanity.rc .build/e2e.rc
 	@set +e; \
 	( $(MAKE) --no-print-directory lint > .build/lint.log 2>&1; echo $$? > .build/lint.rc ) & \
