@@ -89,9 +89,11 @@ monitoring-binaries: venv
 # HostedClusters (one rolls back) whose cluster-api runs the real core manager's leader election in its container,
 # migrate_fleet.yml, verify_fleet.yml, and a real Prometheus scraping the fleet exporter. It builds what it runs and
 # nothing more, two builds at once (testenv/cluster/build.py LANES): no KWOK (every Pod runs on the real node), no
-# promtool, the core manager alone of capi-binaries' five. DEMO_ARGS=--workdir DIR runs a second demo beside a running one.
+# promtool, the core manager alone of capi-binaries' five; Prometheus, needed at its end only, is built by the demo in
+# the background at nice 19 (hack/demo_fleet.py BackgroundBuild). DEMO_ARGS=--workdir DIR runs a second demo beside a
+# running one.
 # The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml
-DEMO_BINARIES := kube-apiserver kube-controller-manager kube-scheduler etcd kubelet kube-proxy coredns prometheus capi-manager
+DEMO_BINARIES := kube-apiserver kube-controller-manager kube-scheduler etcd kubelet kube-proxy coredns capi-manager
 demo: venv proxy-venv
 	bash hack/node-prereqs.sh
 	$(BIN)/python -m testenv.cluster build $(DEMO_BINARIES)

@@ -311,21 +311,77 @@ def proxies_rss_mb(server):
     return total / 1024.0, found
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+REST_SECONDS = 10  # how long the loaded fleet is watched at rest before the migration play
+
+
+def machine_busy(stat="/proc/stat"):
+    """Busy core-seconds of the whole machine since boot (/proc/stat's first line: all but idle and iowait)."""
+    with open(stat) as handle:
+        values = [int(value) for value in handle.readline().split()[1:9]]
+    return (sum(values) - values[3] - values[4]) / CLOCK_TICKS
+
+
+def process_cpu(proc="/proc"):
+    """{pid: (command name, CPU seconds so far)} of every process (utime + stime of /proc/<pid>/stat)."""
+    found = {}
+    for entry in os.listdir(proc):
+        if entry.isdigit():
+            try:
+                with open(os.path.join(proc, entry, "stat")) as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            name = text[text.index("(") + 1:text.rindex(")")]
+            fields = text[text.rindex(")") + 2:].split()
+            found[int(entry)] = (name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+    return found
+
+
+def cpu_by_name(before, after, top=6):
+    """Where the machine's CPU went between two process_cpu() samples: [(command name, CPU seconds)], the top ones by
+    name (a process alive at both counts its difference, one started between its whole time; one that ended between
+    them is not seen: ansible's module processes, which the playbook's own rusage counts)."""
+    spent = {}
+    for pid, (name, seconds) in after.items():
+        earlier = before.get(pid)
+        used = seconds - earlier[1] if earlier and earlier[0] == name else seconds
+        spent[name] = spent.get(name, 0.0) + used
+    return sorted(spent.items(), key=lambda item: -item[1])[:top]
+
+
+def machine_figures(busy_before, busy_after, processes_before, processes_after, wall, ansible_cpu):
+    """The machine's CPU over a playbook: cores busy on average, the playbook's own share and the top processes."""
+    busy = busy_after - busy_before
+    return {"cores": os.cpu_count() or 0, "busy_cores": busy / wall if wall else 0.0, "busy_seconds": busy,
+            "ansible_seconds": ansible_cpu, "top": cpu_by_name(processes_before, processes_after)}
+
+
+def rest_cores(seconds=REST_SECONDS):
+    """Cores busy on average while nothing but the loaded fleet runs (its controllers, proxies, node, control plane)."""
+    before = machine_busy()
+    time.sleep(seconds)
+    return (machine_busy() - before) / seconds
+
+
 def _playbook(name, inventory, extra_vars, serial, env):
     """One playbook of the collection: (its output, wall seconds, CPU seconds of ansible-playbook and every process it
-    started - the server is not reaped yet, so not counted); a failure raises with the end of its output."""
+    started - the server is not reaped yet, so not counted - and the machine's CPU over it, machine_figures); a
+    failure raises with the end of its output."""
     command = [ANSIBLE_PLAYBOOK, "-i", inventory, os.path.join(REPO_ROOT, "playbooks", name),
                "--forks", str(max(serial, 5)), "-e", json.dumps(extra_vars)]
     usage_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    processes_before, busy_before = process_cpu(), machine_busy()
     started = time.perf_counter()
     completed = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
+    busy_after, processes_after = machine_busy(), process_cpu()
     usage_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (usage_after.ru_utime - usage_before.ru_utime) + (usage_after.ru_stime - usage_before.ru_stime)
     if completed.returncode != 0:
         raise RuntimeError("%s (serial %d) failed with %d:\n%s"
                            % (name, serial, completed.returncode, (completed.stdout + completed.stderr)[-4000:]))
-    return completed, wall, cpu
+    return completed, wall, cpu, machine_figures(busy_before, busy_after, processes_before, processes_after, wall, cpu)
 
 
 def preinstall_figures(summary_path, count):
@@ -355,13 +411,14 @@ def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
         if how == "zero_stop" and preinstall_first():
             # the pre-install play on its own, as an operator runs it first (its own summary, not the fleet report)
             pre_root = os.path.join(workdir, "preinstall-reports")
-            _out, pre_wall, pre_cpu = _playbook(
+            _out, pre_wall, pre_cpu, pre_machine = _playbook(
                 "preinstall_proxy.yml", inventory, dict(extra_vars, private_capi_fleet_report_root=pre_root,
                                                         private_capi_fleet_run_id="preinstall"),
                 serial, dict(env, TASK_CPU_OUT=os.path.join(workdir, "task-cpu-preinstall.json")))
             preinstall = dict(preinstall_figures(os.path.join(pre_root, "preinstall", "preinstall.json"), count),
-                              wall=pre_wall, cpu=pre_cpu)
-        completed, wall, cpu = _playbook("migrate_fleet.yml", inventory, extra_vars, serial, env)
+                              wall=pre_wall, cpu=pre_cpu, machine=pre_machine)
+        at_rest = rest_cores()
+        completed, wall, cpu, machine = _playbook("migrate_fleet.yml", inventory, extra_vars, serial, env)
         records = read_records(report_root)
         states = {record["name"]: record.get("state_after") for record in records}
         not_migrated = sorted(name for name, state in states.items() if state != "migrated")
@@ -386,7 +443,8 @@ def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
                 "phases": phase_breakdown(report),
                 "slowest": slowest_tasks(completed.stdout) if profile else [],
                 "task_cpu": task_cpu_table(task_cpu, count), "task_cpu_unavailable": task_cpu.get("unavailable"),
-                "proxies_rss_mb": rss, "proxies": processes, "preinstall_play": preinstall}
+                "proxies_rss_mb": rss, "proxies": processes, "preinstall_play": preinstall, "machine": machine,
+                "at_rest_cores": at_rest}
     finally:
         server.stop()
 
@@ -478,6 +536,19 @@ def main():
                 print("%-7d %9.2f %9.2f %14d %18.2f %12.2f" % (
                     result["serial"], paused.get("p50_seconds", 0), paused.get("max_seconds", 0),
                     pre.get("pods_replaced", 0), pre.get("longest_unready_seconds", 0), pre.get("p50_seconds", 0)))
+        for result in results:
+            print("machine CPU, serial %d (/proc/stat; top processes by name from /proc/<pid>/stat): the loaded fleet "
+                  "at rest %.2f of %d cores busy (%d s before the migration play)" % (
+                      result["serial"], result["at_rest_cores"], result["machine"]["cores"], REST_SECONDS))
+            plays = [("pre-install play", (result["preinstall_play"] or {}).get("machine")),
+                     ("migration play", result["machine"])]
+            for name, machine in plays:
+                if machine:
+                    print("  %-16s %.2f cores busy on average: %.0f core-s, ansible-playbook and its modules %.0f, "
+                          "the rest %.0f (top: %s)" % (
+                              name, machine["busy_cores"], machine["busy_seconds"], machine["ansible_seconds"],
+                              machine["busy_seconds"] - machine["ansible_seconds"],
+                              ", ".join("%s %.0f" % item for item in machine["top"])))
         for result in results:
             print("phase breakdown, serial %d (seconds per cluster, from the fleet report's phases):" % result["serial"])
             print("  %-11s %8s %8s %8s %9s" % ("phase", "clusters", "p50", "max", "sum"))
