@@ -25,7 +25,8 @@ venv: $(STAMP) $(COLLECTION_LINK) $(COLLECTIONS_PTH)
 # against 51 s on 2 cores with warm caches); pip does it where uv cannot be installed.
 UV_VERSION := 0.13.9
 $(STAMP): requirements.txt requirements-dev.txt
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@# a venv an interrupted make left half made (no pip) is made again
+	@$(BIN)/python -m pip --version > /dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); }
 	@if $(BIN)/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); then \
 		echo "$(BIN)/python -m uv pip install --compile-bytecode -r requirements-dev.txt"; \
 		$(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python -r requirements-dev.txt; \
