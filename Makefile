@@ -17,7 +17,7 @@ PYTEST_PARALLEL ?= -n 2 --dist loadfile --no-loadscope-reorder
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: venv binaries node-binaries test-binaries capi-binaries monitoring-binaries kind-images proxy-venv demo test lint sanity unit integration bench build image clean
+.PHONY: venv binaries node-binaries capi-binaries monitoring-binaries kind-images proxy-venv demo test lint sanity unit integration bench build image clean
 
 venv: $(STAMP) $(COLLECTION_LINK) $(COLLECTIONS_PTH)
 
@@ -51,8 +51,8 @@ binaries: venv
 	$(BIN)/python -m testenv.cluster build
 
 # The real node of the test bed (testenv/cluster/node.py): kubelet and kube-proxy of the same Kubernetes release and
-# CoreDNS v1.12.4, built the same way (kubelet 136 s, kube-proxy 92 s, CoreDNS 92-147 s on 2 cores after kube-apiserver,
-# 2026-12-02), and the Debian packages it runs
+# CoreDNS v1.12.4 with a cluster's plugins (testenv/cluster/go/coredns/main.go), built the same way (kubelet 17 s,
+# kube-proxy 7 s, CoreDNS 50 s on 2 cores after kube-apiserver from empty Go caches, 2026-12-05), and the Debian packages it runs
 # on (hack/node-prereqs.sh: containerd, runc, the CNI plugins, conntrack; installed when missing, as root).
 node-binaries: venv
 	bash hack/node-prereqs.sh
@@ -62,15 +62,6 @@ node-binaries: venv
 # CAPD (in-memory backend) v1.14.2, built the same way into the same cache (about 6 min more on a cold machine).
 capi-binaries: venv
 	$(BIN)/python -m testenv.cluster build capi-manager capd-manager clusterctl capi-manager-v1beta1 capd-manager-v1beta1
-	$(BIN)/python -m testenv.cluster.convdiff
-
-# What make test runs, from the targets above and kind's node image, in one build command: two cache directories
-# at once (testenv/cluster/build.py LANES) instead of four targets' builds in turn.
-TEST_BINARIES := kube-apiserver kube-controller-manager kube-scheduler etcd kwok kubelet kube-proxy kubeadm kubectl \
-	coredns capi-manager capd-manager clusterctl capi-manager-v1beta1 capd-manager-v1beta1 prometheus promtool kind
-test-binaries: venv
-	bash hack/node-prereqs.sh
-	$(BIN)/python -m testenv.cluster build $(TEST_BINARIES)
 	$(BIN)/python -m testenv.cluster.convdiff
 
 # molecule's kind scenario (molecule/kind, testenv/kind.py): docker.io, debootstrap and jq from Debian
@@ -89,10 +80,9 @@ monitoring-binaries: venv
 # The fleet demo: a real local control plane with a real node (kubelet, containerd, kube-proxy, CoreDNS), 6
 # HostedClusters (one rolls back) whose cluster-api runs the real core manager's leader election in its container,
 # migrate_fleet.yml, verify_fleet.yml, and a real Prometheus scraping the fleet exporter. It builds what it runs and
-# nothing more, two builds at once (testenv/cluster/build.py LANES): no KWOK (every Pod runs on the real node), no
-# promtool, the core manager alone of capi-binaries' five; Prometheus, needed at its end only, is built by the demo in
-# the background at nice 19 (hack/demo_fleet.py BackgroundBuild). DEMO_ARGS=--workdir DIR runs a second demo beside a
-# running one.
+# nothing more: no KWOK (every Pod runs on the real node), no promtool, the core manager alone of capi-binaries' five;
+# Prometheus, needed at its end only, is built by the demo in the background at nice 19 (hack/demo_fleet.py
+# BackgroundBuild). DEMO_ARGS=--workdir DIR runs a second demo beside a running one.
 # The CAPI translation demo of the examples: ansible-playbook -i localhost, playbooks/translate_examples.yml
 DEMO_BINARIES := kube-apiserver kube-controller-manager kube-scheduler etcd kubelet kube-proxy coredns capi-manager
 demo: venv proxy-venv
@@ -162,7 +152,7 @@ $(PROXY_VENV)/.installed: $(PROXY_SOURCES) | venv
 AFTER_E2E := tests/integration/collection/test_molecule.py tests/integration/collection/test_ansible_runner.py \
 	tests/integration/fleet/test_check_mode.py tests/integration/fleet/test_fleet_unreachable.py \
 	tests/integration/fleet/test_killed_run_fenced.py tests/integration/fleet/test_leader_handover.py
-test: test-binaries kind-images proxy-venv
+test: binaries node-binaries capi-binaries monitoring-binaries kind-images proxy-venv
 	@mkdir -p .build && rm -f .build/lint.rc .build/sanity.rc .build/e2e.rc
 	@set +e; \
 	( $(MAKE) --no-print-directory lint > .build/lint.log 2>&1; echo $$? > .build/lint.rc ) & \

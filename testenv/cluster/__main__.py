@@ -1,6 +1,6 @@
 """python -m testenv.cluster {build,serve} ...
 
-build  [--jobs N] [NAME...]           build (or find) the binaries, print their paths
+build  [NAME...]                      build (or find) the binaries, print their paths
 serve  --kubeconfig PATH [--state-dir DIR] [--fake-nodes N] [--without kwok --nodes N [--fleet-images]]
                                       run the control plane until SIGINT/SIGTERM
 """
@@ -92,7 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build", help="build (or find) the binaries and print their paths")
     b.add_argument("names", nargs="*")
     b.add_argument("--json", action="store_true")
-    b.add_argument("--jobs", type=int, default=build.LANES, help="cache directories built at once")
     s = sub.add_parser("serve", help="run the control plane until interrupted")
     s.add_argument("--kubeconfig", required=True, help="where to write the admin kubeconfig")
     s.add_argument("--state-dir", help="certificates, etcd data and logs (default: a temp dir)")
@@ -111,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     if args.command == "build":
-        return build.main([*args.names, *(["--json"] if args.json else []), "--jobs", str(args.jobs)])
+        return build.main([*args.names, *(["--json"] if args.json else [])])
     return serve(args)
 
 

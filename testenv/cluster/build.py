@@ -37,7 +37,6 @@ import subprocess
 import sys
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -409,15 +408,14 @@ def _from_assets(names: list[str]) -> dict[str, str] | None:
     return {n: p for n, p in found.items() if n in names}
 
 
-def ensure_binaries(names: Iterable[str] | None = None, jobs: int = 1) -> dict[str, str]:
+def ensure_binaries(names: Iterable[str] | None = None) -> dict[str, str]:
     """Return {name: path} of the control-plane binaries, building missing ones.
 
     ``names`` picks the binaries (default: DEFAULT_BINARIES; ``kubectl`` and
     the Cluster API managers, CAPI_BINARIES, only when named). With
     KUBEBUILDER_ASSETS the control-plane binaries are the ones found there;
     the Cluster API managers, which setup-envtest does not ship, always come
-    from the build cache. ``jobs`` builds that many cache directories at once
-    (LANES), each one's binaries in turn.
+    from the build cache.
     """
     wanted = list(names) if names is not None else list(DEFAULT_BINARIES)
     unknown = [n for n in wanted if n not in BINARIES]
@@ -429,45 +427,22 @@ def ensure_binaries(names: Iterable[str] | None = None, jobs: int = 1) -> dict[s
     if from_assets is not None:
         result.update(from_assets)
         wanted = [n for n in wanted if not BINARIES[n].envtest]
-    paths = {name: cached_path(name) for name in wanted}
-    lanes = plan_lanes({name: dest for name, dest in paths.items() if not _is_exe(dest)})
-    if lanes:
-        go = _find_go()
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for future in [pool.submit(_build_lane, go, lane, paths) for lane in lanes]:
-                future.result()
-    result.update((name, str(dest)) for name, dest in paths.items())
+    go = None
+    for name in wanted:
+        dest = cached_path(name)
+        if not _is_exe(dest):
+            go = go or _find_go()
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            # One builder per component directory at a time (parallel test
+            # workers); the others wait and then find the binary built.
+            with open(dest.parent / ".lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not _is_exe(dest):
+                    for stale in dest.parent.glob(f".{name}.tmp-*"):
+                        stale.unlink(missing_ok=True)
+                    _build(go, BINARIES[name], dest)
+        result[name] = str(dest)
     return result
-
-
-# `python -m testenv.cluster build` builds two cache directories at once by default: a go build keeps the 2 cores busy
-# while it compiles but not while it loads packages or links (single-threaded), and the other lane's compiles fill
-# those gaps. Measured on 2 cores (2026-12-05): CoreDNS alone used 1.65 cores of 2 over its build.
-LANES = 2
-
-
-def plan_lanes(missing: dict[str, Path]) -> list[list[str]]:
-    """The builds of the missing binaries ({name: cached path}), one lane per cache directory (its binaries in the
-    order asked), the lane of most binaries first so that the shorter ones fill the other core beside it."""
-    lanes: dict[Path, list[str]] = {}
-    for name, dest in missing.items():
-        lanes.setdefault(dest.parent, []).append(name)
-    return sorted(lanes.values(), key=len, reverse=True)
-
-
-def _build_lane(go: str, names: list[str], paths: dict[str, Path]) -> None:
-    """Build the missing binaries of one cache directory in turn, under its lock: one builder per directory at a time
-    (parallel test workers); the others wait and then find the binary built."""
-    directory = paths[names[0]].parent
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for name in names:
-            dest = paths[name]
-            if not _is_exe(dest):
-                for stale in directory.glob(f".{name}.tmp-*"):
-                    stale.unlink(missing_ok=True)
-                _build(go, BINARIES[name], dest)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -476,12 +451,10 @@ def main(argv: list[str] | None = None) -> int:
         "names", nargs="*", help=f"any of {', '.join(BINARIES)} (default: the control plane, without kubectl, the Cluster API managers, prometheus and promtool)"
     )
     parser.add_argument("--json", action="store_true", help="print the paths as JSON")
-    parser.add_argument("--jobs", type=int, default=LANES,
-                        help=f"cache directories built at once (default {LANES}: one go build's link beside another's compiles)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     try:
-        paths = ensure_binaries(args.names or None, jobs=max(1, args.jobs))
+        paths = ensure_binaries(args.names or None)
     except BuildError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

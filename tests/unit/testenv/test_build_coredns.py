@@ -1,17 +1,8 @@
-"""testenv/cluster/build.py: what `python -m testenv.cluster build` builds side by side, and the CoreDNS it builds
-(pure: no Go build here; the real nodes of the integration tests run it)."""
+"""testenv/cluster/build.py: the CoreDNS it builds, a cluster's plugins only (pure: no Go build here; the real nodes of
+the integration tests and kind's node image run it)."""
 import re
 
 from testenv.cluster import build, node
-
-
-def test_one_lane_per_cache_directory_the_longest_first_in_the_order_asked():
-    names = ["etcd", "kube-apiserver", "coredns", "kube-controller-manager", "kubelet", "capi-manager", "capd-manager"]
-    lanes = build.plan_lanes({name: build.cached_path(name) for name in names})
-    assert lanes[0] == ["kube-apiserver", "kube-controller-manager", "kubelet"]
-    assert lanes[1] == ["capi-manager", "capd-manager"]
-    assert sorted(map(tuple, lanes[2:])) == [("coredns",), ("etcd",)]
-    assert build.plan_lanes({}) == []
 
 
 def test_coredns_is_v1_12_4_built_from_the_modules_own_main_in_its_own_cache_directory():
