@@ -141,12 +141,11 @@ class BackgroundBuild:
 
     def wait(self):
         """Wait for the build; None when the binary is there, else why not."""
+        waited = time.monotonic()
+        self.thread.join()
         if not self.cached:
-            waited = time.monotonic()
-            self.thread.join()
             print("== %s built in the background in %.0f s (the demo waited %.0f s for it)"
                   % (self.name, self.seconds, time.monotonic() - waited), flush=True)
-        self.thread.join()
         return None if self.error is None else "%s: %s" % (self.name, self.error)
 
 
