@@ -323,7 +323,8 @@ def machine_busy(stat="/proc/stat"):
 
 
 def process_cpu(proc="/proc"):
-    """{pid: (command name, CPU seconds so far)} of every process (utime + stime of /proc/<pid>/stat)."""
+    """{pid: (command name, CPU seconds so far, start time in ticks since boot)} of every process (utime + stime and
+    starttime of /proc/<pid>/stat)."""
     found = {}
     for entry in os.listdir(proc):
         if entry.isdigit():
@@ -334,18 +335,20 @@ def process_cpu(proc="/proc"):
                 continue
             name = text[text.index("(") + 1:text.rindex(")")]
             fields = text[text.rindex(")") + 2:].split()
-            found[int(entry)] = (name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+            found[int(entry)] = (name, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS, int(fields[19]))
     return found
 
 
 def cpu_by_name(before, after, top=6):
     """Where the machine's CPU went between two process_cpu() samples: [(command name, CPU seconds)], the top ones by
-    name (a process alive at both counts its difference, one started between its whole time; one that ended between
-    them is not seen: ansible's module processes, which the playbook's own rusage counts)."""
+    name. A process is the same one when its pid and start time are (its name may change: a kernel worker takes the
+    name of the work queue it serves, kworker/1:1H-kblockd then kworker/1:1H-events_highpri), and counts its
+    difference under its later name; one started between the samples counts its whole time; one that ended between
+    them is not seen (ansible's module processes, which the playbook's own rusage counts)."""
     spent = {}
-    for pid, (name, seconds) in after.items():
+    for pid, (name, seconds, start) in after.items():
         earlier = before.get(pid)
-        used = seconds - earlier[1] if earlier and earlier[0] == name else seconds
+        used = seconds - earlier[1] if earlier and earlier[2] == start else seconds
         spent[name] = spent.get(name, 0.0) + used
     return sorted(spent.items(), key=lambda item: -item[1])[:top]
 
