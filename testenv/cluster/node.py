@@ -30,9 +30,9 @@ Settings the VM needs, each with its reason (the VMs are cgroup v1 hybrid withou
   node then reports no ephemeral-storage capacity: no fixture requests any;
 - `--housekeeping-interval=60s` (cAdvisor's, 10 s by default): the per-container stats it refreshes serve the
   summary API and /metrics/cadvisor, which nothing here reads (the fleet bench reads the proxies' RSS from their
-  cgroups). Both cost CPU in proportion to the Pods on the node: with 50 HostedClusters' Pods on one node
-  (2026-12-05, scratch runs of the fleet bench's pre-install) the kubelet used 0.18 cores at rest, was 0.25, and
-  the pre-install took 193.5 s, was 226.5 s;
+  cgroups). Both cost CPU in proportion to the Pods on the node: with 50 HostedClusters' Pods on two nodes
+  (2026-12-05, scratch runs of the fleet bench's pre-install) the two kubelets used 0.18 cores at rest, were 0.25,
+  and the pre-install took 193.5 s, was 226.5 s;
 - the kubelet sets kernel tunables on the host at start (protectKernelDefaults false; true would refuse to start
   with the VM's values): vm.overcommit_memory=1, vm.panic_on_oom=0, kernel.panic=10, kernel.panic_on_oops=1,
   kernel.keys.root_maxkeys=1000000, kernel.keys.root_maxbytes=25000000. The node records the values it found
@@ -137,7 +137,7 @@ def kubelet_config(node: "Node") -> dict:
                            "x509": {"clientCAFile": str(node.ca)}},
         "authorization": {"mode": "AlwaysAllow"},  # the kubelet's API is reachable from this node's network alone
         "podLogsDir": str(node.state / "pod-logs"), "maxPods": node.max_pods, "podCIDR": node.pod_subnet,
-        "evictionHard": {}, "evictionPressureTransitionPeriod": "0s",
+        "evictionHard": {},
         "imageGCHighThresholdPercent": 100, "imageGCLowThresholdPercent": 99, "imageMinimumGCAge": "87600h",
         "serializeImagePulls": False, "registerNode": True, "nodeStatusUpdateFrequency": "10s",
         "syncFrequency": "10s", "fileCheckFrequency": "0s", "httpCheckFrequency": "0s",
