@@ -7,7 +7,6 @@ so the waits (and the window measured) are real.
 """
 import pytest
 
-from ansible_collections.hypershift.private_capi.plugins.module_utils.hcp.quiesce import POLL_MAX_DELAY
 from testenv.cluster.admission import refuse
 from testenv.hcp import fleet
 from tests.integration.fleet.support import list_items, start_fleet
@@ -119,7 +118,8 @@ def test_the_window_stops_copies_starts_with_the_patch_and_signals(server):
     assert all(c["spec"].get("paused") is not True for c in list_items(server, PRIVATE + "clusters"))
     assert get(server, HCP_PATH)["metadata"]["annotations"]["hypershift.openshift.io/private-capi-types"] == "true"
     assert [entry["after_header"] for entry in result["diff"]][:1] == ["scale_down"]
-    WINDOW.update((key, result[key]) for key in ("stopped_at", "controllers_down_seconds"))
+    WINDOW.update((key, result[key]) for key in ("stopped_at", "available_at", "controllers_down_seconds"))
+    WINDOW.update(resume_at=marks[2]["at"])
     WINDOW.update(kinds=result["copied"]["kinds"], counts=result["copied"]["counts"])
 
 
@@ -131,11 +131,14 @@ def test_a_second_run_does_not_stop_the_controllers_again(server):
     # the window the first run closed, as the Deployments' record and their pods' Ready times tell it (to the second),
     # all of it waiting for this run
     assert "scale_down" not in result and result["stopped_at"] == WINDOW["stopped_at"]
-    # The pods' Ready times are whole seconds (cut down) and were set before the first run's poll saw the Deployments
-    # available, which polls at most POLL_MAX_DELAY apart: the window read back is never longer than the one the first
-    # run measured, and shorter by less than one second plus one poll interval.
-    gap = WINDOW["controllers_down_seconds"] - result["controllers_down_seconds"]
-    assert 0 <= gap < 1.0 + POLL_MAX_DELAY, (result, WINDOW)
+    # The pods' Ready times are whole seconds (cut down). They were set after the first run sent the scale back up (its
+    # resume mark) and before its poll saw the Deployments available: the window read back ends inside that span. How
+    # far before the poll depends on kube-controller-manager carrying the pods' Ready into the Deployments' status,
+    # which on a loaded machine takes more than a second (CI of 42a6740: 2.02 s short of the measured window), so the
+    # bound is the span, not a lag guessed in advance.
+    assert WINDOW["resume_at"][:19] <= result["available_at"][:19], (result, WINDOW)
+    assert result["available_at"] <= WINDOW["available_at"], (result, WINDOW)
+    assert 0 <= WINDOW["controllers_down_seconds"] - result["controllers_down_seconds"], (result, WINDOW)
     assert result["waited_seconds"] == result["controllers_down_seconds"]
     # the copies were verified by the run that closed the window; the controllers have run on them since
     assert "verify" not in result["copied"] and not result["copied"]["changed"] and not result["signal"]["changed"]
