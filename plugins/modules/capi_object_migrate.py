@@ -205,6 +205,8 @@ plan:
   description: The actions in the order they were taken (or, in check mode, would be) - V(create), V(write_status),
     V(update_owner_references), V(overwrite), V(skip), V(carry), V(mark_carried), V(carry_deletion),
     V(carried) (a source an earlier run carried, not copied again), V(conflict), V(repoint_dependent),
+    V(await_deletion) (an object of the copy's name left from an earlier deletion, awaited until it has gone, then
+    the copy created; C(deletion_timestamp), C(finalizers)), V(restore_finalizers),
     V(remove_finalizers),
     V(delete), V(delete_collection); each with C(kind) and C(name) and, where useful, C(api_version), C(reason).
   returned: always

@@ -12,11 +12,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import time
+
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import SOURCE_UID_ANNOTATION
 from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.errors import PrivateCapiError
 from ansible_collections.hypershift.private_capi.plugins.module_utils.translate.groups import copy_json
 from ansible_collections.hypershift.private_capi.plugins.module_utils.move.plan import (
     DIFFERS,
+    GC_FINALIZERS,
     IN_SYNC,
     canonical,
     decide,
@@ -39,6 +42,10 @@ from ansible_collections.hypershift.private_capi.plugins.module_utils.k8s.client
 )
 
 CONFLICT_RETRIES = 5
+# A target left from an earlier deletion (a rescue's: propagation Orphan, the garbage collector's finalizer on it until
+# it has orphaned the dependents) is awaited this long, polled from the first delay doubling to the last
+GONE_TIMEOUT = 120.0
+GONE_DELAYS = (0.2, 2.0)
 
 
 class MigrationError(PrivateCapiError):
@@ -54,9 +61,13 @@ def object_path(kind, namespace, name, target=True, subresource=None):
     return api_path(group, kind.version, kind.plural, namespace, name, subresource)
 
 
-def what(verb, kind, namespace, name, target=True):
+def described(kind, namespace, name, target=True):
     group = kind.target_group if target else kind.source_group
-    return "%s %s %s/%s (%s/%s)" % (verb, kind.kind, namespace, name, group, kind.version)
+    return "%s %s/%s (%s/%s)" % (kind.kind, namespace, name, group, kind.version)
+
+
+def what(verb, kind, namespace, name, target=True):
+    return "%s %s" % (verb, described(kind, namespace, name, target))
 
 
 class CopyEngine(object):
@@ -77,6 +88,7 @@ class CopyEngine(object):
         self.parallelism = parallelism
         self.diff = diff
         self.dry_run = client.dry_run
+        self.sleep, self.clock = time.sleep, time.monotonic
 
     # --- requests ------------------------------------------------------------------------------
     def _call(self, function):
@@ -139,10 +151,18 @@ class CopyEngine(object):
                                 ref.get("uid"), why))
         body, status = desired_target(source, kind, self.direction, self.group_map, refs)
         entries = []
-        if node.target is None:
+        existing = node.target
+        if existing is not None and (existing.get("metadata") or {}).get("deletionTimestamp") and not node.deleting:
+            existing = self._await_gone(kind, existing, entries)
+            if existing is None and self.dry_run:  # nothing to create against yet: the copy as planned
+                entries.append({"action": "create", "obj_kind": kind.kind, "name": object_name(source),
+                                "api_version": kind.target_api_version})
+                self.report.count(kind.kind, "created")
+                return dict(body, metadata=dict(body["metadata"], uid=node.target["metadata"].get("uid"))), entries
+        if existing is None:
             target = self._create_copy(kind, source, body, status, entries)
         else:
-            target = self._settle_existing(kind, source, node.target, body, status, entries)
+            target = self._settle_existing(kind, source, existing, body, status, entries)
         ours = ((target or {}).get("metadata") or {}).get("annotations", {}).get(SOURCE_UID_ANNOTATION) == \
             (source.get("metadata") or {}).get("uid")  # never on someone else's object of that name
         if ours and not self.dry_run:
@@ -152,6 +172,43 @@ class CopyEngine(object):
                 target = self._guarded_update(kind, object_name(source), target, lambda current: dict(current, metadata=dict(
                     current["metadata"], managedFields=with_carried(current, carried, FIELD_MANAGER))))
         return target, entries
+
+    def _await_gone(self, kind, existing, entries):
+        """None once `existing` (a target being deleted, of a source that is not) has gone, so that the copy is
+        created anew; the object of that name if another took its place meanwhile. Never judged as the copy: it is
+        going (a rescue deleted it, and a retry came before the garbage collector let it go). One held by a finalizer
+        the garbage collector does not remove waits for its controller, which the window has paused: refused at once.
+        A dry run waits for nothing and shows the wait (its copy is planned, with the old object's uid in its place)."""
+        name, metadata = object_name(existing), existing.get("metadata") or {}
+        finalizers = metadata.get("finalizers") or []
+        going = described(kind, self.namespace, name)
+        held = [finalizer for finalizer in finalizers if finalizer not in GC_FINALIZERS]
+        if held:
+            raise MigrationError(
+                "%s is being deleted (since %s) and its finalizers %s hold it: the copy cannot take its name until its "
+                "controller removes them; let the controllers finish that deletion (or remove the finalizers if "
+                "nothing owns it any more), then re-run" % (going, metadata["deletionTimestamp"], held))
+        entries.append({"action": "await_deletion", "obj_kind": kind.kind, "name": name,
+                        "deletion_timestamp": metadata["deletionTimestamp"], "finalizers": list(finalizers)})
+        if self.dry_run:
+            return None
+        started, delay = self.clock(), GONE_DELAYS[0]
+        while True:
+            try:
+                current = self._get_target(kind, name)
+            except ApiError as exc:
+                if not exc.is_not_found:
+                    raise
+                return None
+            if (current.get("metadata") or {}).get("uid") != metadata.get("uid"):
+                return current
+            if self.clock() - started >= GONE_TIMEOUT:
+                raise MigrationError(
+                    "%s is being deleted (since %s, finalizers %s) and was still there after %.0f s: the garbage "
+                    "collector (kube-controller-manager) removes those; check that it runs and its log, then re-run"
+                    % (going, metadata["deletionTimestamp"], finalizers, GONE_TIMEOUT))
+            self.sleep(delay)
+            delay = min(GONE_DELAYS[1], delay * 2)
 
     def _create_copy(self, kind, source, body, status, entries):
         name = object_name(source)

@@ -324,6 +324,63 @@ def test_rerun_completes_partial_copies_reports_conflicts_and_force_overwrites(h
     assert after["%s/MachineDeployment/aws-pool-1" % PRIVATE]["spec"]["replicas"] == 5
 
 
+def test_a_copy_left_going_by_an_earlier_deletion_is_awaited_then_made_again(hcp):
+    """A retry that comes before an earlier deletion of a copy has finished (a rescue's, with Orphan: the garbage
+    collector's finalizer on it a moment longer) never takes the going object for the copy: it waits until the real
+    garbage collector lets it go and creates the copy again. One held by another finalizer is refused at once, naming
+    it (its controller would have to release it, and the window has paused it); nothing is written."""
+    server, session, crds = hcp
+    namespace = load(hcp, "AWS", "going", "aws", machines=1, deleting=0)
+    first = migrate(server, namespace)
+    assert not first.failed, first.get("msg")
+
+    def private(kind):
+        found = [obj for obj in read_namespace(session, namespace, crds)
+                 if obj["kind"] == kind and obj["apiVersion"].startswith("infrastructure." + PRIVATE)]
+        assert len(found) == 1, (kind, found)
+        obj = found[0]
+        return obj, "/apis/%s/namespaces/%s/%ss/%s" % (obj["apiVersion"], namespace, kind.lower(), obj["metadata"]["name"])
+
+    # held by a finalizer the garbage collector does not remove
+    template, template_path = private("AWSMachineTemplate")
+    session.request("PATCH", template_path, {"metadata": {"finalizers": ["example.com/hold"]}})
+    session.request("DELETE", template_path)
+    held = migrate(server, namespace)
+    assert held.failed and "AWSMachineTemplate %s/%s" % (namespace, template["metadata"]["name"]) in held["msg"], held.get("msg")
+    assert "['example.com/hold'] hold it" in held["msg"] and "then re-run" in held["msg"], held["msg"]
+    session.request("PATCH", template_path, {"metadata": {"finalizers": None}})
+    wait_for(lambda: session.request("GET", template_path, expect=(200, 404))[0] == 404, "the held template to go")
+
+    # going in the foreground: the garbage collector keeps it until its blocking dependent is gone, which the test
+    # holds for a few seconds, while the module runs
+    cluster, cluster_path = private("AWSCluster")
+    dependent = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "holds-the-awscluster", "namespace": namespace, "finalizers": ["example.com/hold"],
+        "ownerReferences": [{"apiVersion": cluster["apiVersion"], "kind": "AWSCluster", "name": cluster["metadata"]["name"],
+                             "uid": cluster["metadata"]["uid"], "blockOwnerDeletion": True}]}}
+    dependent_path = "/api/v1/namespaces/%s/configmaps/holds-the-awscluster" % namespace
+    session.request("POST", "/api/v1/namespaces/%s/configmaps" % namespace, dependent)
+    session.request("DELETE", cluster_path, {"propagationPolicy": "Foreground"})
+    wait_for(lambda: session.request("GET", dependent_path)[1]["metadata"].get("deletionTimestamp"),
+             "the garbage collector to delete the AWSCluster's blocking dependent")
+    going = session.request("GET", cluster_path)[1]
+    assert going["metadata"]["deletionTimestamp"] and going["metadata"]["finalizers"] == ["foregroundDeletion"]
+    release = threading.Timer(3.0, session.request, ("PATCH", dependent_path, {"metadata": {"finalizers": None}}))
+    release.start()
+    try:
+        again = migrate(server, namespace, verify=True)
+    finally:
+        release.join()
+    assert not again.failed, again.get("msg")
+    awaited = [entry for entry in again["plan"] if entry["action"] == "await_deletion"]
+    assert [(entry["kind"], entry["finalizers"]) for entry in awaited] == [("AWSCluster", ["foregroundDeletion"])], awaited
+    created = sorted(entry["kind"] for entry in again["plan"] if entry["action"] == "create")
+    assert created == ["AWSCluster", "AWSMachineTemplate"], again["plan"]
+    made = session.request("GET", cluster_path)[1]
+    assert made["metadata"]["uid"] != cluster["metadata"]["uid"] and not made["metadata"].get("deletionTimestamp")
+    assert again["verify"]["failures"] == []
+
+
 class MachineStatusWriter(threading.Thread):
     """A test controller: keeps bumping every Machine's status unless the Cluster is paused (kubernetes client)."""
 
