@@ -20,6 +20,9 @@ speed-up of each serial over the first.
     PRIVATE_CAPI_BENCH_STRATEGY=scale_down              # the strategy (default zero_stop, the roles' default)
     PRIVATE_CAPI_BENCH_TOPOLOGY=sidecar                 # the proxy's topology (default shared: two proxies per
                                                         # HostedCluster; sidecar: six, and 100 do not fit 24 GiB)
+    PRIVATE_CAPI_BENCH_FIXTURE_PODS=kwok                # the fixture's placeholder Pods on a KWOK Node, the
+                                                        # proxies still containers (shared topology only; default
+                                                        # node: every Pod a container)
     PRIVATE_CAPI_BENCH_PREINSTALL=0                     # no pre-install play first: the migration puts the proxy
                                                         # in itself (default 1 with zero_stop)
 
@@ -28,11 +31,16 @@ put in ahead of every HostedCluster at the same serial, timed apart (wall, CPU, 
 Deployment had no Ready replica); migrate_fleet.yml then finds the proxy in place, and its figures are the
 migration's alone. Issue 60's targets: the pre-install play at most 8 min, the migration play at most 5 min.
 
-Every Pod runs on real nodes (testenv/cluster/node.py: kubelet, containerd; one per PODS_PER_NODE Pods, each node's
+Every proxy runs on real nodes (testenv/cluster/node.py: kubelet, containerd; one per PODS_PER_NODE Pods, each node's
 Pod subnet a /24): with zero_stop (the default) the proxies the migration puts in are containers of the proxy image -
 with the shared topology (the default here, 2026-12-04) two per HostedCluster, with sidecars one per CAPI-dependent
 Deployment - so their start, their rolling update and the flip's acknowledgements are in the figures, and their RSS
-is read from the nodes' cgroups once migrated; the fixtures' other containers are a placeholder image. Each run prints
+is read from the nodes' cgroups once migrated; the fixture's own Pods (a placeholder in each HCP Deployment, which
+the migration never talks to) are containers too. PRIVATE_CAPI_BENCH_FIXTURE_PODS=kwok (2026-12-05, the shared
+topology only) binds those to a tainted KWOK Node by name and keeps every proxy a container: what the machine's own
+nodes cost apart from the collection (on a management cluster those Pods run on its worker nodes, not beside the
+controller; on 2026-12-05 their 600 containers were 0.55 of the 0.86 cores busy at rest and 295 of the pre-install's
+454 s, README). Each run prints
 its phase breakdown (p50, max and sum over the clusters of each phase of the fleet report), and the controller's
 CPU by task (benchmarks/callback_plugins/task_cpu.py, 2026-12-03: ansible-playbook in a cgroup of its own, as root;
 the migrate play's tasks per HostedCluster, the other plays' once per run), where the CPU per cluster goes.
@@ -70,7 +78,7 @@ import yaml
 
 from ansible_collections.hypershift.private_capi.plugins.module_utils.contract import MARK_TIME_FORMAT
 from ansible_collections.hypershift.private_capi.plugins.module_utils.fleet.report import PHASE_COLUMNS, build_report
-from testenv.cluster.cluster import rss_kib
+from testenv.cluster.cluster import FAKE_NODE_PREFIX, rss_kib
 from testenv.cluster.testing import container_processes, start_cluster
 from testenv import REPO_ROOT, capi, yamlio
 from testenv.hcp import fleet
@@ -101,6 +109,7 @@ BEFORE_ONE_RUN_STEPS = {"own part of the window p50, one at a time": (1.33, 5, 1
 FIXED_MB = 1000
 PER_HOSTEDCLUSTER_MB = {"fixture": 74, "zero_stop": 215, "scale_down": 0}
 PROXY_MB = {"sidecar": 215, "shared": 100}
+PROXY_PODS = {"sidecar": 6, "shared": 2}  # a HostedCluster's proxy Pods (the shared topology's replicas: api_proxy)
 RESERVE_MB = 1024
 MEMORY_TARGET_MB = 20000  # issue 60: the whole machine's peak under 20 GB for 100 HostedClusters
 PROXY_TARGET_MB = 110  # issue 60: the RSS of every proxy serving one HostedCluster
@@ -198,6 +207,19 @@ def topology():
     return value
 
 
+def fixture_pods(proxy_topology):
+    """Where the fixture's own Pods (the HCP Deployments' placeholders) run: "node" (the default: real containers) or
+    "kwok" (a KWOK Node, with the shared topology only: sidecars are containers of those Pods, and every proxy runs
+    on the real nodes)."""
+    value = os.environ.get("PRIVATE_CAPI_BENCH_FIXTURE_PODS", "node")
+    if value not in ("kwok", "node"):
+        raise SystemExit("PRIVATE_CAPI_BENCH_FIXTURE_PODS must be kwok or node, got %r" % value)
+    if value == "kwok" and proxy_topology == "sidecar":
+        raise SystemExit("PRIVATE_CAPI_BENCH_FIXTURE_PODS=kwok needs the shared topology: sidecars are containers of "
+                         "the fixture's Pods, and every proxy runs for real (PRIVATE_CAPI_BENCH_FIXTURE_PODS=node)")
+    return value
+
+
 def preinstall_first():
     value = os.environ.get("PRIVATE_CAPI_BENCH_PREINSTALL", "1")
     if value not in ("0", "1"):
@@ -224,14 +246,19 @@ def serials():
         raise SystemExit("PRIVATE_CAPI_BENCH_SERIALS must be comma-separated numbers, got %r" % value)
 
 
-def start_loaded_server(workdir, seed, count):
-    """A control plane with the seeded fleet loaded and its Deployments settled; returns (server, inventory path)."""
+def start_loaded_server(workdir, seed, count, proxy_pods=0):
+    """A control plane with the seeded fleet loaded and its Deployments settled; returns (server, inventory path).
+
+    A seed whose Deployments run on KWOK's Node (fleet.seed_fleet_dir bulk_on_fake_nodes) gets one tainted KWOK Node
+    for them and real nodes for the `proxy_pods` the migration puts in; otherwise the real nodes run every Pod."""
     with open(os.path.join(seed, "crds.yaml")) as handle:
         crds = yamlio.load_all(handle)
     objects = fleet.seed_objects(seed)
-    pods = sum(obj["spec"]["replicas"] for obj in objects if obj["kind"] == "Deployment")
+    real = [obj for obj in objects if obj["kind"] == "Deployment" and not obj["spec"]["template"]["spec"].get("nodeName")]
+    on_kwok = len(real) < len([obj for obj in objects if obj["kind"] == "Deployment"])
+    pods = sum(d["spec"]["replicas"] for d in real) + (proxy_pods if on_kwok else 0)
     server = start_cluster(os.path.join(workdir, "cluster"), crds=crds, nodes=max(1, -(-pods // PODS_PER_NODE)),
-                           node_images=capi.node_images(objects, managers=()))
+                           node_images=capi.node_images(real, managers=()), bulk_nodes=1 if on_kwok else 0)
     try:
         fleet.load_fleet_dir(server.kubeconfig, seed, crds_installed=True)
         fleet.wait_settled(server, "the fleet's Deployments to be available", timeout=max(120, 3 * count))
@@ -301,10 +328,14 @@ def run_fleet(workdir, seed, count, serial, profile=False, how="zero_stop", prox
 
 def proxies_rss_mb(server):
     """(MB of RSS of every API proxy process on the nodes, how many) - the sidecars' or the shared proxies'
-    containers, read from their cgroups."""
+    containers, read from their cgroups. A proxy Pod on a KWOK Node (no process to read) fails the run."""
     total, found = 0, 0
     answer = server.request("GET", "/api/v1/pods")
     for pod in answer.json().get("items") or [] if answer.status == 200 else []:
+        faked = pod["spec"].get("nodeName", "").startswith(FAKE_NODE_PREFIX)
+        if faked and any(c["name"] == PROXY_CONTAINER for c in pod["spec"]["containers"]):
+            raise RuntimeError("the proxy Pod %s/%s runs on KWOK's Node %s, not a real node"
+                               % (pod["metadata"]["namespace"], pod["metadata"]["name"], pod["spec"]["nodeName"]))
         for kib in filter(None, (rss_kib(pid) for pid in container_processes(pod, PROXY_CONTAINER))):
             total += kib
             found += 1
@@ -312,7 +343,7 @@ def proxies_rss_mb(server):
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-REST_SECONDS = 10  # how long the loaded fleet is watched at rest before the migration play
+REST_SECONDS = 20  # how long the loaded fleet is watched at rest before the migration play
 
 
 def machine_busy(stat="/proc/stat"):
@@ -361,10 +392,13 @@ def machine_figures(busy_before, busy_after, processes_before, processes_after, 
 
 
 def rest_cores(seconds=REST_SECONDS):
-    """Cores busy on average while nothing but the loaded fleet runs (its controllers, proxies, node, control plane)."""
-    before = machine_busy()
+    """(cores busy on average, the top processes by name: [(name, cores)]) while nothing but the loaded fleet runs (its
+    controllers, proxies, nodes, control plane)."""
+    processes_before, before = process_cpu(), machine_busy()
     time.sleep(seconds)
-    return (machine_busy() - before) / seconds
+    busy, processes_after = machine_busy(), process_cpu()
+    top = [(name, spent / seconds) for name, spent in cpu_by_name(processes_before, processes_after, top=8)]
+    return (busy - before) / seconds, top
 
 
 def _playbook(name, inventory, extra_vars, serial, env):
@@ -399,7 +433,7 @@ def preinstall_figures(summary_path, count):
 
 
 def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
-    server, inventory = start_loaded_server(workdir, seed, count)
+    server, inventory = start_loaded_server(workdir, seed, count, proxy_pods=count * PROXY_PODS[proxy_topology])
     try:
         report_root = os.path.join(workdir, "reports")
         extra_vars = dict(FAST_VARS, private_capi_fleet_serial=serial, private_capi_fleet_report_root=report_root,
@@ -420,7 +454,7 @@ def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
                 serial, dict(env, TASK_CPU_OUT=os.path.join(workdir, "task-cpu-preinstall.json")))
             preinstall = dict(preinstall_figures(os.path.join(pre_root, "preinstall", "preinstall.json"), count),
                               wall=pre_wall, cpu=pre_cpu, machine=pre_machine)
-        at_rest = rest_cores()
+        at_rest, rest_top = rest_cores()
         completed, wall, cpu, machine = _playbook("migrate_fleet.yml", inventory, extra_vars, serial, env)
         records = read_records(report_root)
         states = {record["name"]: record.get("state_after") for record in records}
@@ -447,7 +481,7 @@ def _run_fleet(workdir, seed, count, serial, profile, how, proxy_topology):
                 "slowest": slowest_tasks(completed.stdout) if profile else [],
                 "task_cpu": task_cpu_table(task_cpu, count), "task_cpu_unavailable": task_cpu.get("unavailable"),
                 "proxies_rss_mb": rss, "proxies": processes, "preinstall_play": preinstall, "machine": machine,
-                "at_rest_cores": at_rest}
+                "at_rest_cores": at_rest, "at_rest_top": rest_top}
     finally:
         server.stop()
 
@@ -464,6 +498,7 @@ def main():
     profile = os.environ.get("PRIVATE_CAPI_BENCH_PROFILE", "") not in ("", "0")
     how = strategy()
     proxy_topology = topology()
+    bulk = fixture_pods(proxy_topology)
     if os.environ.get("PRIVATE_CAPI_BENCH_MEMORY_CHECK", "1") != "0":
         refusal = memory_refusal(count, how, available_mb(), proxy_topology)
         if refusal:
@@ -474,11 +509,12 @@ def main():
     workdir = tempfile.mkdtemp(prefix="bench-fleet-")
     try:
         seed = os.path.join(workdir, "seed")
-        fleet.seed_fleet_dir(seed, fleet.fleet_spec(count, machines=MACHINES))
+        fleet.seed_fleet_dir(seed, fleet.fleet_spec(count, machines=MACHINES), bulk_on_fake_nodes=bulk == "kwok")
         print("fleet: %d HostedClusters x 1 NodePool x %d Machines (AWS/KubeVirt), a real control plane per run "
-              "(kube-apiserver, controllers, real nodes: every Pod a container), pause settle and health stable "
-              "periods 0; strategy %s, proxy topology %s; %d CPU cores"
-              % (count, MACHINES, how, proxy_topology, os.cpu_count() or 0))
+              "(kube-apiserver, controllers, real nodes: %s), pause settle and health stable periods 0; strategy %s, "
+              "proxy topology %s; %d CPU cores"
+              % (count, MACHINES, "every proxy a container, the fixture's placeholder Pods on a KWOK Node"
+                 if bulk == "kwok" else "every Pod a container", how, proxy_topology, os.cpu_count() or 0))
         results = []
         for serial in batch_sizes:
             run_dir = os.path.join(workdir, "serial-%d" % serial)
@@ -541,8 +577,9 @@ def main():
                     pre.get("pods_replaced", 0), pre.get("longest_unready_seconds", 0), pre.get("p50_seconds", 0)))
         for result in results:
             print("machine CPU, serial %d (/proc/stat; top processes by name from /proc/<pid>/stat): the loaded fleet "
-                  "at rest %.2f of %d cores busy (%d s before the migration play)" % (
-                      result["serial"], result["at_rest_cores"], result["machine"]["cores"], REST_SECONDS))
+                  "at rest %.2f of %d cores busy (%d s before the migration play; top, in cores: %s)" % (
+                      result["serial"], result["at_rest_cores"], result["machine"]["cores"], REST_SECONDS,
+                      ", ".join("%s %.2f" % item for item in result["at_rest_top"])))
             plays = [("pre-install play", (result["preinstall_play"] or {}).get("machine")),
                      ("migration play", result["machine"])]
             for name, machine in plays:

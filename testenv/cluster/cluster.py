@@ -40,9 +40,20 @@ from .kwok_stages import STAGES_YAML
 LOG = logging.getLogger("testenv.cluster")
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+# KWOK's Nodes beside real ones (testing.start_cluster bulk_nodes): the scheduler puts no Pod there that does not
+# tolerate this (a Pod bound by nodeName is not scheduled)
+KWOK_TAINT = {"key": KWOK_NODE_ANNOTATION, "value": "fake", "effect": "NoSchedule"}
+FAKE_NODE_PREFIX = "kwok-node-"
 SERVICE_CIDR = "10.96.0.0/16"
 SERVICE_IP = "10.96.0.1"  # first address of SERVICE_CIDR: the kubernetes Service
 POD_CIDR = "10.244.0.1/16"  # pod IPs KWOK hands out
+
+
+def fake_node_name(index):
+    """The name of start_cluster's index-th KWOK Node."""
+    return "%s%d" % (FAKE_NODE_PREFIX, index)
+
+
 ADMIN_USER = "testenv-admin"
 # the static bearer tokens (--token-auth-file): user -> groups; fresh random tokens at each start
 TOKEN_USERS = {ADMIN_USER: ("system:masters",), "alice": (), "bob": (), "carol": ()}
@@ -778,8 +789,9 @@ class Cluster:
         with urllib.request.urlopen(req, timeout=30, context=self._ssl_context(True)) as resp:
             return json.loads(resp.read() or b"{}")
 
-    def create_fake_node(self, name: str, labels: dict[str, str] | None = None) -> dict:
-        """Create a Node that KWOK manages (and so marks Ready)."""
+    def create_fake_node(self, name: str, labels: dict[str, str] | None = None,
+                         taints: list[dict] | None = None) -> dict:
+        """Create a Node that KWOK manages (and so marks Ready), with `taints` if given."""
         node = {
             "apiVersion": "v1",
             "kind": "Node",
@@ -794,7 +806,7 @@ class Cluster:
                     **(labels or {}),
                 },
             },
-            "spec": {},
+            "spec": {"taints": list(taints)} if taints else {},
         }
         return self.api("POST", "/api/v1/nodes", node)
 

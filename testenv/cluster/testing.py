@@ -30,7 +30,7 @@ from testenv.client import ServerClient
 from testenv.faults import RequestLog
 
 from .build import cache_root, ensure_binaries
-from .cluster import Cluster
+from .cluster import KWOK_TAINT, Cluster, fake_node_name
 from .convert import ConvertWebhook, needs_webhook, wire
 
 ESTABLISH_TIMEOUT = 60.0
@@ -314,18 +314,22 @@ class RealServer(ServerClient):
 
 
 def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-manager", "kube-scheduler", "kwok"),
-                  pods="node", nodes=1, node_images=()):
+                  pods="node", nodes=1, node_images=(), bulk_nodes=0):
     """Start a control plane in workdir with `crds` installed before the controllers; a RealServer.
 
     pods="node" (the default): `nodes` real nodes (testenv.cluster.node: kubelet, containerd, kube-proxy, CoreDNS)
     and no KWOK; every Pod runs for real. The collection's image (images.proxy_archive(): the proxy, the shim, the
     exporter) and the archives of node_images are side-loaded into each node: a Pod of another image fails to pull
-    (no registry), so a fixture names its images there (testenv.capi.node_images). pods="kwok-only": KWOK alone with
-    `fake_nodes` Nodes, nothing runs (fleets too large for the machine, tests of the API alone)."""
-    real_nodes = 0
+    (no registry), so a fixture names its images there (testenv.capi.node_images). With bulk_nodes, KWOK runs beside
+    the real nodes with that many Nodes of its own, tainted (KWOK_TAINT): the scheduler puts nothing there, a
+    fixture binds its bulk by nodeName (testenv.hcp.fleet on_fake_nodes), and every other Pod (what the collection
+    deploys) runs on the real nodes. pods="kwok-only": KWOK alone with `fake_nodes` Nodes, nothing runs (fleets too large for
+    the machine, tests of the API alone)."""
+    real_nodes, taints = 0, None
     if pods == "node":
         from .images import proxy_archive  # pylint: disable=import-outside-toplevel
-        components, real_nodes = tuple(c for c in components if c != "kwok"), nodes
+        components, real_nodes = tuple(c for c in components if c != "kwok" or bulk_nodes), nodes
+        fake_nodes, taints = bulk_nodes, [KWOK_TAINT]
         node_images = list(dict.fromkeys([proxy_archive(), *node_images]))
     elif pods != "kwok-only":
         raise ValueError("pods must be 'node' or 'kwok-only', not %r" % (pods,))
@@ -351,7 +355,7 @@ def start_cluster(workdir, crds=(), fake_nodes=1, components=("kube-controller-m
     try:
         cluster.start()
         for index in range(fake_nodes if "kwok" in components else 0):
-            cluster.create_fake_node("kwok-node-%d" % index)
+            cluster.create_fake_node(fake_node_name(index), taints=taints)
     except BaseException:
         cluster.stop()
         for webhook in webhooks:

@@ -134,21 +134,36 @@ def fleet_spec(count, platforms=("AWS", "KubeVirt"), machines=2, prefix="hc"):
             for index in range(count)]
 
 
-def seed_fleet_dir(path, spec):
-    """crds.yaml, base-fleet.yaml and one hcp-<ns>.yaml per entry (HCP objects + HostedCluster + workloads)."""
+def on_fake_nodes(objects):
+    """objects with every Deployment's Pods bound to KWOK's first Node (testenv.cluster start_cluster bulk_nodes) by
+    nodeName: no scheduler, no taint consulted. Not by a nodeSelector or a toleration: the API proxy's shared Pods take
+    those of the Deployment beside them (hcp/sidecar.py shared_proxy_objects, as HyperShift's dedicated control-plane
+    nodes need), and they must run on the real nodes."""
+    from testenv.cluster.cluster import fake_node_name  # pylint: disable=import-outside-toplevel
+    for obj in objects:
+        if obj["kind"] == "Deployment":
+            obj["spec"]["template"]["spec"]["nodeName"] = fake_node_name(0)
+    return objects
+
+
+def seed_fleet_dir(path, spec, bulk_on_fake_nodes=False):
+    """crds.yaml, base-fleet.yaml and one hcp-<ns>.yaml per entry (HCP objects + HostedCluster + workloads); with
+    bulk_on_fake_nodes, the HCP namespaces' Deployments run their Pods on KWOK's Node (on_fake_nodes), the operator's
+    on the real nodes (the migration puts a proxy sidecar in it)."""
+    place = on_fake_nodes if bulk_on_fake_nodes else list
     os.makedirs(path, exist_ok=True)
     platforms = sorted({entry["platform"] for entry in spec}, key=build.PLATFORMS.index)
     written = [os.path.join(path, "crds.yaml"), os.path.join(path, "base-fleet.yaml")]
     with open(written[0], "w") as handle:
         yamlio.dump_all(build.crd_documents(platforms), handle, sort_keys=False)
     with open(written[1], "w") as handle:
-        yamlio.dump_all(base_objects(), handle, sort_keys=False)
+        yamlio.dump_all(base_objects(), handle, sort_keys=False)  # the operator: it gets a proxy sidecar of its own
     for entry in spec:
         options = dict(entry)
         platform, hc_namespace, hc_name = options.pop("platform"), options.pop("hc_namespace"), options.pop("hc_name")
         labels, hc_state = options.pop("labels", None), options.pop("state", "legacy")
         objects = build.build_hcp_namespace(platform, hc_namespace, hc_name, **options)
-        objects += hcp_workloads(objects[0]["metadata"]["name"])
+        objects += place(hcp_workloads(objects[0]["metadata"]["name"]))
         objects += hostedcluster_objects(platform, hc_namespace, hc_name, labels, hc_state)
         name = os.path.join(path, "hcp-%s.yaml" % objects[0]["metadata"]["name"])
         with open(name, "w") as handle:
