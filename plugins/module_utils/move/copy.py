@@ -177,12 +177,16 @@ class CopyEngine(object):
         """None once `existing` (a target being deleted, of a source that is not) has gone, so that the copy is
         created anew; the object of that name if another took its place meanwhile. Never judged as the copy: it is
         going (a rescue deleted it, and a retry came before the garbage collector let it go). One held by a finalizer
-        the garbage collector does not remove waits for its controller, which the window has paused: refused at once.
-        A dry run waits for nothing and shows the wait (its copy is planned, with the old object's uid in its place)."""
+        the garbage collector does not remove waits for its controller, which the window has paused: refused at once;
+        the rescue's copy back (keep_existing) keeps such an original as it is, its controller finishing the deletion
+        it had begun. A dry run waits for nothing and shows the wait (its copy is planned, with the old object's uid in
+        its place)."""
         name, metadata = object_name(existing), existing.get("metadata") or {}
         finalizers = metadata.get("finalizers") or []
         going = described(kind, self.namespace, name)
         held = [finalizer for finalizer in finalizers if finalizer not in GC_FINALIZERS]
+        if held and self.keep_existing:
+            return existing
         if held:
             raise MigrationError(
                 "%s is being deleted (since %s) and its finalizers %s hold it: the copy cannot take its name until its "
