@@ -254,8 +254,9 @@ def start_loaded_server(workdir, seed, count, proxy_pods=0):
     with open(os.path.join(seed, "crds.yaml")) as handle:
         crds = yamlio.load_all(handle)
     objects = fleet.seed_objects(seed)
-    real = [obj for obj in objects if obj["kind"] == "Deployment" and not obj["spec"]["template"]["spec"].get("nodeName")]
-    on_kwok = len(real) < len([obj for obj in objects if obj["kind"] == "Deployment"])
+    deployments = [obj for obj in objects if obj["kind"] == "Deployment"]
+    real = [d for d in deployments if not d["spec"]["template"]["spec"].get("nodeName")]
+    on_kwok = len(real) < len(deployments)
     pods = sum(d["spec"]["replicas"] for d in real) + (proxy_pods if on_kwok else 0)
     server = start_cluster(os.path.join(workdir, "cluster"), crds=crds, nodes=max(1, -(-pods // PODS_PER_NODE)),
                            node_images=capi.node_images(real, managers=()), bulk_nodes=1 if on_kwok else 0)

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from . import build
-from .cluster import Cluster, ClusterError
+from .cluster import Cluster, ClusterError, fake_node_name
 
 
 def fleet_images() -> list[Path]:
@@ -55,7 +55,7 @@ def serve(args: argparse.Namespace) -> int:
         try:
             cluster.start()
             for i in range(args.fake_nodes):
-                cluster.create_fake_node(f"kwok-node-{i}")
+                cluster.create_fake_node(fake_node_name(i))
         except (ClusterError, build.BuildError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1

@@ -155,9 +155,7 @@ class CopyEngine(object):
         if existing is not None and (existing.get("metadata") or {}).get("deletionTimestamp") and not node.deleting:
             existing = self._await_gone(kind, existing, entries)
             if existing is None and self.dry_run:  # nothing to create against yet: the copy as planned
-                entries.append({"action": "create", "obj_kind": kind.kind, "name": object_name(source),
-                                "api_version": kind.target_api_version})
-                self.report.count(kind.kind, "created")
+                self._count_create(kind, object_name(source), entries)
                 return dict(body, metadata=dict(body["metadata"], uid=node.target["metadata"].get("uid"))), entries
         if existing is None:
             target = self._create_copy(kind, source, body, status, entries)
@@ -198,13 +196,9 @@ class CopyEngine(object):
             return None
         started, delay = self.clock(), GONE_DELAYS[0]
         while True:
-            try:
-                current = self._get_target(kind, name)
-            except ApiError as exc:
-                if not exc.is_not_found:
-                    raise
-                return None
-            if (current.get("metadata") or {}).get("uid") != metadata.get("uid"):
+            current = self._call(lambda: self.client.get_or_none(object_path(kind, self.namespace, name),
+                                                                 what("get", kind, self.namespace, name)))
+            if current is None or (current.get("metadata") or {}).get("uid") != metadata.get("uid"):
                 return current
             if self.clock() - started >= GONE_TIMEOUT:
                 raise MigrationError(
@@ -213,6 +207,10 @@ class CopyEngine(object):
                     % (going, metadata["deletionTimestamp"], finalizers, GONE_TIMEOUT))
             self.sleep(delay)
             delay = min(GONE_DELAYS[1], delay * 2)
+
+    def _count_create(self, kind, name, entries):
+        self.report.count(kind.kind, "created")
+        entries.append({"action": "create", "obj_kind": kind.kind, "name": name, "api_version": kind.target_api_version})
 
     def _create_copy(self, kind, source, body, status, entries):
         name = object_name(source)
@@ -224,8 +222,7 @@ class CopyEngine(object):
             # created by an earlier attempt whose answer was lost, or by someone else: judge what is there
             existing = self._get_target(kind, name)
             return self._settle_existing(kind, source, existing, body, status, entries)
-        self.report.count(kind.kind, "created")
-        entries.append({"action": "create", "obj_kind": kind.kind, "name": name, "api_version": kind.target_api_version})
+        self._count_create(kind, name, entries)
         if self.diff:
             self.report.diff("%s %s/%s" % (kind.kind, self.namespace, name), {}, dict(body, status=status) if status else body)
         if status:
